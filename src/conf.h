@@ -1,0 +1,75 @@
+/*
+ * agent.ini -> immutable configuration structs.  One declarative key table
+ * (conf.c) drives parsing, defaults, bounds, the commented sample file and the
+ * man page.  Errors are "FILE:LINE: message"; the secret key never appears in
+ * any message.  The only file that includes <ini.h>.
+ */
+#ifndef DISAGENT_CONF_H
+#define DISAGENT_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util.h"
+
+enum conf_position {
+	POS_START_OF_FILE,
+	POS_END_OF_FILE,
+};
+
+/* One [flow:NAME] section. */
+struct conf_flow {
+	char		*name;		/* NAME of [flow:NAME] */
+	int		 line;		/* line of the section header */
+	bool		 enable;	/* enable = true */
+	char		*stream;	/* DISStream */
+	char		*stream_id;	/* streamId ("" = none) */
+	char		*stream_type;	/* streamType: COMMON or ADVANCED */
+	char		*file_pattern;	/* filePattern (absolute path glob) */
+	enum conf_position initial_position;	/* initialPosition */
+	long long	 max_buffer_age_ms;	/* maxBufferAgeMillis */
+	long long	 max_buffer_records;	/* maxBufferSizeRecords */
+	long long	 max_buffer_bytes;	/* maxBufferSizeBytes */
+	char		*partition_key_option;	/* partitionKeyOption */
+	long long	 retry_initial_backoff_ms; /* retryInitialBackoffMillis */
+	long long	 retry_max_backoff_ms;	/* retryMaxBackoffMillis */
+	long long	 max_in_flight;		/* maxInFlightRequests */
+	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
+};
+
+/* The whole file: [agent] plus the flows in file order. */
+struct conf {
+	char		*path;		/* the file it was read from */
+	char		*region;	/* region */
+	char		*project_id;	/* projectId */
+	char		*endpoint;	/* endpoint, default from region */
+	char		*ak;		/* ak (DIS_AK overrides) */
+	char		*sk;		/* sk (DIS_SK overrides); never logged */
+	char		*checkpoint_file;	/* checkpointFile */
+	char		*ca_file;	/* caFile ("" = system store) */
+	bool		 ssl_verify;	/* sslVerify */
+	char		*log_level;	/* logLevel: ERROR WARN INFO DEBUG */
+	long long	 connect_timeout_s;	/* connectionTimeOutSeconds */
+	long long	 socket_timeout_s;	/* socketTimeOutSeconds */
+	long long	 status_period_s;  /* log.statusReportingPeriodSeconds */
+	long long	 checkpoint_interval_ms; /* checkpointIntervalMillis */
+	long long	 shutdown_timeout_ms;	/* shutdownTimeoutMillis */
+	struct conf_flow *flows;
+	size_t		 nflows;
+};
+
+/*
+ * Read and validate path.  On success *out is a new struct conf (free with
+ * conf_free) and 0 is returned.  On failure returns -1 and writes one
+ * "FILE:LINE: message" (or "FILE: message" when no line applies) into err.
+ * DIS_AK and DIS_SK from the environment override ak and sk.
+ */
+int	conf_load(const char *path, struct conf **out, char *err,
+	    size_t errlen) WARN_UNUSED;
+void	conf_free(struct conf *);
+
+/* The commented sample agent.ini, generated from the key table. */
+void	conf_print_sample(FILE *);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * Committed offsets per tracked file, and the state file that keeps them
+ * across restarts.  Only committed (acknowledged) offsets are ever stored.
+ * Saved atomically: write state.tmp, fsync, keep the previous file as .bak,
+ * rename over, fsync the directory.  A corrupt or truncated file is detected
+ * at load; the .bak copy is used and the event logged.  jansson stays here.
+ */
+#ifndef DISAGENT_REGISTRY_H
+#define DISAGENT_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* Identity of a file: (dev, ino) + crc32 of its first fp_len bytes. */
+struct reg_entry {
+	char		*flow;		/* owned */
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint32_t	 fp_crc;
+	uint32_t	 fp_len;
+	char		*path;		/* owned; last known path */
+	uint64_t	 offset;	/* committed offset */
+	int64_t		 updated;	/* wall seconds of last change */
+};
+
+struct registry;
+
+/* New, empty registry for the state file at path (not read yet). */
+struct registry	*registry_new(const char *path);
+void		 registry_free(struct registry *);
+
+/*
+ * Read the state file.  A missing file (and missing .bak) is an empty
+ * registry and returns 0.  A file that fails to parse or validate is
+ * logged, set aside (renamed to path.corrupt-<time>) and the .bak is tried;
+ * returns 0 when either loaded, else -EBADMSG with the registry empty (the
+ * caller decides whether to start).
+ */
+int		 registry_load(struct registry *) WARN_UNUSED;
+
+/* Borrowed entry for (flow, dev, ino), or NULL. */
+struct reg_entry *registry_find(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
+ * Insert or update the entry for (flow, dev, ino): fingerprint, path and
+ * offset are replaced, updated set to now.  Marks the registry dirty when
+ * anything changed.  Returns the borrowed entry.
+ */
+struct reg_entry *registry_set(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino, uint32_t fp_crc,
+		    uint32_t fp_len, const char *path, uint64_t offset);
+
+/* Drop the entry for (flow, dev, ino) if present. */
+void		 registry_remove(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/* Drop entries not updated for ttl_s seconds (relative to now_s). */
+void		 registry_expire(struct registry *, int64_t now_s,
+		    int64_t ttl_s);
+
+size_t		 registry_count(const struct registry *);
+bool		 registry_dirty(const struct registry *);
+
+/*
+ * Write the state atomically if dirty (or always when force).  Returns 0 or
+ * a negative errno (logged; the registry stays dirty so the next save
+ * retries).
+ */
+int		 registry_save(struct registry *, bool force) WARN_UNUSED;
+
+#endif

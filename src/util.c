@@ -1,0 +1,204 @@
+/*
+ * Fatal allocation wrappers, the growable buffer, clocks and a small PRNG
+ * (splitmix64: fast, seedable for tests; not for secrets).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void	*p;
+
+	p = malloc(n ? n : 1);
+	if (p == NULL)
+		fatalx("xmalloc: allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void	*p;
+
+	p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (p == NULL)
+		fatalx("xcalloc: allocating %zu * %zu bytes", nmemb, size);
+	return p;
+}
+
+void *
+xrealloc(void *ptr, size_t n)
+{
+	void	*p;
+
+	p = realloc(ptr, n ? n : 1);
+	if (p == NULL)
+		fatalx("xrealloc: allocating %zu bytes", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char	*p;
+
+	p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		fatalx("xasprintf: out of memory");
+	va_end(ap);
+	return p;
+}
+
+void
+buf_init(struct buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void
+buf_cleanup(struct buf *b)
+{
+	free(b->data);
+	buf_init(b);
+}
+
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data != NULL)
+		b->data[0] = '\0';
+}
+
+void
+buf_reserve(struct buf *b, size_t n)
+{
+	size_t	 need, cap;
+
+	need = b->len + n + 1;
+	if (need <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n > 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_addstr(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_addc(struct buf *b, char c)
+{
+	buf_add(b, &c, 1);
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatalx("buf_printf: bad format");
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_trim(struct buf *b, size_t n)
+{
+	if (b->cap <= n || b->len >= n)
+		return;
+	b->data = xrealloc(b->data, n);
+	b->cap = n;
+}
+
+uint64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int64_t
+wall_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static uint64_t	rand_state = 0x9e3779b97f4a7c15ULL;
+
+void
+rand_seed(uint64_t seed)
+{
+	rand_state = seed;
+}
+
+uint64_t
+rand_u64(void)
+{
+	uint64_t	 z;
+
+	z = (rand_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double
+rand_unit(void)
+{
+	return (double)(rand_u64() >> 11) * (1.0 / 9007199254740992.0);
+}

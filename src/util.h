@@ -1,0 +1,68 @@
+/*
+ * Small building blocks shared by every module: fatal allocation wrappers,
+ * a growable byte buffer with an explicit ceiling, container_of, and the
+ * attribute macros the rest of the code uses.  Nothing here knows about DIS.
+ */
+#ifndef DISAGENT_UTIL_H
+#define DISAGENT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define WARN_UNUSED	__attribute__((warn_unused_result))
+#define PRINTFLIKE(f, a) __attribute__((format(printf, f, a)))
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
+
+/* Statics that unit tests reach are TESTABLE: static in the product. */
+#ifdef UNITTEST
+#define TESTABLE
+#else
+#define TESTABLE static
+#endif
+
+/* Allocation failure ends the process (tmux xmalloc). */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xrealloc(void *, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+char	*xasprintf(const char *, ...) PRINTFLIKE(1, 2);
+
+/*
+ * A growable byte buffer.  data is always NUL-terminated (not counted in
+ * len) so a buffer holding text can be used as a C string.
+ */
+struct buf {
+	char	*data;
+	size_t	 len;
+	size_t	 cap;
+};
+
+void	 buf_init(struct buf *);
+void	 buf_cleanup(struct buf *);
+void	 buf_reset(struct buf *);		/* len = 0, keeps memory */
+void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
+void	 buf_add(struct buf *, const void *, size_t);
+void	 buf_addstr(struct buf *, const char *);
+void	 buf_addc(struct buf *, char);
+void	 buf_printf(struct buf *, const char *, ...) PRINTFLIKE(2, 3);
+/* Shrink capacity back to at most n bytes when it grew past it. */
+void	 buf_trim(struct buf *, size_t);
+
+/* Monotonic milliseconds, and wall-clock seconds. */
+uint64_t mono_ms(void);
+int64_t	 wall_s(void);
+
+/* Random numbers for jitter and partition keys (seeded once at start). */
+void	 rand_seed(uint64_t);
+uint64_t rand_u64(void);
+/* Uniform double in [0, 1). */
+double	 rand_unit(void);
+
+#endif
