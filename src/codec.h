@@ -49,6 +49,8 @@ int	codec_parse_put(const char *body, size_t len, struct codec_result *res,
  * Parse an error body of either shape: DIS {"errorCode","message"} or the
  * gateway's {"error_code","error_msg"}.  Sets code/message ("" when absent)
  * and returns 0, or -EBADMSG when it is not such JSON (code, message "").
+ * "Such JSON" is an object with at least one of the four keys as a string.
+ * Both outputs are truncated to fit and always NUL-terminated.
  */
 int	codec_parse_error(const char *body, size_t len, char *code,
 	    size_t codelen, char *message, size_t msglen);
@@ -60,7 +62,13 @@ struct stream_info {
 	long	writable_partitions;
 };
 
-/* Parse a DescribeStream reply; 0 or -EBADMSG. */
+/*
+ * Parse a DescribeStream reply; 0 or -EBADMSG.  "status" and "stream_type"
+ * are required; "stream_id" ("" when absent) and "writable_partition_count"
+ * (0 when absent, must be a non-negative integer) are optional.  A value
+ * too long for its field is -EBADMSG, never truncated.  *out is zeroed on
+ * error.
+ */
 int	codec_parse_describe(const char *body, size_t len,
 	    struct stream_info *out) WARN_UNUSED;
 

@@ -45,8 +45,8 @@ void	signer_sha256_hex(const void *, size_t, char out[65]);
 
 /*
  * The canonical request of 6.1 into *out (appended).  The URI always ends in
- * "/", query pairs are encoded and sorted, headers lowercased, trimmed and
- * sorted.
+ * "/", query pairs are encoded and sorted ("k" alone becomes "k="), headers
+ * lowercased, trimmed and sorted.  Header names must be unique.
  */
 void	signer_canonical(const struct sign_request *, struct buf *out);
 

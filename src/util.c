@@ -112,6 +112,7 @@ buf_reserve(struct buf *b, size_t n)
 		cap *= 2;
 	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
+	b->data[b->len] = '\0';
 }
 
 void
