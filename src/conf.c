@@ -1,1 +1,1185 @@
-/* placeholder: being written */
+/*
+ * agent.ini -> struct conf.  Everything about a key lives in one row of the
+ * declarative table keys[]: its section, name, type, bounds or allowed words,
+ * default, where it is stored, whether it is required or secret, and its help
+ * text.  The table drives parsing, defaults, validation, the commented sample
+ * file (conf_print_sample) and the man page entries (conf_print_man).
+ *
+ * inih does the tokenising, fed by our own line reader because Debian's
+ * libinih has a 200-byte line buffer (longer lines would be split and
+ * misparsed), passes no line numbers to the handler and does not report
+ * section headers.  So the reader counts lines, rejects over-long ones,
+ * tracks [sections] itself and strips leading blanks (which also turns off
+ * inih's multi-line continuation: an indented key stays a key).  The first
+ * error by line number wins and reading stops there.  Errors name the file
+ * and line; the value of a secret key is never part of a message.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <ini.h>
+
+#include "conf.h"
+#include "log.h"
+#include "util.h"
+
+enum ktype {
+	KT_STRING,	/* char *; checked by check() when non-empty */
+	KT_INT,		/* long long within [min, max] */
+	KT_BOOL,	/* bool */
+	KT_ENUM,	/* int: index into words */
+	KT_WORD,	/* char *: the canonical spelling from words */
+};
+
+enum ksect {
+	KS_AGENT,
+	KS_FLOW,
+};
+
+#define KF_REQUIRED	0x01	/* must be set (or come from env) */
+#define KF_SECRET	0x02	/* value never appears in a message */
+#define KF_NONEMPTY	0x04	/* "" is not a valid value */
+
+struct key {
+	enum ksect	 sect;
+	const char	*name;		/* the DIS Agent's spelling */
+	enum ktype	 type;
+	const char *const *words;	/* KT_ENUM, KT_WORD: NULL-terminated */
+	long long	 min, max;	/* KT_INT */
+	const char	*def;		/* default as text; NULL: none ("") */
+	const char	*example;	/* value the sample file sets */
+	size_t		 off;		/* in struct conf or struct conf_flow */
+	int		 flags;		/* KF_* */
+	const char	*env;		/* environment variable that overrides */
+	const char	*(*check)(const char *);	/* NULL or why not */
+	const char	*help;		/* one or two sentences */
+};
+
+/* Section header, flow name and the other limits of the file format. */
+#define FLOW_NAME_MAX	64
+#define NAME_SHOW_MAX	49	/* inih truncates names to 49 bytes */
+#define LINE_BUF	512
+
+_Static_assert(sizeof(enum conf_position) == sizeof(int),
+    "initialPosition is stored through an int");
+
+static const char *const level_words[] = {
+	"ERROR", "WARN", "INFO", "DEBUG", NULL
+};
+static const char *const stream_type_words[] = { "COMMON", "ADVANCED", NULL };
+/* In the order of enum conf_position. */
+static const char *const position_words[] = {
+	"START_OF_FILE", "END_OF_FILE", NULL
+};
+
+static const char	*check_region(const char *);
+static const char	*check_id(const char *);
+static const char	*check_stream(const char *);
+static const char	*check_url(const char *);
+static const char	*check_credential(const char *);
+static const char	*check_abs_path(const char *);
+
+#define AOFF(f)	offsetof(struct conf, f)
+#define FOFF(f)	offsetof(struct conf_flow, f)
+
+static const struct key keys[] = {
+	{ KS_AGENT, "region", KT_STRING, .off = AOFF(region),
+	  .flags = KF_REQUIRED | KF_NONEMPTY, .example = "cn-north-4",
+	  .check = check_region,
+	  .help = "Huawei Cloud region of the DIS service, e.g. cn-north-4. "
+	  "It names the endpoint host and is part of every request "
+	  "signature." },
+	{ KS_AGENT, "projectId", KT_STRING, .off = AOFF(project_id),
+	  .flags = KF_REQUIRED | KF_NONEMPTY,
+	  .example = "0123456789abcdef0123456789abcdef", .check = check_id,
+	  .help = "Project ID of the account in that region, as shown under "
+	  "My Credentials in the console." },
+	{ KS_AGENT, "endpoint", KT_STRING, .off = AOFF(endpoint), .def = "",
+	  .check = check_url,
+	  .help = "URL of the DIS service. Empty means "
+	  "https://dis.REGION.myhuaweicloud.com." },
+	{ KS_AGENT, "ak", KT_STRING, .off = AOFF(ak),
+	  .flags = KF_REQUIRED | KF_NONEMPTY, .env = "DIS_AK",
+	  .example = "YOUR_ACCESS_KEY_ID", .check = check_credential,
+	  .help = "Access key ID used to sign requests." },
+	{ KS_AGENT, "sk", KT_STRING, .off = AOFF(sk),
+	  .flags = KF_REQUIRED | KF_NONEMPTY | KF_SECRET, .env = "DIS_SK",
+	  .example = "YOUR_SECRET_ACCESS_KEY", .check = check_credential,
+	  .help = "Secret access key used to sign requests. It is never "
+	  "logged; keep this file readable by the agent only, or use the "
+	  "environment variable." },
+	{ KS_AGENT, "checkpointFile", KT_STRING, .off = AOFF(checkpoint_file),
+	  .def = "/var/lib/disagent/state.json", .flags = KF_NONEMPTY,
+	  .help = "File that records how far each log file has been "
+	  "delivered, so a restart resumes where it stopped." },
+	{ KS_AGENT, "caFile", KT_STRING, .off = AOFF(ca_file), .def = "",
+	  .help = "CA bundle (PEM) used to verify the endpoint's "
+	  "certificate. Empty means the system's trusted CAs." },
+	{ KS_AGENT, "sslVerify", KT_BOOL, .off = AOFF(ssl_verify),
+	  .def = "true",
+	  .help = "Verify the endpoint's TLS certificate and host name. "
+	  "Turn it off only for testing." },
+	{ KS_AGENT, "logLevel", KT_WORD, level_words, .off = AOFF(log_level),
+	  .def = "INFO",
+	  .help = "Least severe message that is logged." },
+	{ KS_AGENT, "connectionTimeOutSeconds", KT_INT, .min = 1, .max = 600,
+	  .off = AOFF(connect_timeout_s), .def = "30",
+	  .help = "Time allowed to connect to the endpoint, in seconds." },
+	{ KS_AGENT, "socketTimeOutSeconds", KT_INT, .min = 1, .max = 3600,
+	  .off = AOFF(socket_timeout_s), .def = "60",
+	  .help = "Time allowed for a whole request, in seconds; a request "
+	  "that takes longer fails and is retried." },
+	{ KS_AGENT, "log.statusReportingPeriodSeconds", KT_INT, .min = 1,
+	  .max = 86400, .off = AOFF(status_period_s), .def = "30",
+	  .help = "How often a progress line (lines read, records sent, "
+	  "failures) is logged, in seconds." },
+	{ KS_AGENT, "checkpointIntervalMillis", KT_INT, .min = 100,
+	  .max = 600000, .off = AOFF(checkpoint_interval_ms), .def = "1000",
+	  .help = "How often delivered offsets are saved to checkpointFile, "
+	  "in milliseconds." },
+	{ KS_AGENT, "shutdownTimeoutMillis", KT_INT, .min = 0, .max = 600000,
+	  .off = AOFF(shutdown_timeout_ms), .def = "10000",
+	  .help = "How long a stopping agent keeps sending buffered records, "
+	  "in milliseconds. Records not delivered by then are sent again "
+	  "after the next start." },
+
+	{ KS_FLOW, "enable", KT_BOOL, .off = FOFF(enable), .def = "true",
+	  .help = "Set to false to keep the section but not read its files." },
+	{ KS_FLOW, "DISStream", KT_STRING, .off = FOFF(stream),
+	  .flags = KF_NONEMPTY, .example = "my-stream", .check = check_stream,
+	  .help = "Name of the DIS stream that receives the records. "
+	  "Required unless streamId is set." },
+	{ KS_FLOW, "streamId", KT_STRING, .off = FOFF(stream_id), .def = "",
+	  .check = check_id,
+	  .help = "ID of the stream, sent instead of its name; needed for a "
+	  "stream shared by another account. Empty means use DISStream." },
+	{ KS_FLOW, "streamType", KT_WORD, stream_type_words,
+	  .off = FOFF(stream_type), .def = "COMMON",
+	  .help = "Type of the stream, which sets the request limits. Used "
+	  "with streamId; otherwise the type is read from the stream." },
+	{ KS_FLOW, "filePattern", KT_STRING, .off = FOFF(file_pattern),
+	  .flags = KF_REQUIRED | KF_NONEMPTY, .example = "/var/log/app/*.log",
+	  .check = check_abs_path,
+	  .help = "Absolute path of the files to read; the file name may "
+	  "contain shell wildcards (* ? [...])." },
+	{ KS_FLOW, "initialPosition", KT_ENUM, position_words,
+	  .off = FOFF(initial_position), .def = "START_OF_FILE",
+	  .help = "Where to start reading a file that has no checkpoint yet." },
+	{ KS_FLOW, "maxBufferAgeMillis", KT_INT, .min = 100, .max = 900000,
+	  .off = FOFF(max_buffer_age_ms), .def = "5000",
+	  .help = "Longest time a record waits to be sent, in milliseconds." },
+	{ KS_FLOW, "maxBufferSizeRecords", KT_INT, .min = 1, .max = 10000,
+	  .off = FOFF(max_buffer_records), .def = "500",
+	  .help = "Most records sent in one request." },
+	{ KS_FLOW, "maxBufferSizeBytes", KT_INT, .min = 1, .max = 4194304,
+	  .off = FOFF(max_buffer_bytes), .def = "4194304",
+	  .help = "Most bytes of record data sent in one request." },
+	{ KS_FLOW, "partitionKeyOption", KT_STRING,
+	  .off = FOFF(partition_key_option), .def = "RANDOM_INT",
+	  .flags = KF_NONEMPTY,
+	  .help = "How each record's partition key is made: a comma-separated "
+	  "list of RANDOM_INT, RANDOM_DOUBLE, FILE_NAME, DETERMINISTIC or "
+	  "literal text." },
+	{ KS_FLOW, "retryInitialBackoffMillis", KT_INT, .min = 1,
+	  .max = 600000, .off = FOFF(retry_initial_backoff_ms), .def = "100",
+	  .help = "First wait before a failed request is retried, in "
+	  "milliseconds; later waits grow up to retryMaxBackoffMillis." },
+	{ KS_FLOW, "retryMaxBackoffMillis", KT_INT, .min = 1, .max = 3600000,
+	  .off = FOFF(retry_max_backoff_ms), .def = "10000",
+	  .help = "Longest wait between retries, in milliseconds. It must "
+	  "not be less than retryInitialBackoffMillis." },
+	{ KS_FLOW, "maxInFlightRequests", KT_INT, .min = 1, .max = 64,
+	  .off = FOFF(max_in_flight), .def = "4",
+	  .help = "Most requests of this flow under way at once." },
+	{ KS_FLOW, "rescanIntervalMillis", KT_INT, .min = 100,
+	  .max = 3600000, .off = FOFF(rescan_interval_ms), .def = "5000",
+	  .help = "How often the directories are listed again to find new, "
+	  "renamed or removed files, in milliseconds." },
+};
+
+#define NKEYS	ARRAY_SIZE(keys)
+
+/* Parse state of one section: its header line and where each key was set. */
+struct sect {
+	int	 line;
+	int	 keyline[NKEYS];	/* 0: not set in the file */
+};
+
+#define CUR_NONE	(-2)	/* no section header yet */
+#define CUR_AGENT	(-1)	/* >= 0: index of the flow */
+
+struct parse {
+	const char	*path;
+	FILE		*fp;
+	struct conf	*conf;
+	struct sect	 agent;
+	struct sect	*flows;		/* parallel to conf->flows */
+	int		 cur;		/* CUR_* or a flow index */
+	int		 lineno;
+	int		 syntax_line;	/* first line the reader found odd */
+	const char	*syntax_why;
+	bool		 failed;
+	int		 errline;	/* line of the error; 0: none */
+	char		*err;
+	size_t		 errlen;
+	char		 line[LINE_BUF];
+};
+
+static char **
+str_at(void *base, const struct key *k)
+{
+	return (char **)(void *)((char *)base + k->off);
+}
+
+static long long *
+int_at(void *base, const struct key *k)
+{
+	return (long long *)(void *)((char *)base + k->off);
+}
+
+static bool *
+bool_at(void *base, const struct key *k)
+{
+	return (bool *)(void *)((char *)base + k->off);
+}
+
+static int *
+enum_at(void *base, const struct key *k)
+{
+	return (int *)(void *)((char *)base + k->off);
+}
+
+/* Record the first error; later ones are dropped.  Always returns -1. */
+static int PRINTFLIKE(3, 4)
+fail(struct parse *p, int line, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	if (p->failed)
+		return -1;
+	p->failed = true;
+	p->errline = line;
+	if (p->errlen == 0)
+		return -1;
+	if (line > 0)
+		n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
+	else
+		n = snprintf(p->err, p->errlen, "%s: ", p->path);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+#define ALNUM	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+/* Whether s is 1..max bytes, all from set (ASCII, whatever the locale). */
+static bool
+charset_ok(const char *s, const char *set, size_t max)
+{
+	size_t	 n;
+
+	n = strspn(s, set);
+	return n > 0 && n <= max && s[n] == '\0';
+}
+
+static const char *
+check_region(const char *s)
+{
+	if (!charset_ok(s, "abcdefghijklmnopqrstuvwxyz0123456789-", 64))
+		return "is not a valid region (1-64 lower-case letters, digits "
+		    "or '-')";
+	return NULL;
+}
+
+static const char *
+check_id(const char *s)
+{
+	if (!charset_ok(s, ALNUM "_-", 64))
+		return "is not a valid ID (1-64 letters, digits, '_' or '-')";
+	return NULL;
+}
+
+static const char *
+check_stream(const char *s)
+{
+	if (!charset_ok(s, ALNUM "_-", 64))
+		return "is not a valid stream name (1-64 letters, digits, "
+		    "'_' or '-')";
+	return NULL;
+}
+
+static const char *
+check_url(const char *s)
+{
+	const char	*host;
+
+	if (strncmp(s, "https://", 8) == 0)
+		host = s + 8;
+	else if (strncmp(s, "http://", 7) == 0)
+		host = s + 7;
+	else
+		host = NULL;
+	if (host == NULL || *host == '\0' || *host == '/')
+		return "is not an http:// or https:// URL";
+	return NULL;
+}
+
+/* Keys pasted with a blank or a control character inside fail to sign. */
+static const char *
+check_credential(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!isgraph((unsigned char)*s))
+			return "is not a valid key (printable ASCII without "
+			    "blanks)";
+	return NULL;
+}
+
+static const char *
+check_abs_path(const char *s)
+{
+	if (s[0] != '/')
+		return "is not an absolute path";
+	return NULL;
+}
+
+/* Copy s into out for a message: control and non-ASCII bytes become '?'. */
+static const char *
+sanitize(const char *s, char *out, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
+		out[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
+/*
+ * Write "key = value reason" into why, quoting the value when it is empty or
+ * has blanks and masking control bytes; for a secret key only
+ * "key: the value reason".
+ */
+static int
+bad_value(char *why, size_t len, const struct key *k, const char *text,
+    const char *reason)
+{
+	char		 shown[LINE_BUF];
+	const char	*q;
+
+	if (k->flags & KF_SECRET) {
+		snprintf(why, len, "%s: the value %s", k->name, reason);
+		return -1;
+	}
+	q = text[0] == '\0' || strpbrk(text, " \t") != NULL ? "'" : "";
+	snprintf(why, len, "%s = %s%s%s %s", k->name, q,
+	    sanitize(text, shown, sizeof(shown)), q, reason);
+	return -1;
+}
+
+/* Decimal integer, optional '-', nothing else; -ERANGE on overflow. */
+static int
+parse_ll(const char *s, long long *out)
+{
+	const char	*c;
+	long long	 v;
+
+	c = *s == '-' ? s + 1 : s;
+	if (*c == '\0')
+		return -EINVAL;
+	for (; *c != '\0'; c++)
+		if (!isdigit((unsigned char)*c))
+			return -EINVAL;
+	errno = 0;
+	v = strtoll(s, NULL, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	size_t	 i;
+
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Index of s in words (any case), or -1. */
+static int
+word_index(const char *const *words, const char *s)
+{
+	int	 i;
+
+	for (i = 0; words[i] != NULL; i++)
+		if (strcasecmp(words[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static void
+words_join(const char *const *words, const char *sep, struct buf *b)
+{
+	int	 i;
+
+	for (i = 0; words[i] != NULL; i++) {
+		if (i > 0)
+			buf_addstr(b, sep);
+		buf_addstr(b, words[i]);
+	}
+}
+
+static int
+store_string(void *base, const struct key *k, const char *text, char *why,
+    size_t len)
+{
+	const char	*reason;
+	char		**slot;
+
+	if ((k->flags & KF_NONEMPTY) && *text == '\0') {
+		snprintf(why, len, "%s: must not be empty", k->name);
+		return -1;
+	}
+	if (k->check != NULL && *text != '\0') {
+		reason = k->check(text);
+		if (reason != NULL)
+			return bad_value(why, len, k, text, reason);
+	}
+	slot = str_at(base, k);
+	free(*slot);
+	*slot = xstrdup(text);
+	return 0;
+}
+
+static int
+store_int(void *base, const struct key *k, const char *text, char *why,
+    size_t len)
+{
+	long long	 v;
+	char		 reason[96];
+	int		 rc;
+
+	rc = parse_ll(text, &v);
+	if (rc == -EINVAL)
+		return bad_value(why, len, k, text, "is not an integer");
+	if (rc == -ERANGE || v < k->min || v > k->max) {
+		snprintf(reason, sizeof(reason), "is out of range (%lld..%lld)",
+		    k->min, k->max);
+		return bad_value(why, len, k, text, reason);
+	}
+	*int_at(base, k) = v;
+	return 0;
+}
+
+static int
+store_word(void *base, const struct key *k, const char *text, char *why,
+    size_t len)
+{
+	struct buf	 b;
+	char		**slot;
+	int		 i;
+
+	i = word_index(k->words, text);
+	if (i < 0) {
+		buf_init(&b);
+		buf_addstr(&b, "is not one of ");
+		words_join(k->words, ", ", &b);
+		bad_value(why, len, k, text, b.data);
+		buf_cleanup(&b);
+		return -1;
+	}
+	if (k->type == KT_ENUM) {
+		*enum_at(base, k) = i;
+		return 0;
+	}
+	slot = str_at(base, k);
+	free(*slot);
+	*slot = xstrdup(k->words[i]);
+	return 0;
+}
+
+/*
+ * Parse text as the value of k and store it in base (a struct conf or a
+ * struct conf_flow).  Returns 0, or -1 with the reason written into why.
+ */
+static int
+key_store(void *base, const struct key *k, const char *text, char *why,
+    size_t len)
+{
+	bool	 v;
+
+	switch (k->type) {
+	case KT_STRING:
+		return store_string(base, k, text, why, len);
+	case KT_INT:
+		return store_int(base, k, text, why, len);
+	case KT_BOOL:
+		if (parse_bool(text, &v) != 0)
+			return bad_value(why, len, k, text, "is not a boolean "
+			    "(true, false, yes, no, on, off, 1, 0)");
+		*bool_at(base, k) = v;
+		return 0;
+	case KT_ENUM:
+	case KT_WORD:
+		return store_word(base, k, text, why, len);
+	}
+	return -1;
+}
+
+/* Give every key of sect in base its default ("" for strings without). */
+static void
+apply_defaults(void *base, enum ksect sect)
+{
+	const struct key	*k;
+	char			 why[256];
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (k->sect != sect)
+			continue;
+		if (k->def == NULL) {
+			*str_at(base, k) = xstrdup("");
+			continue;
+		}
+		if (key_store(base, k, k->def, why, sizeof(why)) != 0)
+			fatalx("conf: bad default in key table: %s", why);
+	}
+}
+
+static void
+free_fields(void *base, enum ksect sect)
+{
+	const struct key	*k;
+
+	for (k = keys; k < keys + NKEYS; k++)
+		if (k->sect == sect &&
+		    (k->type == KT_STRING || k->type == KT_WORD))
+			free(*str_at(base, k));
+}
+
+void
+conf_free(struct conf *c)
+{
+	size_t	 i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->nflows; i++) {
+		free(c->flows[i].name);
+		free_fields(&c->flows[i], KS_FLOW);
+	}
+	free(c->flows);
+	free_fields(c, KS_AGENT);
+	free(c->path);
+	free(c);
+}
+
+static const struct key *
+key_find(enum ksect sect, const char *name, bool anycase)
+{
+	const struct key	*k;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (k->sect != sect)
+			continue;
+		if (anycase ? strcasecmp(k->name, name) == 0 :
+		    strcmp(k->name, name) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+/* Whether a name read from the file is safe and useful to echo. */
+static bool
+showable(const char *name)
+{
+	return charset_ok(name, ALNUM "_.-", NAME_SHOW_MAX);
+}
+
+static struct sect *
+cur_sect(struct parse *p)
+{
+	return p->cur == CUR_AGENT ? &p->agent : &p->flows[p->cur];
+}
+
+static void *
+cur_base(struct parse *p)
+{
+	if (p->cur == CUR_AGENT)
+		return p->conf;
+	return &p->conf->flows[p->cur];
+}
+
+/* "[agent]" or "[flow:NAME]" for the current section. */
+static const char *
+cur_label(struct parse *p, char *buf, size_t len)
+{
+	if (p->cur == CUR_AGENT)
+		return "[agent]";
+	snprintf(buf, len, "[flow:%s]", p->conf->flows[p->cur].name);
+	return buf;
+}
+
+static int
+unknown_key(struct parse *p, enum ksect sect, const char *name)
+{
+	const struct key	*hint;
+	char			 label[FLOW_NAME_MAX + 8];
+	const char		*where;
+
+	where = cur_label(p, label, sizeof(label));
+	if (*name == '\0')
+		return fail(p, p->lineno, "syntax error (no key before '=')");
+	if (!showable(name))
+		return fail(p, p->lineno, "unknown key in %s", where);
+	hint = key_find(sect, name, true);
+	if (hint != NULL)
+		return fail(p, p->lineno, "unknown key '%s' in %s; "
+		    "did you mean '%s'?", name, where, hint->name);
+	if (key_find(sect == KS_AGENT ? KS_FLOW : KS_AGENT, name, false))
+		return fail(p, p->lineno, "unknown key '%s' in %s; it belongs "
+		    "in %s", name, where,
+		    sect == KS_AGENT ? "a [flow:NAME] section" : "[agent]");
+	return fail(p, p->lineno, "unknown key '%s' in %s", name, where);
+}
+
+/* inih's handler: one "name = value" line of the current section. */
+static int
+on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse		*p = user;
+	const struct key	*k;
+	struct sect		*s;
+	char			 why[LINE_BUF];
+	char			 label[FLOW_NAME_MAX + 8];
+
+	if (p->failed)
+		return 0;
+	if (p->cur == CUR_NONE) {
+		if (showable(name))
+			fail(p, p->lineno, "key '%s' is outside any section",
+			    name);
+		else
+			fail(p, p->lineno, "key outside any section");
+		return 0;
+	}
+	k = key_find(p->cur == CUR_AGENT ? KS_AGENT : KS_FLOW, name, false);
+	if (k == NULL) {
+		unknown_key(p, p->cur == CUR_AGENT ? KS_AGENT : KS_FLOW, name);
+		return 0;
+	}
+	s = cur_sect(p);
+	if (s->keyline[k - keys] != 0) {
+		fail(p, p->lineno, "duplicate key '%s' in %s (first at line %d)",
+		    k->name, cur_label(p, label, sizeof(label)),
+		    s->keyline[k - keys]);
+		return 0;
+	}
+	s->keyline[k - keys] = p->lineno;
+	if (key_store(cur_base(p), k, value, why, sizeof(why)) != 0) {
+		fail(p, p->lineno, "%s", why);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+begin_agent(struct parse *p)
+{
+	if (p->agent.line != 0)
+		return fail(p, p->lineno, "duplicate section [agent] "
+		    "(first at line %d)", p->agent.line);
+	p->agent.line = p->lineno;
+	p->cur = CUR_AGENT;
+	return 0;
+}
+
+static int
+begin_flow(struct parse *p, const char *name)
+{
+	struct conf	*c = p->conf;
+	struct conf_flow *f;
+	char		 shown[LINE_BUF];
+	size_t		 i;
+
+	if (!charset_ok(name, ALNUM "_.-", FLOW_NAME_MAX))
+		return fail(p, p->lineno, "bad flow name '%s' (1-%d letters, "
+		    "digits, '_', '.' or '-')",
+		    sanitize(name, shown, sizeof(shown)), FLOW_NAME_MAX);
+	for (i = 0; i < c->nflows; i++)
+		if (strcmp(c->flows[i].name, name) == 0)
+			return fail(p, p->lineno, "duplicate section "
+			    "[flow:%s] (first at line %d)", name,
+			    c->flows[i].line);
+	c->flows = xrealloc(c->flows, (c->nflows + 1) * sizeof(*c->flows));
+	p->flows = xrealloc(p->flows, (c->nflows + 1) * sizeof(*p->flows));
+	f = &c->flows[c->nflows];
+	memset(f, 0, sizeof(*f));
+	memset(&p->flows[c->nflows], 0, sizeof(*p->flows));
+	p->cur = (int)c->nflows;
+	c->nflows++;		/* now conf_free sees it, zeroed */
+	f->name = xstrdup(name);
+	f->line = p->lineno;
+	p->flows[p->cur].line = p->lineno;
+	apply_defaults(f, KS_FLOW);
+	return 0;
+}
+
+static int
+begin_unknown(struct parse *p, const char *name)
+{
+	char	 shown[LINE_BUF];
+
+	sanitize(name, shown, sizeof(shown));
+	if (strcasecmp(name, "agent") == 0)
+		return fail(p, p->lineno, "unknown section [%s]; did you mean "
+		    "[agent]?", shown);
+	if (strncasecmp(name, "flow:", 5) == 0)
+		return fail(p, p->lineno, "unknown section [%s]; did you mean "
+		    "[flow:%s]?", shown, shown + 5);
+	return fail(p, p->lineno, "unknown section [%s] (expected [agent] or "
+	    "[flow:NAME])", shown);
+}
+
+/*
+ * A line starting with '['.  inih takes the name up to the first ']' and
+ * ignores the rest of the line; we insist on nothing but a comment there.
+ */
+static int
+begin_section(struct parse *p, char *s)
+{
+	char	*end, *rest;
+
+	end = strchr(s, ']');
+	if (end == NULL) {
+		/* inih fails this line; later errors lose to it. */
+		if (p->syntax_line == 0) {
+			p->syntax_line = p->lineno;
+			p->syntax_why = "missing ']' in section header";
+		}
+		return 0;
+	}
+	*end = '\0';
+	for (rest = end + 1; *rest == ' ' || *rest == '\t'; rest++)
+		continue;
+	if (*rest != '\0' && *rest != ';' && *rest != '#')
+		return fail(p, p->lineno, "unexpected text after section "
+		    "header");
+	s++;
+	if (strcmp(s, "agent") == 0)
+		return begin_agent(p);
+	if (strncmp(s, "flow:", 5) == 0)
+		return begin_flow(p, s + 5);
+	return begin_unknown(p, s);
+}
+
+/*
+ * Read one line into p->line without its "\n" or "\r\n".  Returns its
+ * length (which may exceed what was kept), or -1 at the end of the file.
+ */
+static long
+fetch_line(struct parse *p)
+{
+	size_t	 n = 0, keep = sizeof(p->line) - 1;
+	int	 c;
+
+	while ((c = getc(p->fp)) != EOF && c != '\n') {
+		if (n < keep)
+			p->line[n] = (char)c;
+		n++;
+	}
+	if (c == EOF && ferror(p->fp)) {
+		fail(p, 0, "%s", strerror(errno));
+		return -1;
+	}
+	if (c == EOF && n == 0)
+		return -1;
+	if (n > 0 && n <= keep && p->line[n - 1] == '\r')
+		n--;
+	p->line[MIN(n, keep)] = '\0';
+	return (long)n;
+}
+
+/* inih's reader: hands over one checked line at a time. */
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct parse	*p = stream;
+	size_t		 limit;
+	long		 n;
+	char		*s;
+
+	if (p->failed)
+		return NULL;
+	n = fetch_line(p);
+	if (n < 0)
+		return NULL;
+	p->lineno++;
+	limit = MIN((size_t)num, sizeof(p->line) - 1) - 1;
+	if ((size_t)n > limit) {
+		fail(p, p->lineno, "line longer than %zu characters", limit);
+		return NULL;
+	}
+	s = p->line;
+	if (p->lineno == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;		/* UTF-8 byte order mark */
+	/* No leading blanks: inih would take the line as a continuation. */
+	s += strspn(s, " \t");
+	memcpy(str, s, strlen(s) + 1);
+	if (*s == '[') {
+		if (begin_section(p, s) != 0)
+			return NULL;
+	} else if (*s != '\0' && *s != ';' && *s != '#' &&
+	    strpbrk(s, "=:") == NULL && p->syntax_line == 0) {
+		p->syntax_line = p->lineno;
+		p->syntax_why = "expected 'key = value'";
+	}
+	return str;
+}
+
+static bool
+env_set(const struct key *k)
+{
+	const char	*v;
+
+	if (k->env == NULL)
+		return false;
+	v = getenv(k->env);
+	return v != NULL && *v != '\0';
+}
+
+/* Report the first required key of sect that s lacks. */
+static int
+check_required(struct parse *p, enum ksect sect, struct sect *s,
+    const char *label)
+{
+	const struct key	*k;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (k->sect != sect || !(k->flags & KF_REQUIRED) ||
+		    s->keyline[k - keys] != 0 || env_set(k))
+			continue;
+		if (k->env != NULL)
+			return fail(p, s->line, "%s is missing required key "
+			    "'%s' (or set %s)", label, k->name, k->env);
+		return fail(p, s->line, "%s is missing required key '%s'",
+		    label, k->name);
+	}
+	return 0;
+}
+
+static int
+line_of(struct sect *s, const char *name)
+{
+	const struct key	*k;
+
+	k = key_find(KS_FLOW, name, false);
+	return k == NULL ? 0 : s->keyline[k - keys];
+}
+
+static int
+check_flow(struct parse *p, size_t i)
+{
+	struct conf_flow	*f = &p->conf->flows[i];
+	struct sect		*s = &p->flows[i];
+	char			 label[FLOW_NAME_MAX + 8];
+
+	snprintf(label, sizeof(label), "[flow:%s]", f->name);
+	if (check_required(p, KS_FLOW, s, label) != 0)
+		return -1;
+	if (line_of(s, "DISStream") == 0 && f->stream_id[0] == '\0')
+		return fail(p, s->line, "%s is missing required key "
+		    "'DISStream' (or set streamId)", label);
+	if (f->retry_max_backoff_ms < f->retry_initial_backoff_ms)
+		return fail(p, MAX(line_of(s, "retryMaxBackoffMillis"),
+		    line_of(s, "retryInitialBackoffMillis")),
+		    "retryMaxBackoffMillis = %lld is less than "
+		    "retryInitialBackoffMillis = %lld",
+		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
+	return 0;
+}
+
+/* Environment overrides, then values derived from others. */
+static int
+finish_agent(struct parse *p)
+{
+	struct conf		*c = p->conf;
+	const struct key	*k;
+	char			 why[LINE_BUF];
+	size_t			 n;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (!env_set(k))
+			continue;
+		if (key_store(c, k, getenv(k->env), why, sizeof(why)) != 0)
+			return fail(p, 0, "%s (from %s)", why, k->env);
+	}
+	if (c->endpoint[0] == '\0') {
+		free(c->endpoint);
+		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",
+		    c->region);
+	}
+	/* Paths are appended to it: "https://host/" + "/v2/..." is wrong. */
+	n = strlen(c->endpoint);
+	while (n > 0 && c->endpoint[n - 1] == '/')
+		c->endpoint[--n] = '\0';
+	return 0;
+}
+
+/* Whole-file checks once every line has been read. */
+static int
+finish(struct parse *p)
+{
+	size_t	 i;
+
+	if (p->agent.line == 0)
+		return fail(p, 0, "missing [agent] section");
+	if (check_required(p, KS_AGENT, &p->agent, "[agent]") != 0)
+		return -1;
+	if (p->conf->nflows == 0)
+		return fail(p, 0, "no [flow:NAME] section");
+	for (i = 0; i < p->conf->nflows; i++)
+		if (check_flow(p, i) != 0)
+			return -1;
+	return finish_agent(p);
+}
+
+/* Fold inih's result into ours: an earlier syntax error wins. */
+static int
+parse_result(struct parse *p, int rc)
+{
+	if (rc < 0)
+		return fail(p, 0, "cannot parse (inih error %d)", rc);
+	if (rc > 0 && (!p->failed || rc < p->errline)) {
+		p->failed = false;
+		if (rc == p->syntax_line)
+			return fail(p, rc, "syntax error (%s)", p->syntax_why);
+		return fail(p, rc, "syntax error");
+	}
+	return p->failed ? -1 : 0;
+}
+
+int
+conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+{
+	struct parse	 p;
+	int		 rc;
+
+	*out = NULL;
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.err = err;
+	p.errlen = errlen;
+	p.cur = CUR_NONE;
+	p.conf = xcalloc(1, sizeof(*p.conf));
+	p.conf->path = xstrdup(path);
+	apply_defaults(p.conf, KS_AGENT);
+	p.fp = fopen(path, "r");
+	if (p.fp == NULL) {
+		fail(&p, 0, "%s", strerror(errno));
+		goto fail;
+	}
+	rc = ini_parse_stream(read_line, &p, on_key, &p);
+	if (parse_result(&p, rc) != 0 || finish(&p) != 0)
+		goto fail;
+	fclose(p.fp);
+	free(p.flows);
+	*out = p.conf;
+	return 0;
+fail:
+	if (p.fp != NULL)
+		fclose(p.fp);
+	free(p.flows);
+	conf_free(p.conf);
+	return -1;
+}
+
+/* Help text plus what the table says about k, as one paragraph. */
+static void
+key_describe(const struct key *k, bool with_default, struct buf *b)
+{
+	buf_addstr(b, k->help);
+	if (k->flags & KF_REQUIRED)
+		buf_addstr(b, " Required.");
+	switch (k->type) {
+	case KT_INT:
+		buf_printf(b, " Range %lld..%lld.", k->min, k->max);
+		break;
+	case KT_BOOL:
+		buf_addstr(b, " Either true or false.");
+		break;
+	case KT_ENUM:
+	case KT_WORD:
+		buf_addstr(b, " One of ");
+		words_join(k->words, ", ", b);
+		buf_addstr(b, ".");
+		break;
+	case KT_STRING:
+		break;
+	}
+	if (k->env != NULL)
+		buf_printf(b, " The environment variable %s overrides it.",
+		    k->env);
+	if (with_default && k->def != NULL && k->def[0] != '\0')
+		buf_printf(b, " Default: %s.", k->def);
+}
+
+/* Words of text on lines of at most width columns, each after prefix. */
+static void
+print_wrapped(FILE *fp, const char *prefix, const char *text, size_t width)
+{
+	size_t	 col = 0, n;
+
+	for (;;) {
+		text += strspn(text, " ");
+		if (*text == '\0')
+			break;
+		n = strcspn(text, " ");
+		if (col > 0 && col + 1 + n > width) {
+			fputc('\n', fp);
+			col = 0;
+		}
+		if (col == 0) {
+			fputs(prefix, fp);
+			col = strlen(prefix);
+		} else {
+			fputc(' ', fp);
+			col++;
+		}
+		fwrite(text, 1, n, fp);
+		col += n;
+		text += n;
+	}
+	if (col > 0)
+		fputc('\n', fp);
+}
+
+static const char sample_head[] =
+    "agent.ini: configuration of disagent, which sends lines of log files "
+    "to Huawei Cloud DIS. This file is generated from the key table in "
+    "src/conf.c and lists every key.\n"
+    "Lines are \"[section]\" headers and \"key = value\" pairs of at most "
+    "199 characters. Key names are case-sensitive; the words of a key with "
+    "a fixed set of values are not. A line starting with ';' or '#' is a "
+    "comment, and so is the rest of a line from a ';' that follows a blank, "
+    "so a value cannot contain \" ;\".\n"
+    "Keys written \";key = value\" are optional and show their default; "
+    "delete the ';' to change one.";
+
+static const char sample_flow_head[] =
+    "One [flow:NAME] section per group of files; add sections for more. "
+    "NAME is 1-64 letters, digits, '_', '.' or '-', and must be unique.";
+
+static void
+print_paragraphs(FILE *fp, const char *text)
+{
+	char	*copy, *para, *save;
+	bool	 first = true;
+
+	copy = xstrdup(text);
+	for (para = strtok_r(copy, "\n", &save); para != NULL;
+	    para = strtok_r(NULL, "\n", &save)) {
+		if (!first)
+			fputs(";\n", fp);
+		first = false;
+		print_wrapped(fp, "; ", para, 76);
+	}
+	free(copy);
+}
+
+static void
+sample_key(FILE *fp, const struct key *k)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	key_describe(k, false, &b);
+	fputc('\n', fp);
+	print_wrapped(fp, "; ", b.data, 76);
+	buf_cleanup(&b);
+	if (k->example != NULL)
+		fprintf(fp, "%s = %s\n", k->name, k->example);
+	else if (k->def != NULL && k->def[0] != '\0')
+		fprintf(fp, ";%s = %s\n", k->name, k->def);
+	else
+		fprintf(fp, ";%s =\n", k->name);
+}
+
+void
+conf_print_sample(FILE *fp)
+{
+	const struct key	*k;
+
+	print_paragraphs(fp, sample_head);
+	fputs("\n[agent]\n", fp);
+	for (k = keys; k < keys + NKEYS; k++)
+		if (k->sect == KS_AGENT)
+			sample_key(fp, k);
+	fputc('\n', fp);
+	print_paragraphs(fp, sample_flow_head);
+	fputs("[flow:app]\n", fp);
+	for (k = keys; k < keys + NKEYS; k++)
+		if (k->sect == KS_FLOW)
+			sample_key(fp, k);
+}
+
+/* Text for groff: backslashes escaped, no control character at the start. */
+static void
+man_text(FILE *fp, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			fputs("\\e", fp);
+		else
+			fputc(*s, fp);
+	}
+	fputc('\n', fp);
+}
+
+void
+conf_print_man(FILE *fp)
+{
+	const struct key	*k;
+	struct buf		 b;
+	enum ksect		 sect;
+
+	buf_init(&b);
+	for (sect = KS_AGENT; sect <= KS_FLOW; sect++) {
+		fputs(sect == KS_AGENT ? ".SS [agent]\n" :
+		    ".SS [flow:NAME]\n", fp);
+		for (k = keys; k < keys + NKEYS; k++) {
+			if (k->sect != sect)
+				continue;
+			buf_reset(&b);
+			key_describe(k, true, &b);
+			fputs(".TP\n.B ", fp);
+			man_text(fp, k->name);
+			man_text(fp, b.data);
+		}
+	}
+	buf_cleanup(&b);
+}

@@ -69,7 +69,20 @@ int	conf_load(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
 
-/* The commented sample agent.ini, generated from the key table. */
+/*
+ * The commented sample agent.ini, generated from the key table: every key
+ * with its help; required keys set to an example value, optional ones
+ * commented out at their default.  It loads cleanly with conf_load.
+ * etc/agent.ini is exactly this output (a unit test compares them).
+ */
 void	conf_print_sample(FILE *);
+
+/*
+ * The keys for agent.ini(5), from the same table: ".SS [agent]" and
+ * ".SS [flow:NAME]", each key a ".TP" entry with its help, bounds or allowed
+ * words, environment override and default.  Only the entries: the caller
+ * writes .TH, NAME and the other sections around them.
+ */
+void	conf_print_man(FILE *);
 
 #endif
