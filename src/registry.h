@@ -37,7 +37,13 @@ void		 registry_free(struct registry *);
  * registry and returns 0.  A file that fails to parse or validate is
  * logged, set aside (renamed to path.corrupt-<time>) and the .bak is tried;
  * returns 0 when either loaded, else -EBADMSG with the registry empty (the
- * caller decides whether to start).
+ * caller decides whether to start).  When both are bad they are left in
+ * place (a copy of each is kept as .corrupt-<time>) so every later load
+ * fails the same way instead of starting from zero.  A state file that
+ * exists but cannot be read (EACCES, EIO) returns that negative errno
+ * without trying the .bak.  Entries present before the call are dropped.
+ * After the .bak was used the registry is dirty, so the next save rewrites
+ * path.
  */
 int		 registry_load(struct registry *) WARN_UNUSED;
 
@@ -48,7 +54,9 @@ struct reg_entry *registry_find(struct registry *, const char *flow,
 /*
  * Insert or update the entry for (flow, dev, ino): fingerprint, path and
  * offset are replaced, updated set to now.  Marks the registry dirty when
- * anything changed.  Returns the borrowed entry.
+ * anything changed.  Returns the borrowed entry (valid until it is removed
+ * or expired, the next load, or registry_free).  A path that is not UTF-8
+ * is saved with its non-ASCII bytes as '?' (JSON cannot carry raw bytes).
  */
 struct reg_entry *registry_set(struct registry *, const char *flow,
 		    uint64_t dev, uint64_t ino, uint32_t fp_crc,
@@ -58,7 +66,10 @@ struct reg_entry *registry_set(struct registry *, const char *flow,
 void		 registry_remove(struct registry *, const char *flow,
 		    uint64_t dev, uint64_t ino);
 
-/* Drop entries not updated for ttl_s seconds (relative to now_s). */
+/*
+ * Drop entries not updated for ttl_s seconds (relative to now_s): those
+ * with updated < now_s - ttl_s.  ttl_s <= 0 disables expiry.
+ */
 void		 registry_expire(struct registry *, int64_t now_s,
 		    int64_t ttl_s);
 

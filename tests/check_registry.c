@@ -1,4 +1,1020 @@
-/* placeholder: being written */
+/*
+ * Unit tests for the registry: lookup and update semantics, expiry, the
+ * atomic save with its .bak generation, and every way a state file can be
+ * damaged (empty, truncated at each byte, NUL-filled, garbage, wrong
+ * version, bad crc, wrong types), each of which must fall back to the .bak
+ * and set the bad file aside.  Every test works in its own mkdtemp dir.
+ */
 #include "config.h"
-int main(void);
-int main(void) { return 0; }
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <zlib.h>
+
+#include "log.h"
+#include "registry.h"
+#include "util.h"
+
+#define NVAR	3	/* entries in a test generation */
+
+static char	 dir[256];
+static char	 spath[PATH_MAX];	/* dir/state.json */
+static char	 sbak[PATH_MAX];	/* dir/state.json.bak */
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/check_registry.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(spath, sizeof(spath), "%s/state.json", dir);
+	snprintf(sbak, sizeof(sbak), "%s/state.json.bak", dir);
+}
+
+/* Count directory entries starting with prefix; unlink them if asked. */
+static int
+count_prefixed(const char *prefix, bool remove)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 p[PATH_MAX * 2];
+	int		 n = 0;
+
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		n++;
+		if (remove) {
+			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void
+teardown(void)
+{
+	chmod(dir, 0700);
+	count_prefixed("", true);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+
+static void
+write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE	*f;
+
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Whole file as a new NUL-terminated string (length in *len). */
+static char *
+read_bytes(const char *path, size_t *len)
+{
+	FILE	*f;
+	char	*p;
+	long	 n;
+
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	p = xmalloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	p[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat	 st;
+
+	return lstat(path, &st) == 0;
+}
+
+static ino_t
+inode_of(const char *path)
+{
+	struct stat	 st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+/* Generation v: NVAR entries of flow "app" with v-dependent contents. */
+static void
+fill_variant(struct registry *reg, int v)
+{
+	struct reg_entry	*e;
+	char			 p[64];
+	int			 i;
+
+	for (i = 0; i < NVAR; i++) {
+		snprintf(p, sizeof(p), "/var/log/app/%d-%d.log", v, i);
+		e = registry_set(reg, "app", 2049, 100 + (uint64_t)i,
+		    0xdeadbe00u + (uint32_t)v, 512, p,
+		    1000 * (uint64_t)v + (uint64_t)i);
+		e->updated = 1790000000 + v * 10 + i;
+	}
+}
+
+/* The entries of generation v are present with every field intact. */
+static void
+check_entries(struct registry *reg, int v)
+{
+	struct reg_entry	*e;
+	char			 p[64];
+	int			 i;
+
+	for (i = 0; i < NVAR; i++) {
+		e = registry_find(reg, "app", 2049, 100 + (uint64_t)i);
+		ck_assert_ptr_nonnull(e);
+		snprintf(p, sizeof(p), "/var/log/app/%d-%d.log", v, i);
+		ck_assert_str_eq(e->path, p);
+		ck_assert_uint_eq(e->fp_crc, 0xdeadbe00u + (uint32_t)v);
+		ck_assert_uint_eq(e->fp_len, 512);
+		ck_assert_uint_eq(e->offset, 1000 * (uint64_t)v + (uint64_t)i);
+		ck_assert_int_eq(e->updated, 1790000000 + v * 10 + i);
+	}
+}
+
+/* Exactly generation v. */
+static void
+check_variant(struct registry *reg, int v)
+{
+	ck_assert_uint_eq(registry_count(reg), NVAR);
+	check_entries(reg, v);
+}
+
+/* Save generation v as the file dst (via a scratch registry). */
+static void
+save_variant_as(const char *dst, int v)
+{
+	struct registry	*reg;
+	char		 scratch[PATH_MAX + 16];
+
+	snprintf(scratch, sizeof(scratch), "%s/scratch.json", dir);
+	reg = registry_new(scratch);
+	fill_variant(reg, v);
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	registry_free(reg);
+	ck_assert_int_eq(rename(scratch, dst), 0);
+}
+
+/* Load spath into a fresh registry; returns it, result in *r. */
+static struct registry *
+load_new(const char *path, int *r)
+{
+	struct registry	*reg;
+
+	reg = registry_new(path);
+	*r = registry_load(reg);
+	return reg;
+}
+
+/* With generation 2 as .bak, loading spath must give generation 2. */
+static void
+assert_falls_back_to_bak(void)
+{
+	struct registry	*reg;
+	int		 r;
+
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(reg, 2);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 1);
+	ck_assert(!exists(spath));
+	registry_free(reg);
+}
+
+static int
+crc_cb(const char *p, size_t n, void *arg)
+{
+	uLong	*crc = arg;
+
+	*crc = crc32(*crc, (const Bytef *)p, (uInt)n);
+	return 0;
+}
+
+/* A state file around files_json with a correct crc, as an editor would. */
+static void
+write_with_crc(const char *path, int version, const char *files_json)
+{
+	json_t		*files;
+	json_error_t	 jerr;
+	uLong		 crc = crc32(0L, Z_NULL, 0);
+	char		*text;
+
+	files = json_loads(files_json, 0, &jerr);
+	ck_assert_msg(files != NULL, "bad test json: %s", jerr.text);
+	json_dump_callback(files, crc_cb, &crc, JSON_COMPACT);
+	json_decref(files);
+	text = xasprintf("{\"version\": %d, \"crc32\": \"%08lx\", "
+	    "\"files\": %s}\n", version, (unsigned long)crc, files_json);
+	write_bytes(path, text, strlen(text));
+	free(text);
+}
+
+#define GOOD_ENTRY \
+	"{\"flow\":\"app\",\"dev\":1,\"ino\":2," \
+	"\"fingerprint\":\"crc32:0a1b2c3d:512\",\"path\":\"/x\"," \
+	"\"offset\":7,\"updated\":9}"
+
+/* --- lookup, update, remove, expire ----------------------------------- */
+
+START_TEST(set_then_find_returns_entry_and_marks_dirty)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	int64_t			 t0 = wall_s();
+
+	reg = registry_new(spath);
+	ck_assert(!registry_dirty(reg));
+	ck_assert_ptr_null(registry_find(reg, "app", 1, 2));
+	e = registry_set(reg, "app", 1, 2, 0xabcdef01, 64, "/a.log", 77);
+	ck_assert(registry_dirty(reg));
+	ck_assert_ptr_eq(registry_find(reg, "app", 1, 2), e);
+	ck_assert_str_eq(e->flow, "app");
+	ck_assert_str_eq(e->path, "/a.log");
+	ck_assert_uint_eq(e->offset, 77);
+	ck_assert_uint_eq(e->fp_crc, 0xabcdef01);
+	ck_assert_uint_eq(e->fp_len, 64);
+	ck_assert_int_ge(e->updated, t0);
+	ck_assert_int_le(e->updated, wall_s());
+	ck_assert_ptr_null(registry_find(reg, "app", 1, 3));
+	ck_assert_ptr_null(registry_find(reg, "other", 1, 2));
+	e = registry_set(reg, "app", 1, 2, 0x11, 128, "/b.log", 99);
+	ck_assert_uint_eq(registry_count(reg), 1);
+	ck_assert_str_eq(e->path, "/b.log");
+	ck_assert_uint_eq(e->offset, 99);
+	ck_assert_uint_eq(e->fp_len, 128);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(set_with_unchanged_values_keeps_registry_clean)
+{
+	struct registry	*reg;
+	int64_t		 t0;
+	int		 tries;
+
+	reg = registry_new(spath);
+	/* Retry if the wall clock ticks in between ("updated" would move). */
+	for (tries = 0; tries < 5; tries++) {
+		t0 = wall_s();
+		registry_set(reg, "app", 1, 2, 3, 4, "/p", 5);
+		ck_assert_int_eq(registry_save(reg, false), 0);
+		ck_assert(!registry_dirty(reg));
+		registry_set(reg, "app", 1, 2, 3, 4, "/p", 5);
+		if (wall_s() == t0)
+			break;
+	}
+	ck_assert_int_lt(tries, 5);
+	ck_assert(!registry_dirty(reg));
+	registry_set(reg, "app", 1, 2, 3, 4, "/p", 6);
+	ck_assert(registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(remove_drops_only_that_entry)
+{
+	struct registry	*reg;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_remove(reg, "app", 2049, 101);
+	ck_assert(registry_dirty(reg));
+	ck_assert_uint_eq(registry_count(reg), NVAR - 1);
+	ck_assert_ptr_null(registry_find(reg, "app", 2049, 101));
+	ck_assert_ptr_nonnull(registry_find(reg, "app", 2049, 100));
+	ck_assert_ptr_nonnull(registry_find(reg, "app", 2049, 102));
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_remove(reg, "app", 2049, 101);		/* absent: no-op */
+	registry_remove(reg, "nope", 2049, 100);
+	ck_assert(!registry_dirty(reg));
+	ck_assert_uint_eq(registry_count(reg), NVAR - 1);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(expire_drops_entries_older_than_ttl)
+{
+	struct registry	*reg;
+
+	reg = registry_new(spath);
+	registry_set(reg, "app", 1, 1, 0, 0, "/1", 1)->updated = 100;
+	registry_set(reg, "app", 1, 2, 0, 0, "/2", 2)->updated = 250;
+	registry_set(reg, "app", 1, 3, 0, 0, "/3", 3)->updated = 300;
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_expire(reg, 400, 0);			/* disabled */
+	registry_expire(reg, 400, 1000);		/* nothing that old */
+	ck_assert_uint_eq(registry_count(reg), 3);
+	ck_assert(!registry_dirty(reg));
+	registry_expire(reg, 400, 150);			/* cut-off 250 */
+	ck_assert_uint_eq(registry_count(reg), 2);
+	ck_assert(registry_dirty(reg));
+	ck_assert_ptr_null(registry_find(reg, "app", 1, 1));
+	ck_assert_ptr_nonnull(registry_find(reg, "app", 1, 2));
+	ck_assert_ptr_nonnull(registry_find(reg, "app", 1, 3));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(flows_sharing_dev_ino_keep_separate_entries)
+{
+	struct registry		*reg, *r2;
+	int			 r;
+
+	reg = registry_new(spath);
+	registry_set(reg, "a", 5, 6, 0x1, 10, "/shared.log", 100);
+	registry_set(reg, "b", 5, 6, 0x1, 10, "/shared.log", 200);
+	ck_assert_uint_eq(registry_count(reg), 2);
+	ck_assert_uint_eq(registry_find(reg, "a", 5, 6)->offset, 100);
+	ck_assert_uint_eq(registry_find(reg, "b", 5, 6)->offset, 200);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(r2), 2);
+	ck_assert_uint_eq(registry_find(r2, "a", 5, 6)->offset, 100);
+	ck_assert_uint_eq(registry_find(r2, "b", 5, 6)->offset, 200);
+	registry_free(r2);
+	registry_remove(reg, "a", 5, 6);
+	ck_assert_uint_eq(registry_find(reg, "b", 5, 6)->offset, 200);
+	registry_free(reg);
+}
+END_TEST
+
+/* --- save ------------------------------------------------------------- */
+
+START_TEST(round_trip_preserves_every_field)
+{
+	static const char *path3 = "/var/log/we\"ird\\na me\n\t\xc3\xbc.log";
+	struct registry		*reg, *r2;
+	struct reg_entry	*a, *b;
+	int			 r;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	registry_set(reg, "edge", UINT64_MAX, (1ULL << 63) + 5, UINT32_MAX,
+	    UINT32_MAX, path3, INT64_MAX)->updated = -5;
+	registry_set(reg, "zero", 0, 0, 0, 0, "", 0)->updated = 0;
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(!registry_dirty(reg));
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert(!registry_dirty(r2));
+	ck_assert_uint_eq(registry_count(r2), NVAR + 2);
+	check_entries(r2, 1);
+	a = registry_find(reg, "edge", UINT64_MAX, (1ULL << 63) + 5);
+	b = registry_find(r2, "edge", UINT64_MAX, (1ULL << 63) + 5);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_str_eq(b->flow, a->flow);
+	ck_assert_str_eq(b->path, path3);
+	ck_assert_uint_eq(b->fp_crc, UINT32_MAX);
+	ck_assert_uint_eq(b->fp_len, UINT32_MAX);
+	ck_assert_uint_eq(b->offset, INT64_MAX);
+	ck_assert_int_eq(b->updated, -5);
+	b = registry_find(r2, "zero", 0, 0);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_str_eq(b->path, "");
+	ck_assert_uint_eq(b->offset, 0);
+	ck_assert_int_eq(b->updated, 0);
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(saved_file_is_private_and_versioned)
+{
+	struct registry	*reg;
+	struct stat	 st;
+	json_t		*root;
+	json_error_t	 jerr;
+	char		*text;
+	size_t		 len;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert_int_eq(stat(spath, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	text = read_bytes(spath, &len);
+	root = json_loadb(text, len, 0, &jerr);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_int_eq(json_integer_value(json_object_get(root, "version")),
+	    1);
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "files")),
+	    NVAR);
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(root,
+	    "crc32"))), 8);
+	ck_assert_ptr_nonnull(strstr(text, "\"fingerprint\":"
+	    "\"crc32:deadbe01:512\""));
+	json_decref(root);
+	free(text);
+	ck_assert(!exists(sbak));		/* first save: nothing to keep */
+	ck_assert_int_eq(count_prefixed("state.json.", false), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(save_writes_only_when_dirty_unless_forced)
+{
+	struct registry	*reg;
+	ino_t		 i1, i2;
+
+	reg = registry_new(spath);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(!exists(spath));		/* clean and empty: no write */
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	i1 = inode_of(spath);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(inode_of(spath) == i1);	/* not dirty: untouched */
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	i2 = inode_of(spath);
+	ck_assert(i2 != i1);			/* forced: new generation */
+	registry_set(reg, "app", 2049, 100, 1, 1, "/new", 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(inode_of(spath) != i2);
+	ck_assert(inode_of(sbak) == i2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(bak_holds_previous_generation)
+{
+	struct registry	*reg, *r2;
+	char		 old[PATH_MAX + 16];
+	int		 r;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_free(reg);
+	reg = registry_new(spath);
+	fill_variant(reg, 2);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(r2, 2);
+	registry_free(r2);
+	/* Read the .bak as if it were the state file. */
+	snprintf(old, sizeof(old), "%s/old.json", dir);
+	ck_assert_int_eq(link(sbak, old), 0);
+	r2 = load_new(old, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(r2, 1);
+	registry_free(r2);
+	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
+	ck_assert_int_eq(count_prefixed("state.json.bak.tmp", false), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(save_into_missing_directory_fails_and_stays_dirty)
+{
+	struct registry	*reg;
+	char		 p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/no/such/dir/state.json", dir);
+	reg = registry_new(p);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), -ENOENT);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(registry_save(reg, true), -ENOENT);
+	ck_assert(registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(save_into_readonly_directory_fails_and_stays_dirty)
+{
+	struct registry	*reg;
+
+	if (geteuid() == 0)
+		return;		/* root ignores directory modes */
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(chmod(dir, 0500), 0);
+	ck_assert_int_eq(registry_save(reg, false), -EACCES);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(!registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+/* A short write (here: the file size limit) must leave the old state. */
+START_TEST(save_write_error_keeps_previous_state_and_stays_dirty)
+{
+	struct registry	*reg, *r2;
+	struct rlimit	 old, lim;
+	char		 p[64];
+	int		 i, r;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	for (i = 0; i < 200; i++) {
+		snprintf(p, sizeof(p), "/var/log/many/%d.log", i);
+		registry_set(reg, "many", 9, (uint64_t)i, 1, 1, p, 1);
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 4096;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	r = registry_save(reg, false);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	ck_assert_int_eq(r, -EFBIG);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(r2, 1);
+	registry_free(r2);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(r2), NVAR + 200);
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(ten_thousand_entries_round_trip)
+{
+	struct registry		*reg, *r2;
+	struct reg_entry	*e;
+	char			 p[64];
+	uint64_t		 i;
+	int			 r;
+
+	reg = registry_new(spath);
+	for (i = 0; i < 10000; i++) {
+		snprintf(p, sizeof(p), "/var/log/big/%ju.log", (uintmax_t)i);
+		registry_set(reg, i % 2 ? "odd" : "even", 2049, 1000000 + i,
+		    (uint32_t)i, 1024, p, i * 4096);
+	}
+	ck_assert_uint_eq(registry_count(reg), 10000);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(r2), 10000);
+	for (i = 0; i < 10000; i++) {
+		e = registry_find(r2, i % 2 ? "odd" : "even", 2049,
+		    1000000 + i);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->offset, i * 4096);
+		ck_assert_uint_eq(e->fp_crc, (uint32_t)i);
+		ck_assert_ptr_null(registry_find(r2, i % 2 ? "even" : "odd",
+		    2049, 1000000 + i));
+	}
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(non_utf8_path_is_stored_lossily_and_file_stays_loadable)
+{
+	struct registry	*reg, *r2;
+	int		 r;
+
+	reg = registry_new(spath);
+	registry_set(reg, "app", 1, 2, 3, 4, "/var/log/\xff\xfe.log", 5);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_str_eq(registry_find(r2, "app", 1, 2)->path,
+	    "/var/log/??.log");
+	ck_assert_uint_eq(registry_find(r2, "app", 1, 2)->offset, 5);
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+/* --- load ------------------------------------------------------------- */
+
+START_TEST(load_with_no_files_is_empty_and_ok)
+{
+	struct registry	*reg;
+	int		 r;
+
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(reg), 0);
+	ck_assert(!registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_replaces_entries_already_present)
+{
+	struct registry	*reg;
+
+	save_variant_as(spath, 1);
+	reg = registry_new(spath);
+	registry_set(reg, "stale", 1, 1, 1, 1, "/stale", 1);
+	ck_assert_int_eq(registry_load(reg), 0);
+	ck_assert_ptr_null(registry_find(reg, "stale", 1, 1));
+	check_variant(reg, 1);
+	ck_assert(!registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_missing_file_uses_bak)
+{
+	struct registry	*reg;
+	int		 r;
+
+	save_variant_as(sbak, 2);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(reg, 2);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_empty_file_falls_back_to_bak)
+{
+	save_variant_as(sbak, 2);
+	write_bytes(spath, "", 0);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(load_nul_filled_file_falls_back_to_bak)
+{
+	char	 zeros[4096];
+
+	memset(zeros, 0, sizeof(zeros));
+	save_variant_as(sbak, 2);
+	write_bytes(spath, zeros, sizeof(zeros));
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(load_garbage_falls_back_to_bak)
+{
+	static const char g[] = "\x89PNG this is not json }{][\"\n";
+
+	save_variant_as(sbak, 2);
+	write_bytes(spath, g, sizeof(g) - 1);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(load_wrong_version_falls_back_to_bak)
+{
+	save_variant_as(sbak, 2);
+	write_with_crc(spath, 2, "[" GOOD_ENTRY "]");
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(load_file_with_valid_crc_written_by_hand_is_accepted)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	int			 r;
+
+	/* Control for the field tests below: the helper makes good files. */
+	write_with_crc(spath, 1, "[" GOOD_ENTRY "]");
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(reg, "app", 1, 2);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->fp_crc, 0x0a1b2c3d);
+	ck_assert_uint_eq(e->fp_len, 512);
+	ck_assert_uint_eq(e->offset, 7);
+	ck_assert_int_eq(e->updated, 9);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
+{
+	char	*text, *at;
+	size_t	 len;
+
+	save_variant_as(spath, 1);
+	save_variant_as(sbak, 2);
+	text = read_bytes(spath, &len);
+	at = strstr(text, "\"offset\":1001");
+	ck_assert_ptr_nonnull(at);
+	at[strlen("\"offset\":100")] = '7';
+	write_bytes(spath, text, len);
+	free(text);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+static const char *const bad_files[] = {
+	/* offset as a string */
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":\"7\","
+	"\"updated\":9}]",
+	/* offset as a real */
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7.5,"
+	"\"updated\":9}]",
+	/* flow missing */
+	"[{\"dev\":1,\"ino\":2,\"fingerprint\":\"crc32:0a1b2c3d:512\","
+	"\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	/* flow empty */
+	"[{\"flow\":\"\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	/* dev null */
+	"[{\"flow\":\"app\",\"dev\":null,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	/* bad fingerprint: uppercase hex, short, no length, junk length */
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0A1B2C3D:512\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c:512\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:5x\",\"path\":\"/x\",\"offset\":7,\"updated\":9}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:4294967296\",\"path\":\"/x\",\"offset\":7,"
+	"\"updated\":9}]",
+	/* entry not an object */
+	"[42]",
+	/* the same key twice */
+	"[" GOOD_ENTRY "," GOOD_ENTRY "]",
+};
+
+START_TEST(load_wrong_field_types_fall_back_to_bak)
+{
+	save_variant_as(sbak, 2);
+	write_with_crc(spath, 1, bad_files[_i]);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(load_wrong_top_level_shape_falls_back_to_bak)
+{
+	static const char *const tops[] = {
+		"[]",
+		"{\"version\": 1, \"files\": []}",
+		"{\"version\": \"1\", \"crc32\": \"0d4cbb29\", \"files\": []}",
+		"{\"version\": 1, \"crc32\": \"0d4cbb29\", \"files\": {}}",
+		"{\"version\": 1, \"crc32\": \"0D4CBB29\", \"files\": []}",
+		"{\"version\": 1, \"crc32\": \"0d4cbb29\", \"files\": []}x",
+	};
+	size_t	 i;
+
+	for (i = 0; i < ARRAY_SIZE(tops); i++) {
+		save_variant_as(sbak, 2);
+		write_bytes(spath, tops[i], strlen(tops[i]));
+		assert_falls_back_to_bak();
+		count_prefixed("state.json.corrupt-", true);
+	}
+}
+END_TEST
+
+START_TEST(empty_registry_file_has_the_crc_the_shape_tests_use)
+{
+	struct registry	*reg, *r2;
+	char		*text;
+	size_t		 len;
+	int		 r;
+
+	/* Guards the test above: "0d4cbb29" is crc32("[]"), so only the
+	 * shape is wrong in those files, not the checksum. */
+	reg = registry_new(spath);
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	text = read_bytes(spath, &len);
+	ck_assert_ptr_nonnull(strstr(text, "\"crc32\": \"0d4cbb29\""));
+	free(text);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(r2), 0);
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_truncated_at_every_offset_never_yields_another_state)
+{
+	struct registry	*reg;
+	char		*full;
+	size_t		 len, n;
+	int		 r, saved = log_level, whole = 0;
+
+	save_variant_as(spath, 1);
+	full = read_bytes(spath, &len);
+	save_variant_as(sbak, 2);
+	log_level = 0;		/* hundreds of expected corruption reports */
+	for (n = 0; n <= len; n++) {
+		write_bytes(spath, full, n);
+		reg = load_new(spath, &r);
+		ck_assert_msg(r == 0, "prefix %zu: load returned %d", n, r);
+		if (exists(spath)) {
+			/* Loaded as is: only the whole JSON text may. */
+			ck_assert_msg(n >= len - 1, "prefix %zu of %zu loaded",
+			    n, len);
+			check_variant(reg, 1);
+			whole++;
+		} else {
+			check_variant(reg, 2);
+			ck_assert_int_eq(count_prefixed("state.json.corrupt-",
+			    true), 1);
+		}
+		registry_free(reg);
+	}
+	log_level = saved;
+	ck_assert_int_eq(whole, 2);	/* with and without the last '\n' */
+	free(full);
+}
+END_TEST
+
+START_TEST(load_with_both_files_corrupt_returns_ebadmsg_and_is_empty)
+{
+	struct registry	*reg;
+	int		 r;
+
+	write_bytes(spath, "{\"version\": 1,", 14);
+	write_bytes(sbak, "\0\0\0\0", 4);
+	reg = registry_new(spath);
+	registry_set(reg, "stale", 1, 1, 1, 1, "/stale", 1);
+	ck_assert_int_eq(registry_load(reg), -EBADMSG);
+	ck_assert_uint_eq(registry_count(reg), 0);
+	/* Left in place, so the next start fails the same way... */
+	ck_assert(exists(spath));
+	ck_assert(exists(sbak));
+	/* ...and a copy of each is kept aside. */
+	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 1);
+	ck_assert_int_eq(count_prefixed("state.json.bak.corrupt-", false), 1);
+	registry_free(reg);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EBADMSG);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_corrupt_file_without_bak_returns_ebadmsg)
+{
+	struct registry	*reg;
+	int		 r;
+
+	write_bytes(spath, "garbage", 7);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EBADMSG);
+	ck_assert_uint_eq(registry_count(reg), 0);
+	registry_free(reg);
+	/* Not silently empty on the next start either. */
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EBADMSG);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_missing_file_with_corrupt_bak_returns_ebadmsg)
+{
+	struct registry	*reg;
+	int		 r;
+
+	write_bytes(sbak, "{}", 2);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EBADMSG);
+	ck_assert_uint_eq(registry_count(reg), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(load_unreadable_file_returns_errno_without_using_bak)
+{
+	struct registry	*reg;
+	int		 r;
+
+	if (geteuid() == 0)
+		return;		/* root ignores file modes */
+	save_variant_as(spath, 1);
+	save_variant_as(sbak, 2);
+	ck_assert_int_eq(chmod(spath, 0), 0);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EACCES);
+	ck_assert_uint_eq(registry_count(reg), 0);
+	ck_assert(exists(spath));
+	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(save_after_fallback_restores_state_file)
+{
+	struct registry	*reg, *r2;
+	int		 r;
+
+	save_variant_as(sbak, 2);
+	write_bytes(spath, "junk", 4);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_variant(r2, 2);
+	ck_assert(!registry_dirty(r2));
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+static Suite *
+registry_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("registry");
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, set_then_find_returns_entry_and_marks_dirty);
+	tcase_add_test(tc, set_with_unchanged_values_keeps_registry_clean);
+	tcase_add_test(tc, remove_drops_only_that_entry);
+	tcase_add_test(tc, expire_drops_entries_older_than_ttl);
+	tcase_add_test(tc, flows_sharing_dev_ino_keep_separate_entries);
+	tcase_add_test(tc, round_trip_preserves_every_field);
+	tcase_add_test(tc, saved_file_is_private_and_versioned);
+	tcase_add_test(tc, save_writes_only_when_dirty_unless_forced);
+	tcase_add_test(tc, bak_holds_previous_generation);
+	tcase_add_test(tc, save_into_missing_directory_fails_and_stays_dirty);
+	tcase_add_test(tc, save_into_readonly_directory_fails_and_stays_dirty);
+	tcase_add_test(tc,
+	    save_write_error_keeps_previous_state_and_stays_dirty);
+	tcase_add_test(tc, ten_thousand_entries_round_trip);
+	tcase_add_test(tc,
+	    non_utf8_path_is_stored_lossily_and_file_stays_loadable);
+	tcase_add_test(tc, load_with_no_files_is_empty_and_ok);
+	tcase_add_test(tc, load_replaces_entries_already_present);
+	tcase_add_test(tc, load_missing_file_uses_bak);
+	tcase_add_test(tc, load_empty_file_falls_back_to_bak);
+	tcase_add_test(tc, load_nul_filled_file_falls_back_to_bak);
+	tcase_add_test(tc, load_garbage_falls_back_to_bak);
+	tcase_add_test(tc, load_wrong_version_falls_back_to_bak);
+	tcase_add_test(tc, load_file_with_valid_crc_written_by_hand_is_accepted);
+	tcase_add_test(tc, load_flipped_offset_digit_fails_crc_and_falls_back);
+	tcase_add_loop_test(tc, load_wrong_field_types_fall_back_to_bak, 0,
+	    (int)ARRAY_SIZE(bad_files));
+	tcase_add_test(tc, load_wrong_top_level_shape_falls_back_to_bak);
+	tcase_add_test(tc, empty_registry_file_has_the_crc_the_shape_tests_use);
+	tcase_add_test(tc,
+	    load_truncated_at_every_offset_never_yields_another_state);
+	tcase_add_test(tc,
+	    load_with_both_files_corrupt_returns_ebadmsg_and_is_empty);
+	tcase_add_test(tc, load_corrupt_file_without_bak_returns_ebadmsg);
+	tcase_add_test(tc, load_missing_file_with_corrupt_bak_returns_ebadmsg);
+	tcase_add_test(tc,
+	    load_unreadable_file_returns_errno_without_using_bak);
+	tcase_add_test(tc, save_after_fallback_restores_state_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(registry_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
