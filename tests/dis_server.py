@@ -1,0 +1,1112 @@
+#!/usr/bin/env python3
+"""A DIS-compatible HTTPS test endpoint for the disagent tests.
+
+Implements the parts of the Huawei Cloud DIS v2 API the agent uses
+(spec/dis-api.md): PutRecords (sections 2-3, 7, 8), DescribeStream (5) and
+request authentication (6), plus fault injection and an unauthenticated
+control API under /_test/ that only this test server has.  Standard library
+only; lz4 and zstandard are imported lazily, when a compressed body arrives.
+
+Every accepted record is appended as one JSON line to --records-file:
+  {"stream","partition_id","sequence_number","partition_key","data","req"}
+where "data" is the Base64 text as received and "req" the request counter;
+the lines of one request are written with one write() and flushed.
+
+Authentication (HTTP 441 unless noted).  A request passes with either
+X-Auth-Token equal to --token, or an Authorization header in one of three
+dialects, verified by recomputing the signature from the request exactly as
+received (method, path, query, signed header values incl. Host with its
+port, SHA-256 of the raw body bytes before any decompression):
+  SDK-HMAC-SHA256 Credential=AK/yyyyMMdd/region/dis/sdk_request, ...  (6.2)
+  SDK-HMAC-SHA256 Access=AK, SignedHeaders=..., Signature=...         (6.3)
+  V11-HMAC-SHA256 Credential=AK/yyyyMMdd/region/dis/sdk_request, ...  (6.3b)
+Error codes chosen for this server:
+  DIS.4100  no Authorization header (and no X-Auth-Token; no --token set)
+  DIS.4101  malformed Authorization: unknown algorithm, unparsable fields,
+            SignedHeaders without x-sdk-date or naming a header not sent
+  DIS.4102  unknown access key (AK)
+  DIS.4103  X-Sdk-Date more than 15 minutes away from the server clock
+  DIS.4104  X-Sdk-Date missing or not yyyyMMdd'T'HHmmss'Z'
+  DIS.4105  credential scope date differs from the X-Sdk-Date day
+  DIS.4106  credential scope region/service/terminator wrong
+  DIS.4110  signature mismatch
+  DIS.4113  no X-Auth-Token and no Authorization while --token is set
+  DIS.4114  X-Auth-Token present but not the configured token
+Other errors: 400 {"errorCode":"DIS.4117"} wrong project id (path or
+X-Project-Id), DIS.4301 unknown stream, DIS.4202 empty records, DIS.4200
+bad JSON/body/encoding, DIS.4201 bad partition_id; per-record DIS.4200 for
+an oversize record; 413 (gateway-style body) when the raw data of a request
+exceeds max_request_bytes; 404 (gateway-style) for an unknown path.
+
+Faults (CLI --name or POST /_test/faults {"name": value}):
+  drop, outage, latency_ms   every DIS API request (not /_test/)
+  req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
+                             PutRecords only
+max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
+5 MiB ADVANCED), compared with the sum of decoded record sizes.  A uniform
+draw u per request (only while drop > 0) picks drop; one per PutRecords picks
+u < req_500 -> 500, u < req_500+req_429 -> 429, u < ...+req_400_4303 -> 400
+DIS.4303; one per record picks u < rec_4303 -> DIS.4303, u < rec_4303 +
+rec_5000 -> DIS.5000.  All draws come from one random.Random(--seed) under
+one lock.
+
+A DIS API request is handled in this order: read the whole body; outage or
+drop (close without a reply); latency; route (404); authentication (441);
+project id (400 DIS.4117); PutRecords request faults; decode lz4/zstd; JSON
+and stream checks (400); the 413 size check; per-record results.
+
+Typical use (see tests/e2e/server_selftest.sh):
+  sh tests/make_test_ca.sh DIR
+  python3 tests/dis_server.py --cert DIR/server.pem --key DIR/server.key \
+      --port 0 --port-file DIR/port --ak AK --sk SK --project-id PID \
+      --stream app:COMMON:2 --records-file DIR/records.jsonl \
+      --log-file DIR/server.log --seed 1 &
+then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
+
+Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
+{"name","type","partitions"}, DELETE /_test/streams/NAME, POST
+/_test/credentials {"ak","sk"[,"token"]}, GET /_test/stats.  Counters in
+stats cover DIS API requests only.
+"""
+
+import argparse
+import base64
+import binascii
+import datetime
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import random
+import re
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+
+# ---------------------------------------------------------------------------
+# Signing primitives (importable; the self test checks them against 6.5).
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+DATE_FMT = "%Y%m%dT%H%M%SZ"
+MAX_SKEW_SECONDS = 15 * 60
+ALG_SDK = "SDK-HMAC-SHA256"
+ALG_V11 = "V11-HMAC-SHA256"
+SERVICE = "dis"
+TERMINATOR = "sdk_request"
+LONG_MAX = 2 ** 63 - 1
+MIB = 1024 * 1024
+RECORD_CAP = {"COMMON": MIB, "ADVANCED": 5 * MIB}
+REQUEST_CAP = {"COMMON": MIB, "ADVANCED": 5 * MIB}
+BODY_HARD_CAP = 64 * MIB
+
+
+def sha256_hex(data):
+    """Lowercase hex SHA-256 of bytes (str is UTF-8 encoded)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def hmac_sha256(key, msg):
+    """Raw HMAC-SHA256; str arguments are UTF-8 encoded."""
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if isinstance(msg, str):
+        msg = msg.encode("utf-8")
+    return hmac.new(key, msg, hashlib.sha256).digest()
+
+
+def uri_encode(s):
+    """Percent-encode everything except A-Za-z0-9-_.~ (uppercase %XX)."""
+    return urllib.parse.quote(s, safe="-_.~")
+
+
+def canonical_uri(path):
+    """Canonical URI of 6.1 from a received (possibly encoded) path.
+
+    Each "/"-separated segment is decoded then re-encoded; the result always
+    ends in "/".
+    """
+    segs = [uri_encode(urllib.parse.unquote(s)) for s in path.split("/")]
+    uri = "/".join(segs)
+    if not uri.startswith("/"):
+        uri = "/" + uri
+    if not uri.endswith("/"):
+        uri += "/"
+    return uri
+
+
+def canonical_query(query):
+    """Canonical query string of 6.1 from a raw query string (may be "")."""
+    if not query:
+        return ""
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    enc = sorted((uri_encode(k), uri_encode(v)) for k, v in pairs)
+    return "&".join("%s=%s" % kv for kv in enc)
+
+
+def canonical_headers(headers, signed):
+    """The HEADERS block: "name:trimmed-value\\n" per signed name, sorted.
+
+    headers maps lowercase names to values; signed is a list of lowercase
+    names.  Raises KeyError when a signed header is absent.
+    """
+    return "".join("%s:%s\n" % (n, headers[n].strip())
+                   for n in sorted(signed))
+
+
+def build_canonical_request(method, uri, query, headers_block, signed,
+                            body_hash):
+    """Join the six parts of 6.1 literally (no normalization at all)."""
+    return "%s\n%s\n%s\n%s\n%s\n%s" % (method, uri, query, headers_block,
+                                       ";".join(sorted(signed)), body_hash)
+
+
+def canonical_request(method, path, query, headers, signed, body):
+    """Canonical request for a request as received (body: bytes)."""
+    return build_canonical_request(method, canonical_uri(path),
+                                   canonical_query(query),
+                                   canonical_headers(headers, signed),
+                                   signed, sha256_hex(body))
+
+
+def string_to_sign(algorithm, sdk_date, scope, canonical_hash):
+    """StringToSign of 6.2/6.3b (scope given) or 6.3 (scope None)."""
+    if scope is None:
+        return "%s\n%s\n%s" % (algorithm, sdk_date, canonical_hash)
+    return "%s\n%s\n%s\n%s" % (algorithm, sdk_date, scope, canonical_hash)
+
+
+def dis_signing_key(secret, date8, region, service=SERVICE):
+    """kSigning of 6.2 from "SDK"+secret and the scope parts."""
+    key = ("SDK" + secret).encode("utf-8")
+    for part in (date8, region, service, TERMINATOR):
+        key = hmac_sha256(key, part)
+    return key
+
+
+def v11_secret(ak, sk, date8, region, service=SERVICE):
+    """Derived secret of 6.3b: hex HKDF-SHA256(salt=AK, ikm=SK, info)."""
+    prk = hmac_sha256(ak, sk)
+    info = ("%s/%s/%s" % (date8, region, service)).encode("utf-8")
+    return hmac_sha256(prk, info + b"\x01").hex()
+
+
+def signature_for(dialect, ak, sk, region, sdk_date, canonical_hash):
+    """Hex signature for dialect "dis", "apig" or "v11"."""
+    date8 = sdk_date[:8]
+    scope = "%s/%s/%s/%s" % (date8, region, SERVICE, TERMINATOR)
+    if dialect == "apig":
+        sts = string_to_sign(ALG_SDK, sdk_date, None, canonical_hash)
+        return hmac.new(sk.encode("utf-8"), sts.encode("utf-8"),
+                        hashlib.sha256).hexdigest()
+    if dialect == "v11":
+        secret = v11_secret(ak, sk, date8, region)
+        alg = ALG_V11
+    else:
+        secret = sk
+        alg = ALG_SDK
+    sts = string_to_sign(alg, sdk_date, scope, canonical_hash)
+    return hmac.new(dis_signing_key(secret, date8, region),
+                    sts.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+class AuthError(Exception):
+    """Authentication failure: HTTP status 441 and a DIS error code."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+_AUTH_RE = re.compile(r"^\s*(\S+)\s+(.*)$", re.S)
+
+
+def parse_authorization(value):
+    """Parse an Authorization value into a dict or raise AuthError(4101).
+
+    Keys: algorithm, dialect ("dis", "apig", "v11"), ak, scope (list of four
+    strings or None), signed (list of names), signature.
+    """
+    m = _AUTH_RE.match(value or "")
+    if not m or m.group(1) not in (ALG_SDK, ALG_V11):
+        raise AuthError("DIS.4101", "unsupported Authorization algorithm")
+    alg = m.group(1)
+    fields = {}
+    for part in m.group(2).split(","):
+        if "=" not in part:
+            raise AuthError("DIS.4101", "malformed Authorization field")
+        k, v = part.split("=", 1)
+        k = k.strip()
+        if k in fields:
+            raise AuthError("DIS.4101", "duplicate Authorization field")
+        fields[k] = v.strip()
+    sig = fields.get("Signature")
+    sh = fields.get("SignedHeaders")
+    if not sig or not sh or not re.fullmatch(r"[0-9a-fA-F]{64}", sig):
+        raise AuthError("DIS.4101", "missing or bad Signature/SignedHeaders")
+    signed = sh.split(";")
+    if any(not n or n != n.lower() or n.strip() != n for n in signed):
+        raise AuthError("DIS.4101", "SignedHeaders must be lowercase names")
+    if "x-sdk-date" not in signed:
+        raise AuthError("DIS.4101", "SignedHeaders lacks x-sdk-date")
+    out = {"algorithm": alg, "signed": signed, "signature": sig.lower()}
+    if "Credential" in fields and "Access" not in fields:
+        parts = fields["Credential"].split("/")
+        if len(parts) != 5 or not parts[0]:
+            raise AuthError("DIS.4101", "malformed Credential")
+        out.update(dialect="v11" if alg == ALG_V11 else "dis",
+                   ak=parts[0], scope=parts[1:])
+    elif "Access" in fields and "Credential" not in fields \
+            and alg == ALG_SDK:
+        if not fields["Access"]:
+            raise AuthError("DIS.4101", "empty Access")
+        out.update(dialect="apig", ak=fields["Access"], scope=None)
+    else:
+        raise AuthError("DIS.4101", "need exactly one of Credential/Access")
+    return out
+
+
+def verify_signature(method, path, query, headers, body, credentials,
+                     region, now=None):
+    """Verify a signed request as received; return the AK or raise AuthError.
+
+    headers maps lowercase names to received values; credentials maps AK to
+    SK; now is UTC epoch seconds (default: the clock).
+    """
+    auth = parse_authorization(headers.get("authorization"))
+    for n in auth["signed"]:
+        if n not in headers:
+            raise AuthError("DIS.4101", "signed header %s not sent" % n)
+    sdk_date = headers.get("x-sdk-date", "").strip()
+    try:
+        t = datetime.datetime.strptime(sdk_date, DATE_FMT).replace(
+            tzinfo=datetime.timezone.utc)
+    except ValueError:
+        raise AuthError("DIS.4104", "X-Sdk-Date missing or malformed")
+    if not re.fullmatch(r"\d{8}T\d{6}Z", sdk_date):
+        raise AuthError("DIS.4104", "X-Sdk-Date malformed")
+    if now is None:
+        now = time.time()
+    if abs(now - t.timestamp()) > MAX_SKEW_SECONDS:
+        raise AuthError("DIS.4103", "X-Sdk-Date %s is more than 15 minutes "
+                        "from the server clock" % sdk_date)
+    scope = auth["scope"]
+    if scope is not None:
+        if scope[0] != sdk_date[:8]:
+            raise AuthError("DIS.4105", "credential scope date differs "
+                            "from X-Sdk-Date")
+        if scope[1:] != [region, SERVICE, TERMINATOR]:
+            raise AuthError("DIS.4106", "credential scope must be "
+                            "DATE/%s/%s/%s" % (region, SERVICE, TERMINATOR))
+    sk = credentials.get(auth["ak"])
+    if sk is None:
+        raise AuthError("DIS.4102", "unknown access key")
+    canon = canonical_request(method, path, query, headers, auth["signed"],
+                              body)
+    want = signature_for(auth["dialect"], auth["ak"], sk, region, sdk_date,
+                         sha256_hex(canon))
+    if not hmac.compare_digest(want, auth["signature"]):
+        raise AuthError("DIS.4110", "signature mismatch")
+    return auth["ak"]
+
+
+def authenticate(method, path, query, headers, body, credentials, region,
+                 token=None, now=None):
+    """Token or signature authentication of 6.4/6.x; raise AuthError."""
+    if "x-auth-token" in headers:
+        got = headers["x-auth-token"].strip()
+        if token is None or not hmac.compare_digest(got.encode(),
+                                                    token.encode()):
+            raise AuthError("DIS.4114", "invalid X-Auth-Token")
+        return "token"
+    if "authorization" not in headers:
+        if token is not None:
+            raise AuthError("DIS.4113", "missing X-Auth-Token")
+        raise AuthError("DIS.4100", "missing Authorization header")
+    return verify_signature(method, path, query, headers, body, credentials,
+                            region, now)
+
+
+# ---------------------------------------------------------------------------
+# Partitions (section 8).
+
+def key_hash(partition_key):
+    """MD5(key)[0..7] big-endian & 0x7FFFFFFFFFFFFFFF."""
+    d = hashlib.md5(partition_key.encode("utf-8")).digest()
+    return int.from_bytes(d[:8], "big") & LONG_MAX
+
+
+def partition_for_hash(h, n):
+    """Partition index of hash h among n partitions (SDKJ rule, clamped)."""
+    step = LONG_MAX // n
+    p = h // step
+    if p > 0 and h % step == 0:
+        p -= 1
+    return min(p, n - 1)
+
+
+def hash_range(i, n):
+    """The inclusive hash range [lo, hi] that partition_for_hash maps to i."""
+    step = LONG_MAX // n
+    lo = 0 if i == 0 else i * step + 1
+    hi = LONG_MAX if i == n - 1 else (i + 1) * step
+    return lo, hi
+
+
+def partition_name(i):
+    return "shardId-%010d" % i
+
+
+def parse_partition_id(v):
+    """Index from "3" or "shardId-0000000003"; None when malformed."""
+    if not isinstance(v, str):
+        return None
+    m = re.fullmatch(r"(?:shardId-)?(\d{1,10})", v)
+    return int(m.group(1)) if m else None
+
+
+def raw_len_b64(s):
+    """Decoded length of well-formed padded Base64 text, without decoding."""
+    n = len(s)
+    pad = 2 if s.endswith("==") else 1 if s.endswith("=") else 0
+    return n * 3 // 4 - pad
+
+
+# ---------------------------------------------------------------------------
+# Server state.
+
+class HttpError(Exception):
+    """A request-level reply: status and a JSON-able body."""
+
+    def __init__(self, status, body, code=None):
+        super().__init__("%s %s" % (status, body))
+        self.status = status
+        self.body = body
+        self.code = code
+
+
+def dis_error(status, code, message):
+    return HttpError(status, {"errorCode": code, "message": message}, code)
+
+
+def gw_error(status, code, message):
+    return HttpError(status, {"error_code": code, "error_msg": message,
+                              "request_id": os.urandom(16).hex()}, code)
+
+
+class Stream:
+    def __init__(self, name, stype, partitions):
+        self.name = name
+        self.type = stype
+        self.partitions = partitions
+        self.id = "sid-" + hashlib.md5(name.encode()).hexdigest()[:16]
+        self.create_time = int(time.time() * 1000)
+        self.seq = [0] * partitions
+
+
+FAULT_KNOBS = {
+    "rec_4303": float, "rec_5000": float, "req_500": float,
+    "req_429": float, "req_400_4303": float, "drop": float,
+    "latency_ms": int, "outage": bool, "max_request_bytes": int,
+}
+
+STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def parse_stream_spec(spec):
+    """NAME[:TYPE[:PARTITIONS]] -> (name, type, partitions)."""
+    parts = spec.split(":")
+    if len(parts) > 3:
+        raise ValueError("bad stream spec %r" % spec)
+    name = parts[0]
+    stype = parts[1].upper() if len(parts) > 1 and parts[1] else "COMMON"
+    n = int(parts[2]) if len(parts) > 2 else 1
+    check_stream(name, stype, n)
+    return name, stype, n
+
+
+def check_stream(name, stype, n):
+    if not isinstance(name, str) or not STREAM_NAME_RE.fullmatch(name):
+        raise ValueError("bad stream name %r" % (name,))
+    if stype not in RECORD_CAP:
+        raise ValueError("stream type must be COMMON or ADVANCED")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 1000:
+        raise ValueError("partitions must be 1..1000")
+
+
+class State:
+    """Everything mutable, guarded by one lock."""
+
+    def __init__(self, args):
+        self.lock = threading.Lock()
+        self.rng = random.Random(args.seed)
+        self.project_id = args.project_id
+        self.region = args.region
+        self.credentials = {args.ak: args.sk}
+        self.token = args.token
+        self.ack_only = args.ack_only
+        self.quiet = args.quiet
+        self.streams = {}
+        for spec in args.stream or []:
+            name, stype, n = parse_stream_spec(spec)
+            self.streams[name] = Stream(name, stype, n)
+        self.faults = {
+            "rec_4303": args.rec_4303, "rec_5000": args.rec_5000,
+            "req_500": args.req_500, "req_429": args.req_429,
+            "req_400_4303": args.req_400_4303, "drop": args.drop,
+            "latency_ms": args.latency_ms, "outage": args.outage,
+            "max_request_bytes": args.max_request_bytes,
+        }
+        self.reqno = 0
+        self.stats = {"requests": 0, "put_requests": 0,
+                      "records_received": 0, "records_accepted": 0,
+                      "records_failed_by_code": {}, "status_counts": {},
+                      "auth_failures": 0, "dropped": 0}
+        self.records_fp = None
+        if args.records_file:
+            self.records_fp = open(args.records_file, "a", encoding="utf-8")
+        self.log_fp = sys.stderr
+        if args.log_file:
+            self.log_fp = open(args.log_file, "a", encoding="utf-8")
+
+    def log(self, msg, force=False):
+        if self.quiet and not force:
+            return
+        ts = datetime.datetime.now().strftime("%H:%M:%S.%f")[:-3]
+        with self.lock:
+            self.log_fp.write("%s %s\n" % (ts, msg))
+            self.log_fp.flush()
+
+    def next_request(self):
+        with self.lock:
+            self.reqno += 1
+            self.stats["requests"] += 1
+            return self.reqno
+
+    def count(self, key, n=1):
+        with self.lock:
+            self.stats[key] += n
+
+    def count_status(self, status):
+        with self.lock:
+            sc = self.stats["status_counts"]
+            sc[str(status)] = sc.get(str(status), 0) + 1
+
+    def draw(self):
+        with self.lock:
+            return self.rng.random()
+
+    def set_faults(self, obj):
+        if not isinstance(obj, dict):
+            raise ValueError("expected a JSON object")
+        new = {}
+        for k, v in obj.items():
+            typ = FAULT_KNOBS.get(k)
+            if typ is None:
+                raise ValueError("unknown fault knob %r" % k)
+            if typ is bool:
+                if not isinstance(v, bool):
+                    raise ValueError("%s must be a boolean" % k)
+            elif v is None and k == "max_request_bytes":
+                pass
+            elif isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError("%s must be a number" % k)
+            elif typ is float and not 0.0 <= v <= 1.0:
+                raise ValueError("%s must be within 0..1" % k)
+            elif typ is int and (v < 0 or v != int(v)):
+                raise ValueError("%s must be a non-negative integer" % k)
+            new[k] = typ(v) if v is not None else None
+        with self.lock:
+            self.faults.update(new)
+            return dict(self.faults)
+
+    def snapshot(self):
+        with self.lock:
+            return json.loads(json.dumps(self.stats))
+
+    def lookup_stream(self, name=None, sid=None):
+        with self.lock:
+            if name is not None:
+                return self.streams.get(name)
+            for s in self.streams.values():
+                if s.id == sid:
+                    return s
+            return None
+
+
+# ---------------------------------------------------------------------------
+# DIS operations.
+
+def decode_body(headers, body):
+    """Undo Content-Encoding lz4/zstd (section 7); raise HttpError."""
+    enc = headers.get("content-encoding", "").strip().lower()
+    if enc in ("", "identity"):
+        return body
+    if enc not in ("lz4", "zstd"):
+        raise dis_error(400, "DIS.4200", "unsupported Content-Encoding %s"
+                        % enc)
+    size = headers.get("x-dis-%s-content-length" % enc, "").strip()
+    if enc == "lz4" and not size.isdigit():
+        raise dis_error(400, "DIS.4200", "lz4 body needs "
+                        "x-dis-lz4-content-length")
+    try:
+        if enc == "lz4":
+            import lz4.block
+        else:
+            import zstandard
+    except ImportError:
+        raise dis_error(500, "DIS.5000", "test server lacks the python %s "
+                        "module" % ("lz4" if enc == "lz4" else "zstandard"))
+    try:
+        if enc == "lz4":
+            out = lz4.block.decompress(body, uncompressed_size=int(size))
+        else:
+            dobj = zstandard.ZstdDecompressor().decompressobj()
+            out = dobj.decompress(body)
+    except Exception as e:
+        raise dis_error(400, "DIS.4200", "cannot decode %s body: %s"
+                        % (enc, e))
+    if size.isdigit() and int(size) != len(out):
+        raise dis_error(400, "DIS.4200", "x-dis-%s-content-length %s but "
+                        "body decodes to %d bytes" % (enc, size, len(out)))
+    return out
+
+
+def validate_put(state, headers, body):
+    """Parse and check a PutRecords body; return (stream, records, raws)."""
+    raw = decode_body(headers, body)
+    try:
+        req = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise dis_error(400, "DIS.4200", "invalid JSON body: %s" % e)
+    if not isinstance(req, dict):
+        raise dis_error(400, "DIS.4200", "body must be a JSON object")
+    name, sid = req.get("stream_name"), req.get("stream_id")
+    if not isinstance(name, str) and not isinstance(sid, str):
+        raise dis_error(400, "DIS.4200", "stream_name or stream_id needed")
+    stream = state.lookup_stream(name=name) if isinstance(name, str) \
+        else state.lookup_stream(sid=sid)
+    if stream is None:
+        raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]"
+                        % (name if isinstance(name, str) else sid))
+    records = req.get("records")
+    if not isinstance(records, list):
+        raise dis_error(400, "DIS.4200", "records must be an array")
+    if not records:
+        raise dis_error(400, "DIS.4202", "Empty records.")
+    raws = []
+    for i, r in enumerate(records):
+        raws.append(check_record(state, stream, i, r))
+    return stream, records, raws
+
+
+def check_record(state, stream, i, r):
+    """Validate one record; return its decoded bytes (or length in ack-only
+    mode)."""
+    if not isinstance(r, dict) or not isinstance(r.get("data"), str):
+        raise dis_error(400, "DIS.4200", "records[%d].data missing" % i)
+    for k in ("partition_key", "partition_id", "explicit_hash_key"):
+        if k in r and not isinstance(r[k], str):
+            raise dis_error(400, "DIS.4200", "records[%d].%s must be a "
+                            "string" % (i, k))
+    if "partition_id" in r:
+        p = parse_partition_id(r["partition_id"])
+        if p is None or p >= stream.partitions:
+            raise dis_error(400, "DIS.4201", "Invalid partition_id %r"
+                            % r["partition_id"])
+    if "explicit_hash_key" in r:
+        e = r["explicit_hash_key"]
+        if not e.isdigit() or int(e) > LONG_MAX:
+            raise dis_error(400, "DIS.4200", "Invalid explicit_hash_key")
+    if state.ack_only:
+        return raw_len_b64(r["data"])
+    try:
+        return base64.b64decode(r["data"], validate=True)
+    except (binascii.Error, ValueError):
+        raise dis_error(400, "DIS.4200", "records[%d].data is not valid "
+                        "Base64" % i)
+
+
+def choose_partition(state, stream, r):
+    """Partition index for a record: partition_id, hash key, random."""
+    if "partition_id" in r:
+        return parse_partition_id(r["partition_id"])
+    if "explicit_hash_key" in r:
+        return partition_for_hash(int(r["explicit_hash_key"]),
+                                  stream.partitions)
+    if "partition_key" in r:
+        return partition_for_hash(key_hash(r["partition_key"]),
+                                  stream.partitions)
+    return state.rng.randrange(stream.partitions)
+
+
+def put_records(state, reqno, headers, body):
+    """PutRecords: return (reply dict, log summary)."""
+    stream, records, raws = validate_put(state, headers, body)
+    state.count("records_received", len(records))
+    sizes = [r if isinstance(r, int) else len(r) for r in raws]
+    with state.lock:
+        limit = state.faults["max_request_bytes"] or REQUEST_CAP[stream.type]
+        f = dict(state.faults)
+    if sum(sizes) > limit:
+        raise gw_error(413, "APIG.0201", "Request entity too large: %d raw "
+                       "bytes > %d" % (sum(sizes), limit))
+    cap = RECORD_CAP[stream.type]
+    out, lines, failed = [], [], {}
+    with state.lock:
+        for r, size in zip(records, sizes):
+            code = None
+            if size > cap:
+                code, msg = "DIS.4200", "Record data exceeds %d bytes" % cap
+            else:
+                u = state.rng.random()
+                if u < f["rec_4303"]:
+                    code, msg = "DIS.4303", "Exceeded traffic control limit."
+                elif u < f["rec_4303"] + f["rec_5000"]:
+                    code, msg = "DIS.5000", "System error."
+            if code:
+                out.append({"error_code": code, "error_message": msg})
+                failed[code] = failed.get(code, 0) + 1
+                continue
+            p = choose_partition(state, stream, r)
+            seq = str(stream.seq[p])
+            stream.seq[p] += 1
+            out.append({"partition_id": partition_name(p),
+                        "sequence_number": seq})
+            if state.records_fp is not None and not state.ack_only:
+                lines.append(json.dumps({
+                    "stream": stream.name, "partition_id": partition_name(p),
+                    "sequence_number": seq,
+                    "partition_key": r.get("partition_key"),
+                    "data": r["data"], "req": reqno},
+                    separators=(",", ":")))
+        if lines:
+            state.records_fp.write("\n".join(lines) + "\n")
+            state.records_fp.flush()
+        st = state.stats
+        st["records_accepted"] += len(records) - sum(failed.values())
+        fb = st["records_failed_by_code"]
+        for code, n in failed.items():
+            fb[code] = fb.get(code, 0) + n
+    nfail = sum(failed.values())
+    summary = "PutRecords stream=%s records=%d ok=%d failed=%d" % (
+        stream.name, len(records), len(records) - nfail, nfail)
+    return {"failed_record_count": nfail, "records": out}, summary
+
+
+def describe_stream(state, name, query):
+    stream = state.lookup_stream(name=name)
+    if stream is None:
+        raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]" % name)
+    q = dict(urllib.parse.parse_qsl(query or "", keep_blank_values=True))
+    try:
+        limit = int(q.get("limit_partitions", "100"))
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= 1000:
+        raise dis_error(400, "DIS.4200", "limit_partitions must be 1..1000")
+    start = -1
+    if q.get("start_partitionId"):
+        start = parse_partition_id(q["start_partitionId"])
+        if start is None:
+            raise dis_error(400, "DIS.4200", "bad start_partitionId")
+    n = stream.partitions
+    parts = []
+    with state.lock:
+        for i in range(start + 1, min(n, start + 1 + limit)):
+            lo, hi = hash_range(i, n)
+            last = max(stream.seq[i] - 1, 0)
+            parts.append({
+                "status": "ACTIVE", "partition_id": partition_name(i),
+                "hash_range": "[%d : %d]" % (lo, hi),
+                "sequence_number_range": "[0 : %d]" % last})
+    reply = {
+        "stream_id": stream.id, "stream_name": stream.name,
+        "create_time": stream.create_time, "last_modified_time":
+        stream.create_time, "retention_period": 24, "status": "RUNNING",
+        "stream_type": stream.type, "data_type": "BLOB",
+        "writable_partition_count": n, "readable_partition_count": n,
+        "tags": [], "auto_scale_enabled": False,
+        "partitions": parts,
+        "has_more_partitions": start + 1 + limit < n,
+    }
+    return reply, "DescribeStream stream=%s" % name
+
+
+# ---------------------------------------------------------------------------
+# HTTP layer.
+
+RECORDS_RE = re.compile(r"^/v2/([^/]+)/records/?$")
+STREAM_RE = re.compile(r"^/v2/([^/]+)/streams/([^/]+)/?$")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "dis-test-server/1"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    timeout = 300
+
+    def version_string(self):
+        return self.server_version
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+    def log_message(self, fmt, *args):
+        self.server.state.log("http: " + (fmt % args))
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_DELETE(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def read_body(self):
+        """The raw request body, or None after replying 4xx itself."""
+        te = self.headers.get("Transfer-Encoding", "").lower()
+        if "chunked" in te:
+            return self.read_chunked()
+        cl = self.headers.get("Content-Length")
+        if cl is None:
+            return b""
+        if not cl.strip().isdigit():
+            self.reply(400, {"errorCode": "DIS.4200",
+                             "message": "bad Content-Length"}, close=True)
+            return None
+        n = int(cl)
+        if n > BODY_HARD_CAP:
+            self.reply(413, {"error_code": "APIG.0201", "error_msg":
+                             "Request entity too large"}, close=True)
+            return None
+        body = self.rfile.read(n)
+        if len(body) < n:
+            self.close_connection = True    # the peer went away
+            return None
+        return body
+
+    def read_chunked(self):
+        chunks, total = [], 0
+        while True:
+            line = self.rfile.readline(1024)
+            try:
+                size = int(line.split(b";")[0].strip(), 16)
+            except ValueError:
+                self.reply(400, {"errorCode": "DIS.4200", "message":
+                                 "bad chunked encoding"}, close=True)
+                return None
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+            total += size
+            if total > BODY_HARD_CAP:
+                self.reply(413, {"error_code": "APIG.0201", "error_msg":
+                                 "Request entity too large"}, close=True)
+                return None
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline(1024)
+
+    def reply(self, status, obj, close=False):
+        body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        # Headers and body in one write: no Nagle/delayed-ACK stall.
+        self._headers_buffer.append(b"\r\n")
+        self._headers_buffer.append(body)
+        self.flush_headers()
+
+    def lower_headers(self):
+        out = {}
+        for k, v in self.headers.items():
+            k = k.lower()
+            out[k] = out[k] + "," + v if k in out else v
+        return out
+
+    def dispatch(self):
+        state = self.server.state
+        try:
+            body = self.read_body()
+            if body is None:
+                return
+            split = urllib.parse.urlsplit(self.path)
+            if split.path.startswith("/_test/"):
+                self.control(split.path, body)
+            else:
+                self.api(split.path, split.query, body)
+        except (ConnectionError, ssl.SSLError, socket.timeout):
+            self.close_connection = True
+        except Exception:
+            state.log("exception handling %s %s:\n%s" % (
+                self.command, self.path, traceback.format_exc()), force=True)
+            try:
+                self.reply(500, {"errorCode": "DIS.5000",
+                                 "message": "test server exception"},
+                           close=True)
+            except Exception:
+                self.close_connection = True
+
+    # -- DIS API ------------------------------------------------------------
+
+    def route(self, path):
+        m = RECORDS_RE.match(path)
+        if m and self.command == "POST":
+            return "PutRecords", m.group(1), None
+        m = STREAM_RE.match(path)
+        if m and self.command == "GET":
+            return ("DescribeStream", m.group(1),
+                    urllib.parse.unquote(m.group(2)))
+        return None, None, None
+
+    def api(self, path, query, body):
+        state = self.server.state
+        reqno = state.next_request()
+        with state.lock:
+            f = dict(state.faults)
+        if f["outage"] or (f["drop"] > 0 and state.draw() < f["drop"]):
+            state.count("dropped")
+            state.log("#%d drop %s %s" % (reqno, self.command, path))
+            self.close_connection = True
+            return
+        if f["latency_ms"]:
+            time.sleep(f["latency_ms"] / 1000.0)
+        op, pid, name = self.route(path)
+        status, obj, summary = self.run_op(reqno, op, pid, name, path,
+                                           query, body, f)
+        state.count_status(status)
+        state.log("#%d %s status=%d" % (reqno, summary, status))
+        self.reply(status, obj)
+
+    def run_op(self, reqno, op, pid, name, path, query, body, f):
+        state = self.server.state
+        if op is None:
+            return (404, gw_error(404, "APIG.0101", "The API does not exist "
+                                  "or has not been published").body,
+                    "NotFound %s %s" % (self.command, path))
+        headers = self.lower_headers()
+        if op == "PutRecords":
+            state.count("put_requests")
+        try:
+            with state.lock:
+                creds = dict(state.credentials)
+                token = state.token
+            authenticate(self.command, path, query, headers, body, creds,
+                         state.region, token)
+        except AuthError as e:
+            state.count("auth_failures")
+            return (441, {"errorCode": e.code, "message": e.message},
+                    "%s auth=%s (%s)" % (op, e.code, e.message))
+        try:
+            if pid != state.project_id or headers.get(
+                    "x-project-id", pid).strip() != state.project_id:
+                raise dis_error(400, "DIS.4117", "Invalid project id.")
+            if op == "DescribeStream":
+                obj, summary = describe_stream(state, name, query)
+                return 200, obj, summary
+            self.request_faults(f)
+            obj, summary = put_records(state, reqno, headers, body)
+            return 200, obj, summary
+        except HttpError as e:
+            return e.status, e.body, "%s error=%s" % (op, e.code)
+
+    def request_faults(self, f):
+        u = self.server.state.draw()
+        if u < f["req_500"]:
+            raise dis_error(500, "DIS.5000", "System error.")
+        u -= f["req_500"]
+        if u < f["req_429"]:
+            raise gw_error(429, "APIG.0308", "The throttling threshold has "
+                           "been reached")
+        u -= f["req_429"]
+        if u < f["req_400_4303"]:
+            raise dis_error(400, "DIS.4303", "Exceeded traffic control "
+                            "limit.")
+
+    # -- /_test/ control API ------------------------------------------------
+
+    def control(self, path, body):
+        state = self.server.state
+        try:
+            obj = json.loads(body) if body else {}
+        except ValueError:
+            self.reply(400, {"error": "invalid JSON"})
+            return
+        try:
+            status, out = self.control_op(state, path, obj)
+        except (ValueError, TypeError) as e:
+            status, out = 400, {"error": str(e)}
+        state.log("control %s %s status=%d" % (self.command, path, status))
+        self.reply(status, out)
+
+    def control_op(self, state, path, obj):
+        cmd = self.command
+        if path == "/_test/faults" and cmd == "GET":
+            with state.lock:
+                return 200, dict(state.faults)
+        if path == "/_test/faults" and cmd == "POST":
+            return 200, state.set_faults(obj)
+        if path == "/_test/stats" and cmd == "GET":
+            return 200, state.snapshot()
+        if path == "/_test/streams" and cmd == "POST":
+            if not isinstance(obj, dict):
+                raise ValueError("expected a JSON object")
+            name = obj.get("name")
+            stype = str(obj.get("type", "COMMON")).upper()
+            n = obj.get("partitions", 1)
+            check_stream(name, stype, n)
+            with state.lock:
+                if name in state.streams:
+                    return 409, {"error": "stream exists"}
+                state.streams[name] = Stream(name, stype, n)
+            return 201, {"name": name, "type": stype, "partitions": n}
+        if path.startswith("/_test/streams/") and cmd == "DELETE":
+            name = urllib.parse.unquote(path[len("/_test/streams/"):])
+            with state.lock:
+                if state.streams.pop(name, None) is None:
+                    return 404, {"error": "no such stream"}
+            return 200, {"deleted": name}
+        if path == "/_test/credentials" and cmd == "POST":
+            if not isinstance(obj, dict):
+                raise ValueError("expected a JSON object")
+            ak, sk = obj.get("ak"), obj.get("sk")
+            if not isinstance(ak, str) or not isinstance(sk, str) \
+                    or not ak or not sk:
+                raise ValueError("ak and sk must be non-empty strings")
+            with state.lock:
+                state.credentials = {ak: sk}
+                if "token" in obj:
+                    state.token = obj["token"]
+            return 200, {"ak": ak}
+        return 404, {"error": "unknown control endpoint"}
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+    allow_reuse_address = True
+
+    def __init__(self, addr, state, ctx):
+        self.state = state
+        self.ctx = ctx
+        super().__init__(addr, Handler)
+
+    def get_request(self):
+        # The TLS handshake runs in the handler thread (first read), so a
+        # slow client never blocks accept().
+        sock, addr = self.socket.accept()
+        return self.ctx.wrap_socket(sock, server_side=True,
+                                    do_handshake_on_connect=False), addr
+
+    def handle_error(self, request, client_address):
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, ssl.SSLError, socket.timeout,
+                            OSError)):
+            self.state.log("connection %s: %s" % (client_address[1], exc))
+            return
+        self.state.log("error on connection %s:\n%s" % (
+            client_address[1], traceback.format_exc()), force=True)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="DIS-compatible HTTPS test "
+                                "server (see the file header).")
+    p.add_argument("--cert", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--port-file")
+    p.add_argument("--ak", required=True)
+    p.add_argument("--sk", required=True)
+    p.add_argument("--token")
+    p.add_argument("--project-id", required=True)
+    p.add_argument("--region", default="cn-north-1")
+    p.add_argument("--stream", action="append",
+                   help="NAME[:COMMON|ADVANCED[:PARTITIONS]]")
+    p.add_argument("--records-file")
+    p.add_argument("--log-file")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--seed", type=int)
+    for k in ("rec-4303", "rec-5000", "req-500", "req-429", "req-400-4303",
+              "drop"):
+        p.add_argument("--" + k, type=float, default=0.0)
+    p.add_argument("--latency-ms", type=int, default=0)
+    p.add_argument("--outage", action="store_true")
+    p.add_argument("--max-request-bytes", type=int)
+    p.add_argument("--ack-only", action="store_true")
+    args = p.parse_args(argv)
+    for k in ("rec_4303", "rec_5000", "req_500", "req_429", "req_400_4303",
+              "drop"):
+        if not 0.0 <= getattr(args, k) <= 1.0:
+            p.error("--%s must be within 0..1" % k.replace("_", "-"))
+    if args.seed is None:
+        args.seed = int.from_bytes(os.urandom(4), "big")
+    try:
+        for spec in args.stream or []:
+            parse_stream_spec(spec)
+    except ValueError as e:
+        p.error(str(e))
+    return args
+
+
+def write_port_file(path, port):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as fp:
+        fp.write("%d\n" % port)
+    os.rename(tmp, path)
+
+
+def main(argv=None):
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    args = parse_args(argv)
+    state = State(args)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args.cert, args.key)
+    server = Server((args.host, args.port), state, ctx)
+    port = server.server_address[1]
+    t = threading.Thread(target=server.serve_forever,
+                         kwargs={"poll_interval": 0.2}, daemon=True)
+    t.start()
+    if args.port_file:
+        write_port_file(args.port_file, port)
+    state.log("dis_server: listening on https://%s:%d/ seed=%d project=%s "
+              "streams=%s" % (args.host, port, args.seed, args.project_id,
+                              ",".join(sorted(state.streams))), force=True)
+    while not stop.wait(0.5):
+        pass
+    server.shutdown()
+    server.server_close()
+    with state.lock:
+        if state.records_fp is not None:
+            state.records_fp.close()
+            state.records_fp = None
+    state.log("dis_server: stopped after %d requests" % state.reqno,
+              force=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
