@@ -1,1 +1,323 @@
-/* placeholder: being written */
+/*
+ * Agent lifecycle.  Shutdown order (style.md): stop reading, flush batches,
+ * wait for in-flight requests up to shutdownTimeoutMillis, save the state,
+ * cancel what is left (its offsets do not move), close the http client, free
+ * the flows, and run the loop until every handle is closed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "agent.h"
+#include "conf.h"
+#include "flow.h"
+#include "http.h"
+#include "log.h"
+#include "registry.h"
+
+struct agent {
+	uv_loop_t	 loop;
+	const struct conf *conf;
+	struct http	*http;
+	struct registry	*reg;
+	struct flow	**flows;
+	size_t		 nflows;
+	bool		 once;
+	bool		 stopping;
+	bool		 finishing;
+	int		 exit_code;
+	uint64_t	 start_ms;
+	uv_signal_t	 sig_term;
+	uv_signal_t	 sig_int;
+	uv_signal_t	 sig_hup;
+	uv_timer_t	 ckpt_timer;
+	uv_timer_t	 status_timer;
+	uv_timer_t	 stop_timer;	/* shutdown deadline */
+	uv_idle_t	 check_idle;	/* deferred state checks */
+};
+
+static void	finish(struct agent *);
+
+static void
+save_state(struct agent *a, bool force)
+{
+	if (registry_save(a->reg, force) != 0)
+		log_error("state not saved; will retry");
+}
+
+static void
+on_ckpt_timer(uv_timer_t *t)
+{
+	save_state(container_of(t, struct agent, ckpt_timer), false);
+}
+
+static void
+report(struct agent *a)
+{
+	struct flow_stats fs, sum;
+	size_t		 i;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < a->nflows; i++) {
+		flow_stats(a->flows[i], &fs);
+		sum.records_parsed += fs.records_parsed;
+		sum.bytes_parsed += fs.bytes_parsed;
+		sum.records_sent += fs.records_sent;
+		sum.records_failed += fs.records_failed;
+		sum.files_tracked += fs.files_tracked;
+		sum.files_done += fs.files_done;
+		sum.bytes_behind += fs.bytes_behind;
+	}
+	log_info("Agent: Progress: [%" PRIu64 " records (%" PRIu64
+	    " bytes) / %" PRIu64 " files] parsed, and [%" PRIu64
+	    " records / %" PRIu64 " files] sent successfully to destinations."
+	    " Uptime: %" PRIu64 "ms", sum.records_parsed, sum.bytes_parsed,
+	    sum.files_tracked + sum.files_done, sum.records_sent,
+	    sum.files_done, mono_ms() - a->start_ms);
+	log_info("Agent: Tailing is %.2f MB (%" PRIu64 " bytes) behind.",
+	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.bytes_behind);
+	if (sum.records_failed > 0)
+		log_info("Agent: %" PRIu64 " records failed and were retried",
+		    sum.records_failed);
+}
+
+static void
+on_status_timer(uv_timer_t *t)
+{
+	report(container_of(t, struct agent, status_timer));
+}
+
+/* --- state checks, deferred out of flow callbacks ----------------------- */
+
+static bool
+all(struct agent *a, bool (*pred)(const struct flow *))
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nflows; i++)
+		if (!pred(a->flows[i]))
+			return false;
+	return true;
+}
+
+static void
+on_check_idle(uv_idle_t *h)
+{
+	struct agent	*a = container_of(h, struct agent, check_idle);
+
+	uv_idle_stop(h);
+	if (a->finishing)
+		return;
+	if (a->exit_code != 0 && a->once) {
+		finish(a);
+		return;
+	}
+	if (a->stopping && all(a, flow_idle)) {
+		finish(a);
+		return;
+	}
+	if (a->once && !a->stopping && all(a, flow_drained)) {
+		log_info("--once: everything up to the end of each file is "
+		    "delivered");
+		finish(a);
+	}
+}
+
+static void
+check_soon(struct agent *a)
+{
+	if (!a->finishing)
+		uv_idle_start(&a->check_idle, on_check_idle);
+}
+
+static void
+on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
+    void *arg)
+{
+	struct agent	*a = arg;
+
+	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
+		log_error("--once: cannot deliver flow [%s]: %s",
+		    flow_name(f), reason);
+		a->exit_code = 1;
+	}
+	check_soon(a);
+}
+
+/* --- stopping ----------------------------------------------------------- */
+
+static void
+on_stop_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, stop_timer);
+
+	log_warn("shutdown: in-flight requests did not finish within %lld "
+	    "ms; their records will be sent again at the next start",
+	    a->conf->shutdown_timeout_ms);
+	finish(a);
+}
+
+static void
+stop(struct agent *a, const char *why)
+{
+	size_t	 i;
+
+	if (a->stopping)
+		return;
+	a->stopping = true;
+	log_info("%s: stopping; sending what is batched", why);
+	for (i = 0; i < a->nflows; i++)
+		flow_stop(a->flows[i]);
+	uv_timer_start(&a->stop_timer, on_stop_timer,
+	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
+	check_soon(a);
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+	struct agent	*a = h->data;
+
+	if (signum == SIGHUP) {
+		log_warn("SIGHUP: configuration reload is not supported yet; "
+		    "restart the agent to apply changes");
+		return;
+	}
+	if (a->stopping) {
+		log_warn("second signal: exiting now; in-flight records will "
+		    "be sent again at the next start");
+		save_state(a, true);
+		exit(0);
+	}
+	stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void
+http_closed(void *arg)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+
+	a->http = NULL;
+	for (i = 0; i < a->nflows; i++)
+		flow_free(a->flows[i]);
+	a->nflows = 0;
+}
+
+/* Save, cancel what is left, and close every handle. */
+static void
+finish(struct agent *a)
+{
+	size_t	 i;
+
+	if (a->finishing)
+		return;
+	a->finishing = true;
+	save_state(a, true);
+	report(a);
+	for (i = 0; i < a->nflows; i++)
+		flow_cancel(a->flows[i]);
+	uv_close((uv_handle_t *)&a->ckpt_timer, NULL);
+	uv_close((uv_handle_t *)&a->status_timer, NULL);
+	uv_close((uv_handle_t *)&a->stop_timer, NULL);
+	uv_close((uv_handle_t *)&a->check_idle, NULL);
+	uv_close((uv_handle_t *)&a->sig_term, NULL);
+	uv_close((uv_handle_t *)&a->sig_int, NULL);
+	uv_close((uv_handle_t *)&a->sig_hup, NULL);
+	http_close(a->http, http_closed, a);
+}
+
+/* --- start -------------------------------------------------------------- */
+
+static int
+start_handles(struct agent *a)
+{
+	uv_timer_init(&a->loop, &a->ckpt_timer);
+	uv_timer_init(&a->loop, &a->status_timer);
+	uv_timer_init(&a->loop, &a->stop_timer);
+	uv_idle_init(&a->loop, &a->check_idle);
+	uv_signal_init(&a->loop, &a->sig_term);
+	uv_signal_init(&a->loop, &a->sig_int);
+	uv_signal_init(&a->loop, &a->sig_hup);
+	a->sig_term.data = a->sig_int.data = a->sig_hup.data = a;
+	uv_signal_start(&a->sig_term, on_signal, SIGTERM);
+	uv_signal_start(&a->sig_int, on_signal, SIGINT);
+	uv_signal_start(&a->sig_hup, on_signal, SIGHUP);
+	uv_timer_start(&a->ckpt_timer, on_ckpt_timer,
+	    (uint64_t)a->conf->checkpoint_interval_ms,
+	    (uint64_t)a->conf->checkpoint_interval_ms);
+	uv_timer_start(&a->status_timer, on_status_timer,
+	    (uint64_t)a->conf->status_period_s * 1000,
+	    (uint64_t)a->conf->status_period_s * 1000);
+	return 0;
+}
+
+static int
+start_flows(struct agent *a)
+{
+	const struct conf *c = a->conf;
+	size_t		 i;
+	int		 rc;
+
+	a->flows = xcalloc(c->nflows, sizeof(*a->flows));
+	for (i = 0; i < c->nflows; i++) {
+		if (!c->flows[i].enable)
+			continue;
+		a->flows[a->nflows] = flow_new(&a->loop, c, &c->flows[i],
+		    a->http, a->reg, a->once, on_flow_event, a);
+		rc = flow_start(a->flows[a->nflows++]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+agent_run(const struct conf *conf, bool once)
+{
+	struct agent	 a;
+	struct http_opts ho;
+	int		 rc;
+
+	memset(&a, 0, sizeof(a));
+	a.conf = conf;
+	a.once = once;
+	a.start_ms = mono_ms();
+	if (uv_loop_init(&a.loop) != 0)
+		fatalx("uv_loop_init failed");
+	a.reg = registry_new(conf->checkpoint_file);
+	if (registry_load(a.reg) != 0) {
+		log_error("state file %s and its backup are unreadable; "
+		    "refusing to start from zero or from the end.  Move it "
+		    "aside to start over.", conf->checkpoint_file);
+		registry_free(a.reg);
+		uv_loop_close(&a.loop);
+		return 1;
+	}
+	memset(&ho, 0, sizeof(ho));
+	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
+	ho.ssl_verify = conf->ssl_verify;
+	a.http = http_new(&a.loop, &ho);
+	if (a.http == NULL)
+		fatalx("cannot set up the HTTP client");
+	(void)start_handles(&a);
+	rc = start_flows(&a);
+	if (rc != 0) {
+		a.exit_code = 1;
+		finish(&a);
+	} else
+		log_info("Startup completed in %" PRIu64 " ms.",
+		    mono_ms() - a.start_ms);
+	uv_run(&a.loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&a.loop) != 0)
+		log_warn("event loop closed with handles still open");
+	registry_free(a.reg);
+	free(a.flows);
+	return a.exit_code;
+}

@@ -1,1 +1,783 @@
-/* placeholder: being written */
+/*
+ * A flow: files matching filePattern -> tailers -> batches -> sink.
+ *
+ * Reading is pulled, never pushed: pump() reads from readable tailers only
+ * while the flow has room (a batch being filled and fewer than
+ * maxInFlightRequests batches out).  When the window is full, reading stops;
+ * the files are the buffer, so memory stays flat during any outage (R11).
+ * inotify (uv_fs_event) only cuts latency; the periodic rescan is what
+ * correctness rests on (R8).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "conf.h"
+#include "flow.h"
+#include "log.h"
+#include "registry.h"
+#include "sink.h"
+#include "tailer.h"
+
+#define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
+#define READ_CHUNK	(256u * 1024)
+#define EVENT_DELAY_MS	10			/* coalesce fs events */
+
+struct flow {
+	uv_loop_t	*loop;
+	const struct conf *conf;
+	const struct conf_flow *fc;
+	struct registry	*reg;
+	struct sink	*sink;
+	char		*dir;		/* literal directory of the pattern */
+	char		*glob;		/* file name glob */
+	struct tailer	*tailers;
+	struct tailer	*cursor;	/* round-robin position */
+	struct batch	*cur;		/* being filled */
+	struct batch	*out;		/* submitted, not done */
+	struct buf	 scratch;
+	bool		 once;
+	bool		 stopping;
+	bool		 blocked;	/* window full */
+	bool		 cancelled;
+	bool		 pump_scheduled;
+	uv_fs_event_t	 fsev;
+	bool		 fsev_on;
+	uv_timer_t	 rescan_timer;
+	uv_timer_t	 age_timer;
+	uv_timer_t	 pump_timer;
+	int		 open_handles;
+	struct flow_stats st;
+	flow_cb		 cb;
+	void		*arg;
+};
+
+static void	pump(struct flow *);
+static void	schedule_pump(struct flow *);
+
+/* --- partition keys (spec section 8) ------------------------------------ */
+
+static void
+md5_hex(const void *data, size_t len, char out[33])
+{
+	unsigned char	 md[16];
+	unsigned int	 n = 0;
+	int		 i;
+
+	EVP_Digest(data, len, md, &n, EVP_md5(), NULL);
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Expand partitionKeyOption for one record into key. */
+static void
+partition_key(const struct flow *f, const struct tailer *t, const char *data,
+    size_t len, struct buf *key)
+{
+	const char	*p, *end, *base;
+	char		 tok[64], hex[33];
+	size_t		 n;
+
+	buf_reset(key);
+	for (p = f->fc->partition_key_option; *p != '\0';
+	    p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		n = MIN((size_t)(end - p), sizeof(tok) - 1);
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (key->len > 0)
+			buf_addc(key, ',');
+		if (strcmp(tok, "RANDOM_INT") == 0)
+			buf_printf(key, "%u", (unsigned)(rand_u64() % 1000000));
+		else if (strcmp(tok, "RANDOM_DOUBLE") == 0)
+			buf_printf(key, "%.6f", rand_unit() * 1e6);
+		else if (strcmp(tok, "FILE_NAME") == 0) {
+			base = strrchr(t->path, '/');
+			buf_addstr(key, base ? base + 1 : t->path);
+		} else if (strcmp(tok, "DETERMINISTIC") == 0) {
+			md5_hex(data, len, hex);
+			buf_addstr(key, hex);
+		} else
+			buf_addstr(key, tok);
+	}
+}
+
+/* --- batches and the window --------------------------------------------- */
+
+static void
+outstanding_add(struct flow *f, struct batch *b)
+{
+	b->flow_prev = NULL;
+	b->flow_next = f->out;
+	if (f->out != NULL)
+		f->out->flow_prev = b;
+	f->out = b;
+}
+
+static void
+outstanding_remove(struct flow *f, struct batch *b)
+{
+	if (b->flow_prev != NULL)
+		b->flow_prev->flow_next = b->flow_next;
+	else
+		f->out = b->flow_next;
+	if (b->flow_next != NULL)
+		b->flow_next->flow_prev = b->flow_prev;
+	b->flow_next = b->flow_prev = NULL;
+}
+
+/* Hand the current batch to the sink if the window allows; false if not. */
+static bool
+flush_cur(struct flow *f)
+{
+	struct batch	*b = f->cur;
+
+	if (b == NULL || b->nrecs == 0)
+		return true;
+	if (sink_pending(f->sink) >= (size_t)f->fc->max_in_flight)
+		return false;
+	f->cur = NULL;
+	uv_timer_stop(&f->age_timer);
+	outstanding_add(f, b);
+	sink_submit(f->sink, b);
+	return true;
+}
+
+static void
+on_age_timer(uv_timer_t *t)
+{
+	struct flow	*f = container_of(t, struct flow, age_timer);
+
+	if (!flush_cur(f))
+		f->blocked = true;
+}
+
+static bool
+batch_full(const struct flow *f, const struct batch *b, size_t len)
+{
+	return b->nrecs >= (size_t)f->fc->max_buffer_records ||
+	    (b->nrecs > 0 && b->data.len + len > sink_request_cap(f->sink));
+}
+
+static struct batch_seg *
+seg_for(struct batch *b, struct tailer *t)
+{
+	size_t	 i;
+
+	for (i = b->nsegs; i > 0; i--)
+		if (b->segs[i - 1].tailer == t)
+			return &b->segs[i - 1];
+	return NULL;
+}
+
+/* tailer_record_cb: add one record, or refuse it when the window is full. */
+static int
+on_record(void *arg, struct tailer *t, const char *data, size_t len,
+    uint64_t end_off)
+{
+	struct flow	*f = arg;
+	struct batch_seg *sg;
+	struct buf	 key;
+
+	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
+		f->blocked = true;
+		return 1;
+	}
+	if (f->cur == NULL) {
+		f->cur = batch_new(f->loop);
+		f->cur->created_ms = mono_ms();
+		uv_timer_start(&f->age_timer, on_age_timer,
+		    (uint64_t)f->fc->max_buffer_age_ms, 0);
+	}
+	buf_init(&key);
+	partition_key(f, t, data, len, &key);
+	batch_add(f->cur, data, len, key.data ? key.data : "");
+	buf_cleanup(&key);
+	sg = seg_for(f->cur, t);
+	if (sg == NULL) {
+		if (f->cur->nsegs == f->cur->capsegs) {
+			f->cur->capsegs = f->cur->capsegs ?
+			    f->cur->capsegs * 2 : 4;
+			f->cur->segs = xrealloc(f->cur->segs,
+			    f->cur->capsegs * sizeof(*f->cur->segs));
+		}
+		sg = &f->cur->segs[f->cur->nsegs++];
+		sg->tailer = t;
+		sg->wm_id = wm_push(&t->wm, end_off);
+	} else
+		t->wm.r[(t->wm.head + (sg->wm_id - t->wm.base)) %
+		    t->wm.cap].end = end_off;
+	f->st.records_parsed++;
+	f->st.bytes_parsed += len;
+	return 0;
+}
+
+/* --- commit ------------------------------------------------------------- */
+
+static void
+commit(struct flow *f, struct tailer *t)
+{
+	tailer_refresh_fingerprint(t);
+	registry_set(f->reg, f->fc->name, t->dev, t->ino, t->fp_crc,
+	    t->fp_len, t->path, t->wm.committed);
+}
+
+static void
+on_batch_done(struct batch *b, void *arg)
+{
+	struct flow	*f = arg;
+	size_t		 i;
+
+	for (i = 0; i < b->nsegs; i++)
+		if (wm_ack(&b->segs[i].tailer->wm, b->segs[i].wm_id))
+			commit(f, b->segs[i].tailer);
+	outstanding_remove(f, b);
+	batch_free(b);
+	if (f->blocked || f->stopping) {
+		f->blocked = false;
+		if (f->cur != NULL && (f->stopping ||
+		    batch_full(f, f->cur, 0) || !uv_is_active(
+		    (uv_handle_t *)&f->age_timer)))
+			(void)flush_cur(f);
+	}
+	pump(f);
+	f->cb(f, FLOW_PROGRESS, NULL, f->arg);
+}
+
+static void
+on_halt(const char *reason, void *arg)
+{
+	struct flow	*f = arg;
+
+	f->cb(f, FLOW_HALTED, reason, f->arg);
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static bool
+readable(const struct flow *f, struct tailer *t)
+{
+	uint64_t	 end = t->size;
+
+	if (f->once && t->target < end)
+		end = t->target;
+	return end > t->read_off;
+}
+
+static struct tailer *
+next_readable(struct flow *f)
+{
+	struct tailer	*t, *start;
+
+	if (f->tailers == NULL)
+		return NULL;
+	start = f->cursor ? f->cursor : f->tailers;
+	t = start;
+	do {
+		if (readable(f, t) && !t->stalled) {
+			f->cursor = t->next ? t->next : f->tailers;
+			return t;
+		}
+		t = t->next ? t->next : f->tailers;
+	} while (t != start);
+	return NULL;
+}
+
+static void
+pump(struct flow *f)
+{
+	struct tailer	*t;
+	size_t		 budget = PUMP_BUDGET;
+	long		 n;
+
+	if (f->stopping || f->cancelled)
+		return;
+	while (budget > 0 && !f->blocked) {
+		t = next_readable(f);
+		if (t == NULL)
+			break;
+		n = tailer_read(t, &f->scratch, READ_CHUNK,
+		    sink_record_cap(f->sink), on_record, f);
+		if (n < 0) {
+			log_warn("%s: read error: %s; will retry", t->path,
+			    strerror((int)-n));
+			t->stalled = true;
+			continue;
+		}
+		if (n == 0 && !f->blocked)
+			t->stalled = true;  /* only a partial line */
+		budget -= MIN(budget, (size_t)n);
+	}
+	buf_trim(&f->scratch, 2 * READ_CHUNK);
+	if (budget == 0 && !f->blocked)
+		schedule_pump(f);
+	else if (next_readable(f) == NULL && f->cur != NULL &&
+	    (f->once || f->stopping))
+		(void)flush_cur(f);
+	if (f->once)
+		f->cb(f, FLOW_PROGRESS, NULL, f->arg);
+}
+
+static void
+on_pump_timer(uv_timer_t *t)
+{
+	struct flow	*f = container_of(t, struct flow, pump_timer);
+
+	f->pump_scheduled = false;
+	pump(f);
+}
+
+static void
+schedule_pump(struct flow *f)
+{
+	if (f->pump_scheduled)
+		return;
+	f->pump_scheduled = true;
+	uv_timer_start(&f->pump_timer, on_pump_timer, 0, 0);
+}
+
+/* --- finding files ------------------------------------------------------ */
+
+static struct tailer *
+find_by_id(struct flow *f, uint64_t dev, uint64_t ino)
+{
+	struct tailer	*t;
+
+	for (t = f->tailers; t != NULL; t = t->next)
+		if (t->dev == dev && t->ino == ino)
+			return t;
+	return NULL;
+}
+
+static bool
+skipped_name(const char *name)
+{
+	static const char *const sfx[] = { ".gz", ".bz2", ".zip", ".tar",
+	    ".xz", ".zst" };
+	size_t		 i, n = strlen(name), m;
+
+	if (name[0] == '.')
+		return true;
+	for (i = 0; i < ARRAY_SIZE(sfx); i++) {
+		m = strlen(sfx[i]);
+		if (n > m && strcmp(name + n - m, sfx[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Where a newly seen file starts: its committed offset when the registry
+ * knows this exact file (same dev, inode and head fingerprint), else 0, or
+ * its end for initialPosition = END_OF_FILE on the first scan.
+ */
+static uint64_t
+start_offset(struct flow *f, const char *path, const struct stat *st,
+    bool first)
+{
+	struct reg_entry *e;
+	uint32_t	 crc;
+	uint64_t	 size = (uint64_t)st->st_size;
+	int		 fd;
+	bool		 same = false;
+
+	e = registry_find(f->reg, f->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e != NULL) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			same = e->fp_len <= size &&
+			    tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
+			    crc == e->fp_crc;
+			close(fd);
+		}
+		if (same && e->offset <= size)
+			return e->offset;
+		if (same)
+			log_warn("%s: shorter (%ju) than its committed offset "
+			    "(%ju): truncated while stopped; reading from 0",
+			    path, (uintmax_t)size, (uintmax_t)e->offset);
+		else
+			log_info("%s: inode %ju reused by a new file; reading "
+			    "from 0", path, (uintmax_t)st->st_ino);
+		return 0;
+	}
+	if (first && f->fc->initial_position == POS_END_OF_FILE)
+		return size;
+	return 0;
+}
+
+static void
+track(struct flow *f, const char *path, const struct stat *st, bool first)
+{
+	struct tailer	*t;
+	uint64_t	 off;
+
+	off = start_offset(f, path, st, first);
+	t = tailer_open(path, st, off);
+	if (t == NULL) {
+		log_warn("%s: cannot open: %s; will retry", path,
+		    strerror(errno));
+		return;
+	}
+	if (f->once)
+		t->target = t->size;
+	t->next = f->tailers;
+	f->tailers = t;
+	f->st.files_tracked++;
+	log_info("[%s] tracking %s (inode %ju) from offset %ju",
+	    f->fc->name, path, (uintmax_t)t->ino, (uintmax_t)off);
+	commit(f, t);
+}
+
+/* Re-check a tracked file's size; note growth and in-place truncation. */
+static void
+refresh(struct flow *f, struct tailer *t)
+{
+	uint64_t	 old = t->size;
+	bool		 truncated;
+
+	(void)tailer_poll(t, &truncated);
+	if (t->size != old)
+		t->stalled = false;
+	if (!truncated)
+		return;
+	if (wm_pending(&t->wm) > 0)
+		return;		/* after the in-flight ranges settle */
+	log_warn("%s: truncated from %ju to %ju bytes (copytruncate?); "
+	    "reading from 0", t->path, (uintmax_t)t->read_off,
+	    (uintmax_t)t->size);
+	t->read_off = 0;
+	t->skipping = false;
+	t->stalled = false;
+	wm_reset(&t->wm, 0);
+	commit(f, t);
+}
+
+static void
+see_path(struct flow *f, const char *path, bool first)
+{
+	struct stat	 st;
+	struct tailer	*t;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	t = find_by_id(f, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (t == NULL) {
+		track(f, path, &st, first);
+		return;
+	}
+	t->gone = false;
+	t->seen = true;
+	if (strcmp(t->path, path) != 0) {
+		log_info("%s: renamed to %s", t->path, path);
+		free(t->path);
+		t->path = xstrdup(path);
+	}
+}
+
+/*
+ * A file no longer at any matching path (rotated away or deleted) is read
+ * to its end through the open descriptor, and closed only once every byte
+ * is committed and it stopped growing (R1, R7).
+ */
+static bool
+finished(struct flow *f, struct tailer *t)
+{
+	bool	 done;
+
+	done = t->gone && wm_pending(&t->wm) == 0 && (t->stalled || !readable(f, t)) &&
+	    t->size == t->gone_size;
+	t->gone_size = t->size;
+	return done;
+}
+
+static void
+drop_finished(struct flow *f)
+{
+	struct tailer	**pp, *t;
+
+	for (pp = &f->tailers; (t = *pp) != NULL;) {
+		if (!finished(f, t)) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		if (f->cursor == t)
+			f->cursor = NULL;
+		if (t->read_off < t->size)
+			log_warn("%s: closed with %ju bytes after the last "
+			    "newline not shipped", t->path,
+			    (uintmax_t)(t->size - t->read_off));
+		log_info("[%s] finished %s (inode %ju) at offset %ju",
+		    f->fc->name, t->path, (uintmax_t)t->ino,
+		    (uintmax_t)t->wm.committed);
+		registry_remove(f->reg, f->fc->name, t->dev, t->ino);
+		f->st.files_tracked--;
+		f->st.files_done++;
+		tailer_free(t);
+	}
+}
+
+/* Reconcile the tracked set with the directory: the source of truth. */
+static void
+scan(struct flow *f, bool first)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct tailer	*t;
+	char		*path;
+
+	for (t = f->tailers; t != NULL; t = t->next)
+		t->seen = false;
+	d = opendir(f->dir);
+	if (d == NULL) {
+		if (first)
+			log_warn("[%s] cannot read directory %s: %s; will "
+			    "retry", f->fc->name, f->dir, strerror(errno));
+	} else {
+		while ((de = readdir(d)) != NULL) {
+			if (skipped_name(de->d_name) ||
+			    fnmatch(f->glob, de->d_name, FNM_PERIOD) != 0)
+				continue;
+			path = xasprintf("%s/%s", f->dir, de->d_name);
+			see_path(f, path, first);
+			free(path);
+		}
+		closedir(d);
+	}
+	for (t = f->tailers; t != NULL; t = t->next) {
+		if (!t->seen && !t->gone) {
+			t->gone = true;
+			t->gone_size = UINT64_MAX;
+			log_info("%s (inode %ju) is gone from its path; "
+			    "reading it to the end", t->path,
+			    (uintmax_t)t->ino);
+		}
+		refresh(f, t);
+	}
+	drop_finished(f);
+}
+
+static void
+on_rescan_timer(uv_timer_t *h)
+{
+	struct flow	*f = container_of(h, struct flow, rescan_timer);
+
+	scan(f, false);
+	pump(f);
+}
+
+static void
+on_fs_event(uv_fs_event_t *h, const char *name, int events, int status)
+{
+	struct flow	*f = container_of(h, struct flow, fsev);
+	struct tailer	*t;
+	const char	*base;
+
+	if (status < 0) {
+		log_warn("[%s] watch on %s: %s", f->fc->name, f->dir,
+		    uv_strerror(status));
+		return;
+	}
+	/* A write to a tracked file: just read it.  Anything else (a new
+	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
+	if (name != NULL && (events & UV_CHANGE)) {
+		for (t = f->tailers; t != NULL; t = t->next) {
+			base = strrchr(t->path, '/');
+			if (!t->gone && strcmp(base ? base + 1 : t->path,
+			    name) == 0) {
+				refresh(f, t);
+				pump(f);
+				return;
+			}
+		}
+	}
+	uv_timer_start(&f->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
+	    (uint64_t)f->fc->rescan_interval_ms);
+}
+
+/* --- lifecycle ---------------------------------------------------------- */
+
+struct flow *
+flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
+    struct http *http, struct registry *reg, bool once, flow_cb cb, void *arg)
+{
+	struct flow	*f;
+	const char	*slash;
+
+	f = xcalloc(1, sizeof(*f));
+	f->loop = loop;
+	f->conf = conf;
+	f->fc = fc;
+	f->reg = reg;
+	f->once = once;
+	f->cb = cb;
+	f->arg = arg;
+	slash = strrchr(fc->file_pattern, '/');
+	f->dir = slash == fc->file_pattern ? xstrdup("/") :
+	    xstrndup(fc->file_pattern, (size_t)(slash - fc->file_pattern));
+	f->glob = xstrdup(slash + 1);
+	buf_init(&f->scratch);
+	f->sink = sink_new(loop, http, conf, fc, on_batch_done, on_halt, f);
+	uv_timer_init(loop, &f->rescan_timer);
+	uv_timer_init(loop, &f->age_timer);
+	uv_timer_init(loop, &f->pump_timer);
+	uv_fs_event_init(loop, &f->fsev);
+	f->open_handles = 4;
+	return f;
+}
+
+int
+flow_start(struct flow *f)
+{
+	int	 rc;
+
+	if (strpbrk(f->dir, "*?[") != NULL) {
+		log_error("[%s] filePattern %s: globs are supported in the "
+		    "file name only", f->fc->name, f->fc->file_pattern);
+		return -EINVAL;
+	}
+	sink_start(f->sink);
+	scan(f, true);
+	if (!f->once) {
+		rc = uv_fs_event_start(&f->fsev, on_fs_event, f->dir, 0);
+		if (rc != 0)
+			log_warn("[%s] cannot watch %s: %s; relying on the "
+			    "rescan every %lld ms", f->fc->name, f->dir,
+			    uv_strerror(rc), f->fc->rescan_interval_ms);
+		f->fsev_on = rc == 0;
+		uv_timer_start(&f->rescan_timer, on_rescan_timer,
+		    (uint64_t)f->fc->rescan_interval_ms,
+		    (uint64_t)f->fc->rescan_interval_ms);
+	}
+	pump(f);
+	return 0;
+}
+
+void
+flow_stop(struct flow *f)
+{
+	f->stopping = true;
+	uv_timer_stop(&f->rescan_timer);
+	uv_timer_stop(&f->pump_timer);
+	if (f->fsev_on)
+		uv_fs_event_stop(&f->fsev);
+	if (!flush_cur(f))
+		f->blocked = true;
+}
+
+bool
+flow_idle(const struct flow *f)
+{
+	return (f->cur == NULL || f->cur->nrecs == 0) &&
+	    sink_pending(f->sink) == 0;
+}
+
+bool
+flow_drained(const struct flow *f)
+{
+	struct tailer	*t;
+
+	if (!flow_idle(f) || f->pump_scheduled)
+		return false;
+	for (t = f->tailers; t != NULL; t = t->next)
+		if (readable(f, t) && !t->stalled)
+			return false;
+	return true;
+}
+
+const char *
+flow_name(const struct flow *f)
+{
+	return f->fc->name;
+}
+
+void
+flow_stats(const struct flow *f, struct flow_stats *out)
+{
+	const struct sink_stats *ss = sink_stats(f->sink);
+	struct tailer	*t;
+
+	*out = f->st;
+	out->records_sent = ss->records_sent;
+	out->bytes_sent = ss->bytes_sent;
+	out->records_failed = ss->records_failed;
+	out->bytes_behind = 0;
+	for (t = f->tailers; t != NULL; t = t->next)
+		if (t->size > t->wm.committed)
+			out->bytes_behind += t->size - t->wm.committed;
+}
+
+void
+flow_cancel(struct flow *f)
+{
+	struct batch	*b;
+
+	f->cancelled = true;
+	f->stopping = true;
+	uv_timer_stop(&f->rescan_timer);
+	uv_timer_stop(&f->pump_timer);
+	uv_timer_stop(&f->age_timer);
+	if (f->fsev_on)
+		uv_fs_event_stop(&f->fsev);
+	for (b = f->out; b != NULL; b = b->flow_next)
+		uv_timer_stop(&b->retry_timer);
+	(void)sink_take_pending(f->sink);
+}
+
+static void
+flow_handle_closed(uv_handle_t *h)
+{
+	struct flow	*f = h->data;
+
+	if (--f->open_handles > 0)
+		return;
+	buf_cleanup(&f->scratch);
+	free(f->dir);
+	free(f->glob);
+	free(f);
+}
+
+void
+flow_free(struct flow *f)
+{
+	struct tailer	*t;
+	struct batch	*b;
+
+	if (f == NULL)
+		return;
+	flow_cancel(f);
+	while ((b = f->out) != NULL) {
+		outstanding_remove(f, b);
+		batch_free(b);
+	}
+	batch_free(f->cur);
+	f->cur = NULL;
+	while ((t = f->tailers) != NULL) {
+		f->tailers = t->next;
+		tailer_free(t);
+	}
+	sink_free(f->sink);
+	f->rescan_timer.data = f;
+	f->age_timer.data = f;
+	f->pump_timer.data = f;
+	f->fsev.data = f;
+	uv_close((uv_handle_t *)&f->rescan_timer, flow_handle_closed);
+	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
+	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
+	uv_close((uv_handle_t *)&f->fsev, flow_handle_closed);
+}

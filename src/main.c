@@ -1,3 +1,109 @@
+/*
+ * disagent: tails log files and uploads their lines to Huawei Cloud DIS.
+ * Command line, configuration check, and hand-off to the agent.
+ */
 #include "config.h"
-int main(void);
-int main(void) { return 0; }
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "conf.h"
+#include "http.h"
+#include "log.h"
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+	    "usage: disagent [-c FILE] [--once]     run (foreground, logs to stderr)\n"
+	    "       disagent -t [-c FILE]            check the configuration\n"
+	    "       disagent --sample-config         print a commented agent.ini\n"
+	    "       disagent -V | -h\n"
+	    "\n"
+	    "  -c, --config FILE   configuration (default %s)\n"
+	    "  -t, --test          check FILE and exit 0, or 1 with FILE:LINE: message\n"
+	    "      --once          ship everything up to the current end of each\n"
+	    "                      file, commit it, and exit (0 when all delivered)\n"
+	    "  -V, --version       print the version\n"
+	    "  -h, --help          this help\n",
+	    SYSCONFDIR_AGENT_INI);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "test", no_argument, NULL, 't' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "sample-config", no_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char	*path = SYSCONFDIR_AGENT_INI;
+	struct conf	*conf;
+	char		 err[1024];
+	bool		 test = false, once = false;
+	int		 ch, level, rc;
+
+	while ((ch = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 't':
+			test = true;
+			break;
+		case 'o':
+			once = true;
+			break;
+		case 's':
+			conf_print_sample(stdout);
+			return 0;
+		case 'V':
+			printf("disagent %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (conf_load(path, &conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	if (test) {
+		printf("%s: configuration OK (%zu flow%s)\n", path,
+		    conf->nflows, conf->nflows == 1 ? "" : "s");
+		conf_free(conf);
+		return 0;
+	}
+	level = log_level_parse(conf->log_level);
+	log_setup(level < 0 ? LOG_LVL_INFO : level,
+	    getenv("JOURNAL_STREAM") != NULL);
+	/* libcurl runs with CURLOPT_NOSIGNAL: a peer closing a TLS socket
+	 * must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	rand_seed((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+	if (http_global_init() != 0)
+		fatalx("cannot initialise libcurl");
+	log_info("disagent %s starting with %s", PACKAGE_VERSION, path);
+	rc = agent_run(conf, once);
+	http_global_cleanup();
+	conf_free(conf);
+	return rc;
+}

@@ -1,1 +1,105 @@
-/* placeholder */
+/*
+ * DIS semantics for one flow's stream: DescribeStream at start, PutRecords of
+ * batches (body built by codec, signed by signer, sent by http), the reply
+ * classified per record and per request (retry), and retries scheduled with
+ * backoff.  A batch is handed back through the done callback only when every
+ * one of its records is acknowledged; nothing is ever dropped here.
+ */
+#ifndef DISAGENT_SINK_H
+#define DISAGENT_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "util.h"
+
+struct conf;
+struct conf_flow;
+struct http;
+struct tailer;
+struct sink;
+
+struct batch_rec {
+	uint32_t	 off;		/* into batch data */
+	uint32_t	 len;
+	uint32_t	 key;		/* into batch keys (NUL-terminated) */
+	bool		 done;		/* acknowledged by DIS */
+};
+
+/* One range of one file inside a batch, for the commit watermark. */
+struct batch_seg {
+	struct tailer	*tailer;	/* borrowed; outlives the batch */
+	uint64_t	 wm_id;
+};
+
+/* A batch of records, filled by flow and sent by sink.  Private fields
+ * follow the public ones. */
+struct batch {
+	struct buf	 data;		/* record bytes, back to back */
+	struct buf	 keys;		/* partition keys */
+	struct batch_rec *recs;
+	size_t		 nrecs;
+	size_t		 caprecs;
+	size_t		 ndone;
+	struct batch_seg *segs;
+	size_t		 nsegs;
+	size_t		 capsegs;
+	uint64_t	 created_ms;
+	/* sink's */
+	struct sink	*sink;
+	unsigned	 attempt;
+	bool		 sending;	/* a request is in flight */
+	uint64_t	 sent_ms;
+	struct buf	 body;		/* body of the request in flight */
+	size_t		*sent_idx;	/* record index of each body entry */
+	size_t		 nsent;
+	uv_timer_t	 retry_timer;	/* private */
+	struct batch	*next;		/* sink queue */
+	struct batch	*flow_next;	/* flow's outstanding list */
+	struct batch	*flow_prev;
+};
+
+struct batch	*batch_new(uv_loop_t *);
+/* Close the batch's timer and free it from the close callback. */
+void		 batch_free(struct batch *);
+void		 batch_add(struct batch *, const char *data, size_t len,
+		    const char *key);
+/* Bytes of memory the batch holds (records and request body). */
+size_t		 batch_bytes(const struct batch *);
+
+/* The sink calls done(batch, arg) when every record is acknowledged. */
+typedef void	(*sink_done_cb)(struct batch *, void *arg);
+/* Delivery is impossible without the operator (credentials, stream...). */
+typedef void	(*sink_halt_cb)(const char *reason, void *arg);
+
+struct sink	*sink_new(uv_loop_t *, struct http *, const struct conf *,
+		    const struct conf_flow *, sink_done_cb, sink_halt_cb,
+		    void *arg);
+/* Start: describe the stream (unless streamId is set). */
+void		 sink_start(struct sink *);
+/* Queue a batch; steals it until done. */
+void		 sink_submit(struct sink *, struct batch *);
+/* Batches submitted and not yet done. */
+size_t		 sink_pending(const struct sink *);
+/* Raw record bytes one request may carry (1 MiB COMMON, 5 MiB ADVANCED). */
+size_t		 sink_request_cap(const struct sink *);
+/* Largest record (raw bytes). */
+size_t		 sink_record_cap(const struct sink *);
+/* Cancel retries; hand back the batches not yet done (for freeing). */
+struct batch	*sink_take_pending(struct sink *);
+void		 sink_free(struct sink *);
+
+/* Counters for the progress lines. */
+struct sink_stats {
+	uint64_t	 records_sent;
+	uint64_t	 bytes_sent;
+	uint64_t	 records_failed;
+	uint64_t	 requests;
+	uint64_t	 requests_failed;
+};
+const struct sink_stats *sink_stats(const struct sink *);
+
+#endif

@@ -1,1 +1,91 @@
-/* placeholder */
+/*
+ * One tracked file: its descriptor, identity (dev, inode, head fingerprint),
+ * the read offset (always on a record boundary), the commit watermark, and
+ * the line framing that turns bytes into records.  Plain synchronous reads of
+ * regular files, bounded per call so one read never stalls the loop for long.
+ *
+ * The struct is visible so that flow.c can keep tailers in its lists; other
+ * modules use the functions.
+ */
+#ifndef DISAGENT_TAILER_H
+#define DISAGENT_TAILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "util.h"
+#include "watermark.h"
+
+#define TAILER_FP_MAX	512	/* headerBytesLength */
+
+struct tailer {
+	char		*path;		/* last path it was seen at */
+	int		 fd;
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
+	uint32_t	 fp_len;
+	uint64_t	 read_off;	/* next byte to frame */
+	uint64_t	 size;		/* size at the last fstat */
+	uint64_t	 target;	/* --once: stop at this size */
+	bool		 gone;		/* no longer at any matching path */
+	bool		 skipping;	/* discarding a runaway line's tail */
+	bool		 stalled;	/* nothing to frame until it grows */
+	bool		 seen;		/* found by the current scan */
+	uint64_t	 gone_size;	/* size when last seen gone */
+	struct watermark wm;		/* committed = wm.committed */
+	struct tailer	*next;		/* flow's list */
+};
+
+/*
+ * Open path (already stat'ed as st) and compute its fingerprint.  The read
+ * offset and the committed offset start at offset.  Returns a new tailer or
+ * NULL with errno set (logged by the caller).
+ */
+struct tailer	*tailer_open(const char *path, const struct stat *st,
+		    uint64_t offset);
+void		 tailer_free(struct tailer *);
+
+/*
+ * crc32 of the first len bytes of fd into *crc; 0, or -1 when the file is
+ * shorter than len or unreadable.
+ */
+int		 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc);
+
+/* Grow a short fingerprint as the file grows (up to TAILER_FP_MAX). */
+void		 tailer_refresh_fingerprint(struct tailer *);
+
+/*
+ * fstat the descriptor and update size.  Returns true when there are bytes
+ * after read_off.  A size below read_off means the file was truncated in
+ * place (copytruncate); *truncated is set and the caller decides.
+ */
+bool		 tailer_poll(struct tailer *, bool *truncated);
+
+/* Called for each record: its bytes and the file offset just past it. */
+typedef int	(*tailer_record_cb)(void *arg, struct tailer *,
+		    const char *data, size_t len, uint64_t end_off);
+
+/*
+ * Read at most max bytes after read_off into scratch (grown up to
+ * max_record + 1), and emit every complete '\n'-terminated record (without
+ * the '\n').  A line longer than max_record is emitted truncated to
+ * max_record and the rest skipped up to its newline.  Stops early when cb
+ * returns non-zero (the record was NOT taken; read_off stays before it).
+ * Returns the bytes consumed (>= 0), or -errno on a read error.
+ */
+long		 tailer_read(struct tailer *, struct buf *scratch, size_t max,
+		    size_t max_record, tailer_record_cb cb, void *arg);
+
+/*
+ * Frame complete '\n'-terminated lines in p[0..n) (pure; tests use it).
+ * For each line calls cb(arg, NULL, line, len, base + end).  Returns the
+ * number of bytes consumed (through the last newline taken), stopping early
+ * when cb returns non-zero.
+ */
+size_t		 tailer_frame(const char *p, size_t n, uint64_t base,
+		    tailer_record_cb cb, void *arg, struct tailer *t);
+
+#endif

@@ -1,1 +1,49 @@
-/* placeholder */
+/*
+ * The commit watermark of one file: the in-flight byte ranges of the file in
+ * read order, each acknowledged in any order; the committed offset is the end
+ * of the longest prefix of ranges that are all acknowledged (lessons R2).
+ * Pure bookkeeping, no I/O.
+ */
+#ifndef DISAGENT_WATERMARK_H
+#define DISAGENT_WATERMARK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wm_range {
+	uint64_t	 end;	/* offset just past the range's last record */
+	bool		 done;
+};
+
+struct watermark {
+	struct wm_range	*r;	/* ring of ranges, oldest at head */
+	size_t		 head;
+	size_t		 n;
+	size_t		 cap;
+	uint64_t	 base;	/* id of r[head] */
+	uint64_t	 committed;
+};
+
+void		wm_init(struct watermark *, uint64_t committed);
+void		wm_cleanup(struct watermark *);
+
+/*
+ * A new in-flight range ending at end (>= every earlier end).  Returns its
+ * id for wm_ack().
+ */
+uint64_t	wm_push(struct watermark *, uint64_t end);
+
+/*
+ * Acknowledge range id.  Returns true when the committed offset moved.
+ * Acknowledging an unknown or already committed id is a no-op.
+ */
+bool		wm_ack(struct watermark *, uint64_t id);
+
+/* Ranges pushed and not yet committed. */
+size_t		wm_pending(const struct watermark *);
+
+/* Forget all ranges and restart at committed (truncation, tests). */
+void		wm_reset(struct watermark *, uint64_t committed);
+
+#endif

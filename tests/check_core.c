@@ -1,4 +1,317 @@
-/* placeholder: being written */
+/*
+ * Unit tests of the pure cores: the commit watermark (lessons R2), the retry
+ * policy and the error table of spec section 4, and line framing in the
+ * tailer (partial lines, runaway lines) against real temp files.
+ */
 #include "config.h"
-int main(void);
-int main(void) { return 0; }
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "retry.h"
+#include "tailer.h"
+#include "watermark.h"
+
+/* --- watermark ---------------------------------------------------------- */
+
+START_TEST(watermark_out_of_order_acks_wait_for_the_gap)
+{
+	struct watermark w;
+	uint64_t	 a, b, c;
+
+	wm_init(&w, 100);
+	a = wm_push(&w, 200);
+	b = wm_push(&w, 300);
+	c = wm_push(&w, 400);
+	/* Batches acknowledged 3, 1, 2 (R2): end-of-1, then end-of-3. */
+	ck_assert(!wm_ack(&w, c));
+	ck_assert_uint_eq(w.committed, 100);
+	ck_assert(wm_ack(&w, a));
+	ck_assert_uint_eq(w.committed, 200);
+	ck_assert(wm_ack(&w, b));
+	ck_assert_uint_eq(w.committed, 400);
+	ck_assert_uint_eq(wm_pending(&w), 0);
+	wm_cleanup(&w);
+}
+END_TEST
+
+START_TEST(watermark_ignores_unknown_and_repeated_acks)
+{
+	struct watermark w;
+	uint64_t	 a;
+
+	wm_init(&w, 0);
+	a = wm_push(&w, 10);
+	ck_assert(!wm_ack(&w, a + 5));
+	ck_assert(wm_ack(&w, a));
+	ck_assert(!wm_ack(&w, a));
+	ck_assert_uint_eq(w.committed, 10);
+	wm_cleanup(&w);
+}
+END_TEST
+
+START_TEST(watermark_grows_and_wraps)
+{
+	struct watermark w;
+	uint64_t	 ids[1000];
+	int		 i, round;
+
+	wm_init(&w, 0);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 1000; i++)
+			ids[i] = wm_push(&w, (uint64_t)(round * 1000 + i + 1));
+		/* Acknowledge backwards: nothing moves until the first. */
+		for (i = 999; i > 0; i--)
+			ck_assert(!wm_ack(&w, ids[i]));
+		ck_assert(wm_ack(&w, ids[0]));
+		ck_assert_uint_eq(w.committed, (uint64_t)(round + 1) * 1000);
+	}
+	ck_assert_uint_eq(wm_pending(&w), 0);
+	wm_cleanup(&w);
+}
+END_TEST
+
+START_TEST(watermark_reset_forgets_in_flight_ranges)
+{
+	struct watermark w;
+	uint64_t	 a;
+
+	wm_init(&w, 50);
+	a = wm_push(&w, 80);
+	wm_reset(&w, 0);
+	ck_assert_uint_eq(wm_pending(&w), 0);
+	ck_assert(!wm_ack(&w, a));
+	ck_assert_uint_eq(w.committed, 0);
+	wm_cleanup(&w);
+}
+END_TEST
+
+/* --- retry -------------------------------------------------------------- */
+
+START_TEST(backoff_is_full_jitter_within_the_cap)
+{
+	unsigned	 n;
+
+	ck_assert_uint_eq(retry_backoff_ms(0, 100, 10000, 0.0), 0);
+	ck_assert_uint_le(retry_backoff_ms(0, 100, 10000, 0.999999), 100);
+	ck_assert_uint_ge(retry_backoff_ms(0, 100, 10000, 0.999999), 99);
+	ck_assert_uint_ge(retry_backoff_ms(3, 100, 10000, 0.999999), 799);
+	ck_assert_uint_le(retry_backoff_ms(3, 100, 10000, 0.999999), 800);
+	for (n = 0; n < 200; n++) {
+		ck_assert_uint_le(retry_backoff_ms(n, 100, 10000, 0.9999), 10000);
+		ck_assert_uint_ge(retry_backoff_ms(n, 100, 10000, 0.9999),
+		    n >= 7 ? 9999 : 0);
+	}
+}
+END_TEST
+
+START_TEST(classify_every_row_of_the_error_table)
+{
+	static const struct {
+		long		 status;
+		const char	*code;
+		enum retry_action want;
+	} rows[] = {
+		{ 0, "", RETRY_REQUEST },		/* network, timeout */
+		{ 200, "", RETRY_NONE },
+		{ 400, "DIS.4303", RETRY_SLOW },
+		{ 400, "DIS.4305", RETRY_SLOW },
+		{ 400, "DIS.4309", RETRY_HARD },
+		{ 400, "DIS.4117", RETRY_HALT },
+		{ 400, "DIS.4301", RETRY_HALT },
+		{ 400, "DIS.4205", RETRY_HALT },
+		{ 400, "DIS.4201", RETRY_HALT },
+		{ 400, "DIS.4302", RETRY_HALT },
+		{ 400, "DIS.4319", RETRY_HALT },
+		{ 400, "DIS.4200", RETRY_SPLIT },
+		{ 400, "DIS.4300", RETRY_SPLIT },
+		{ 400, "DIS.9999", RETRY_HALT },
+		{ 401, "", RETRY_HALT },
+		{ 403, "DIS.4116", RETRY_HALT },
+		{ 403, "", RETRY_HARD },
+		{ 410, "", RETRY_HALT },
+		{ 413, "", RETRY_SPLIT },
+		{ 429, "", RETRY_SLOW },
+		{ 441, "DIS.4106", RETRY_HALT },
+		{ 441, "DIS.4113", RETRY_HALT },
+		{ 500, "DIS.5000", RETRY_REQUEST },
+		{ 502, "", RETRY_REQUEST },
+		{ 503, "", RETRY_REQUEST },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ck_assert_msg(retry_classify(rows[i].status, rows[i].code) ==
+		    rows[i].want, "row %zu: %ld %s", i, rows[i].status,
+		    rows[i].code);
+}
+END_TEST
+
+START_TEST(record_codes_match_by_substring_like_the_sdk)
+{
+	ck_assert(retry_record_retriable("DIS.4303", NULL));
+	ck_assert(retry_record_retriable("DIS.5000", NULL));
+	ck_assert(retry_record_retriable("DIS.5250", NULL));
+	ck_assert(!retry_record_retriable("DIS.4200", NULL));
+	ck_assert(!retry_record_retriable("", "DIS.4303"));
+	ck_assert(retry_record_retriable("DIS.4200", " DIS.42 , X"));
+	ck_assert(!retry_record_retriable("DIS.4303", "DIS.5"));
+}
+END_TEST
+
+/* --- tailer framing ----------------------------------------------------- */
+
+struct got {
+	char		 text[4096];
+	size_t		 n;
+	uint64_t	 ends[64];
+	int		 refuse_after;	/* refuse the record after this many */
+};
+
+static int
+collect(void *arg, struct tailer *t, const char *data, size_t len,
+    uint64_t end)
+{
+	struct got	*g = arg;
+
+	(void)t;
+	if (g->refuse_after >= 0 && (int)g->n >= g->refuse_after)
+		return 1;
+	strncat(g->text, data, len);
+	strcat(g->text, "|");
+	g->ends[g->n++] = end;
+	return 0;
+}
+
+START_TEST(frame_emits_complete_lines_and_keeps_the_partial_one)
+{
+	struct got	 g = { .refuse_after = -1 };
+	const char	*in = "one\n\ntwo\nthr";
+	size_t		 used;
+
+	used = tailer_frame(in, strlen(in), 1000, collect, &g, NULL);
+	ck_assert_uint_eq(used, 9);
+	ck_assert_str_eq(g.text, "one||two|");
+	ck_assert_uint_eq(g.n, 3);
+	ck_assert_uint_eq(g.ends[0], 1004);
+	ck_assert_uint_eq(g.ends[1], 1005);
+	ck_assert_uint_eq(g.ends[2], 1009);
+}
+END_TEST
+
+START_TEST(frame_stops_before_a_refused_record)
+{
+	struct got	 g = { .refuse_after = 1 };
+	size_t		 used;
+
+	used = tailer_frame("a\nb\nc\n", 6, 0, collect, &g, NULL);
+	ck_assert_uint_eq(used, 2);
+	ck_assert_str_eq(g.text, "a|");
+}
+END_TEST
+
+static struct tailer *
+open_temp(const char *content, char *path)
+{
+	struct stat	 st;
+	int		 fd;
+
+	strcpy(path, "/tmp/check_core.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, content, strlen(content)),
+	    (ssize_t)strlen(content));
+	close(fd);
+	ck_assert_int_eq(stat(path, &st), 0);
+	return tailer_open(path, &st, 0);
+}
+
+START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
+{
+	char		 path[64], content[200];
+	struct tailer	*t;
+	struct buf	 scratch;
+	struct got	 g = { .refuse_after = -1 };
+	long		 n;
+	bool		 trunc;
+
+	/* 40-byte line with a 16-byte record cap, then a normal line. */
+	memset(content, 'A', 40);
+	strcpy(content + 40, "\nnext\n");
+	t = open_temp(content, path);
+	ck_assert_ptr_nonnull(t);
+	buf_init(&scratch);
+	ck_assert(tailer_poll(t, &trunc));
+	while ((n = tailer_read(t, &scratch, 8, 16, collect, &g)) > 0)
+		;
+	ck_assert_int_eq(n, 0);
+	ck_assert_str_eq(g.text, "AAAAAAAAAAAAAAAA|next|");
+	ck_assert_uint_eq(t->read_off, 46);
+	buf_cleanup(&scratch);
+	tailer_free(t);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(fingerprint_detects_a_different_head)
+{
+	char		 path[64];
+	struct tailer	*t;
+	uint32_t	 crc;
+	int		 fd;
+
+	t = open_temp("hello world\n", path);
+	ck_assert_uint_eq(t->fp_len, 12);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(tailer_fingerprint(fd, t->fp_len, &crc), 0);
+	ck_assert_uint_eq(crc, t->fp_crc);
+	close(fd);
+	tailer_free(t);
+	t = open_temp("jello world\n", path + 0);
+	ck_assert_uint_ne(t->fp_crc, crc);
+	tailer_free(t);
+	unlink(path);
+}
+END_TEST
+
+static Suite *
+core_suite(void)
+{
+	Suite	*s = suite_create("core");
+	TCase	*tc;
+
+	tc = tcase_create("watermark");
+	tcase_add_test(tc, watermark_out_of_order_acks_wait_for_the_gap);
+	tcase_add_test(tc, watermark_ignores_unknown_and_repeated_acks);
+	tcase_add_test(tc, watermark_grows_and_wraps);
+	tcase_add_test(tc, watermark_reset_forgets_in_flight_ranges);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("retry");
+	tcase_add_test(tc, backoff_is_full_jitter_within_the_cap);
+	tcase_add_test(tc, classify_every_row_of_the_error_table);
+	tcase_add_test(tc, record_codes_match_by_substring_like_the_sdk);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tailer");
+	tcase_add_test(tc, frame_emits_complete_lines_and_keeps_the_partial_one);
+	tcase_add_test(tc, frame_stops_before_a_refused_record);
+	tcase_add_test(tc, read_truncates_a_runaway_line_and_skips_its_tail);
+	tcase_add_test(tc, fingerprint_detects_a_different_head);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(core_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
