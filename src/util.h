@@ -16,8 +16,12 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define WARN_UNUSED	__attribute__((warn_unused_result))
 #define PRINTFLIKE(f, a) __attribute__((format(printf, f, a)))
+#ifndef MIN
 #define MIN(a, b)	((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
 #define MAX(a, b)	((a) > (b) ? (a) : (b))
+#endif
 
 /* Statics that unit tests reach are TESTABLE: static in the product. */
 #ifdef UNITTEST

@@ -1,0 +1,164 @@
+# Shared helpers for the end-to-end tests: a temp dir per scenario, the test
+# CA, the project's DIS-compatible HTTPS endpoint, an agent.ini, and waiting
+# for conditions (never for time).  Sourced by tests/e2e/*.sh.
+#
+# Environment (set by `make check`): top_srcdir, DISAGENT, PYTHON3, OPENSSL.
+
+set -eu
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${DISAGENT:=$top_srcdir/src/disagent}"
+: "${PYTHON3:=python3}"
+: "${OPENSSL:=openssl}"
+export OPENSSL
+
+E2E_NAME=$(basename "$0" .sh)
+E2E_AK=E2EACCESSKEY
+E2E_SK=e2e-Secret-Key-0123456789abcdefXYZ
+E2E_PID=0123456789abcdef0123456789abcdef
+E2E_SEED=${E2E_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/disagent-$E2E_NAME.XXXXXX")
+SERVER_PID=
+AGENT_PID=
+E2E_OK=0
+
+e2e_cleanup() {
+	rc=$?
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null || true
+	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+	wait 2>/dev/null || true
+	if [ "$E2E_OK" = 1 ] && [ "$rc" = 0 ]; then
+		rm -rf "$TMP"
+	else
+		echo "FAIL: $E2E_NAME (seed $E2E_SEED); files kept in $TMP" >&2
+		for f in "$TMP"/agent*.log "$TMP"/server.log; do
+			[ -f "$f" ] || continue
+			echo "--- last lines of $f" >&2
+			tail -n 25 "$f" >&2
+		done
+		[ "$rc" = 0 ] && rc=1
+	fi
+	exit "$rc"
+}
+trap e2e_cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { E2E_OK=1; echo "PASS: $E2E_NAME"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+	_deadline=$(( $(date +%s) + $1 )); _what=$2; shift 2
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$_deadline" ] || fail "timed out waiting for $_what"
+		sleep 0.1
+	done
+}
+
+# start_server [dis_server.py options...]: streams default to s1, s2.
+start_server() {
+	sh "$top_srcdir/tests/make_test_ca.sh" "$TMP/ca" >/dev/null
+	"$PYTHON3" "$top_srcdir/tests/dis_server.py" \
+	    --cert "$TMP/ca/server.pem" --key "$TMP/ca/server.key" \
+	    --port 0 --port-file "$TMP/port" \
+	    --ak "$E2E_AK" --sk "$E2E_SK" --project-id "$E2E_PID" \
+	    --records-file "$TMP/records.jsonl" --log-file "$TMP/server.log" \
+	    --seed "$E2E_SEED" "$@" 2>>"$TMP/server.log" &
+	SERVER_PID=$!
+	wait_for 20 "the test endpoint to listen" test -s "$TMP/port"
+	PORT=$(cat "$TMP/port")
+}
+
+# faults JSON: change the endpoint's fault knobs live.
+faults() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$1" <<'PY'
+import http.client, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request("POST", "/_test/faults", body=sys.argv[3],
+          headers={"Content-Type": "application/json"})
+r = c.getresponse(); r.read()
+sys.exit(0 if r.status == 200 else 1)
+PY
+}
+
+# stat_of NAME: one counter from the endpoint's /_test/stats.
+stat_of() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$1" <<'PY'
+import http.client, json, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request("GET", "/_test/stats")
+print(json.loads(c.getresponse().read())[sys.argv[3]])
+PY
+}
+
+# write_conf FILE [extra [agent] lines]: the [agent] part; append flows.
+write_conf() {
+	_f=$1; shift
+	cat >"$_f" <<EOF2
+[agent]
+region = cn-north-1
+projectId = $E2E_PID
+endpoint = https://127.0.0.1:$PORT
+ak = $E2E_AK
+sk = $E2E_SK
+caFile = $TMP/ca/ca.pem
+checkpointFile = $TMP/state/state.json
+log.statusReportingPeriodSeconds = 1
+checkpointIntervalMillis = 200
+EOF2
+	for _l in "$@"; do echo "$_l" >>"$_f"; done
+	mkdir -p "$TMP/state"
+}
+
+# add_flow FILE NAME STREAM PATTERN [extra lines...]
+add_flow() {
+	_f=$1; _n=$2; _s=$3; _p=$4; shift 4
+	{
+		echo
+		echo "[flow:$_n]"
+		echo "DISStream = $_s"
+		echo "filePattern = $_p"
+		echo "maxBufferAgeMillis = 200"
+		for _l in "$@"; do echo "$_l"; done
+	} >>"$_f"
+}
+
+# start_agent CONF [args...]: in the background, log in $TMP/agent.log.
+start_agent() {
+	_c=$1; shift
+	"$DISAGENT" -c "$_c" "$@" >>"$TMP/agent.log" 2>&1 &
+	AGENT_PID=$!
+}
+
+# stop_agent: SIGTERM and wait; fails unless the exit status is 0.
+stop_agent() {
+	kill -TERM "$AGENT_PID"
+	_rc=0; wait "$AGENT_PID" || _rc=$?
+	AGENT_PID=
+	[ "$_rc" = 0 ] || fail "agent exited with $_rc after SIGTERM"
+}
+
+records() { "$PYTHON3" "$top_srcdir/tests/dis_records.py" "$@"; }
+
+# count_at_least STREAM N
+count_at_least() {
+	[ "$(records count --records "$TMP/records.jsonl" --stream "$1" 2>/dev/null || echo 0)" -ge "$2" ]
+}
+
+# write_lines FILE TAG FROM TO: lines "TAG NNNNNNN payload" appended.
+write_lines() {
+	"$PYTHON3" - "$@" <<'PY'
+import sys
+path, tag, a, b = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pad = "x" * 60
+with open(path, "a") as f:
+    f.write("".join("%s %07d %s\n" % (tag, i, pad) for i in range(a, b)))
+PY
+}
+
+# no_secret_in FILE: the secret key never appears in a log.
+no_secret_in() {
+	if grep -q -- "$E2E_SK" "$1"; then fail "the secret key appears in $1"; fi
+}
