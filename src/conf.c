@@ -148,6 +148,32 @@ static const struct key keys[] = {
 	  .help = "How long a stopping agent keeps sending buffered records, "
 	  "in milliseconds. Records not delivered by then are sent again "
 	  "after the next start." },
+	{ KS_AGENT, "checkpointTimeToLiveDays", KT_INT, .min = 0,
+	  .max = 3650, .off = AOFF(checkpoint_ttl_days), .def = "7",
+	  .help = "Days after which the saved offset of a file that is no "
+	  "longer seen is forgotten. 0 keeps offsets forever." },
+	{ KS_AGENT, "records.retriable.error.code", KT_STRING,
+	  .off = AOFF(retriable_codes), .def = "DIS.4303,DIS.5",
+	  .flags = KF_NONEMPTY,
+	  .help = "Per-record error codes that are retried, as a comma list "
+	  "of prefixes (DIS.5 matches DIS.5000 ...). A record failing with "
+	  "any other code goes to deadLetterFile." },
+	{ KS_AGENT, "deadLetterFile", KT_STRING, .off = AOFF(dead_letter_file),
+	  .def = "",
+	  .help = "File that receives, as JSON lines, the records DIS "
+	  "rejected as invalid (flow, file, offset, code, message, data). "
+	  "Empty means deadletter.jsonl beside checkpointFile." },
+	{ KS_AGENT, "pausedRetrySeconds", KT_INT, .min = 1, .max = 3600,
+	  .off = AOFF(paused_retry_s), .def = "60",
+	  .help = "While delivery is paused by an error only the operator "
+	  "can fix (credentials, permissions, missing stream), how often it "
+	  "is tried again, in seconds." },
+	{ KS_AGENT, "maxMemoryBytes", KT_INT, .min = 1048576,
+	  .max = 1073741824, .off = AOFF(max_memory_bytes), .def = "8388608",
+	  .help = "Most bytes of records held in memory (batches being "
+	  "filled, waiting and in flight) over all flows. When it is "
+	  "reached, reading stops until DIS acknowledges records: the log "
+	  "files are the buffer." },
 
 	{ KS_FLOW, "enable", KT_BOOL, .off = FOFF(enable), .def = "true",
 	  .help = "Set to false to keep the section but not read its files." },
@@ -201,6 +227,9 @@ static const struct key keys[] = {
 	  .max = 3600000, .off = FOFF(rescan_interval_ms), .def = "5000",
 	  .help = "How often the directories are listed again to find new, "
 	  "renamed or removed files, in milliseconds." },
+	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",
+	  .help = "Send one request at a time, so records reach the stream "
+	  "in file order even when requests are retried." },
 };
 
 #define NKEYS	ARRAY_SIZE(keys)

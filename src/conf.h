@@ -36,6 +36,7 @@ struct conf_flow {
 	long long	 retry_max_backoff_ms;	/* retryMaxBackoffMillis */
 	long long	 max_in_flight;		/* maxInFlightRequests */
 	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
+	bool		 ordered;	/* ordered: one request at a time */
 };
 
 /* The whole file: [agent] plus the flows in file order. */
@@ -55,6 +56,12 @@ struct conf {
 	long long	 status_period_s;  /* log.statusReportingPeriodSeconds */
 	long long	 checkpoint_interval_ms; /* checkpointIntervalMillis */
 	long long	 shutdown_timeout_ms;	/* shutdownTimeoutMillis */
+	char		*retriable_codes;	/* records.retriable.error.code */
+	char		*dead_letter_file;	/* deadLetterFile ("" = beside
+						   checkpointFile) */
+	long long	 paused_retry_s;	/* pausedRetrySeconds */
+	long long	 max_memory_bytes;	/* maxMemoryBytes */
+	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
 	struct conf_flow *flows;
 	size_t		 nflows;
 };
