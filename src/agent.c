@@ -23,7 +23,11 @@
 
 struct agent {
 	uv_loop_t	 loop;
-	const struct conf *conf;
+	struct conf	**confp;	/* owned by the caller, replaced on HUP */
+	const struct conf *conf;	/* *confp */
+	const char	*conf_path;
+	struct conf	*next_conf;	/* being switched to */
+	struct mem_budget mem;
 	struct http	*http;
 	struct registry	*reg;
 	struct flow	**flows;
@@ -31,6 +35,7 @@ struct agent {
 	bool		 once;
 	bool		 stopping;
 	bool		 finishing;
+	bool		 reloading;
 	int		 exit_code;
 	uint64_t	 start_ms;
 	uv_signal_t	 sig_term;
@@ -38,11 +43,14 @@ struct agent {
 	uv_signal_t	 sig_hup;
 	uv_timer_t	 ckpt_timer;
 	uv_timer_t	 status_timer;
-	uv_timer_t	 stop_timer;	/* shutdown deadline */
+	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
+	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
 	uv_idle_t	 check_idle;	/* deferred state checks */
 };
 
 static void	finish(struct agent *);
+static void	finish_reload(struct agent *);
+static int	start_flows(struct agent *);
 
 static void
 save_state(struct agent *a, bool force)
@@ -70,6 +78,8 @@ report(struct agent *a)
 		sum.bytes_parsed += fs.bytes_parsed;
 		sum.records_sent += fs.records_sent;
 		sum.records_failed += fs.records_failed;
+		sum.records_dead += fs.records_dead;
+		sum.paused += fs.paused;
 		sum.files_tracked += fs.files_tracked;
 		sum.files_done += fs.files_done;
 		sum.bytes_behind += fs.bytes_behind;
@@ -82,9 +92,11 @@ report(struct agent *a)
 	    sum.files_done, mono_ms() - a->start_ms);
 	log_info("Agent: Tailing is %.2f MB (%" PRIu64 " bytes) behind.",
 	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.bytes_behind);
-	if (sum.records_failed > 0)
-		log_info("Agent: %" PRIu64 " records failed and were retried",
-		    sum.records_failed);
+	if (sum.records_failed > 0 || sum.records_dead > 0 || sum.paused)
+		log_info("Agent: %" PRIu64 " records failed and were retried, "
+		    "%" PRIu64 " dead-lettered; %d flow%s paused",
+		    sum.records_failed, sum.records_dead, (int)sum.paused,
+		    sum.paused == 1 ? "" : "s");
 }
 
 static void
@@ -110,15 +122,24 @@ static void
 on_check_idle(uv_idle_t *h)
 {
 	struct agent	*a = container_of(h, struct agent, check_idle);
+	size_t		 i;
 
 	uv_idle_stop(h);
 	if (a->finishing)
 		return;
-	if (a->exit_code != 0 && a->once) {
-		finish(a);
+	if (a->stopping) {
+		if (all(a, flow_idle))
+			finish(a);
 		return;
 	}
-	if (a->stopping && all(a, flow_idle)) {
+	if (a->reloading) {
+		if (a->http != NULL && all(a, flow_idle))
+			finish_reload(a);
+		return;
+	}
+	for (i = 0; i < a->nflows; i++)
+		flow_kick(a->flows[i]);
+	if (a->exit_code != 0 && a->once) {
 		finish(a);
 		return;
 	}
@@ -157,6 +178,13 @@ on_stop_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, stop_timer);
 
+	if (a->reloading && !a->stopping) {
+		log_warn("reload: in-flight requests did not finish within "
+		    "%lld ms; their records will be sent again",
+		    a->conf->shutdown_timeout_ms);
+		finish_reload(a);
+		return;
+	}
 	log_warn("shutdown: in-flight requests did not finish within %lld "
 	    "ms; their records will be sent again at the next start",
 	    a->conf->shutdown_timeout_ms);
@@ -179,14 +207,107 @@ stop(struct agent *a, const char *why)
 	check_soon(a);
 }
 
+/* --- reload (SIGHUP) ----------------------------------------------------- */
+
+/*
+ * Read the configuration again; if it is valid, drain the flows like a
+ * shutdown would, then rebuild them (and the http client) from the new one.
+ * Offsets live in the registry, which stays: changed and re-added flows
+ * resume where they were.  An invalid file changes nothing.
+ */
+static void
+reload(struct agent *a)
+{
+	struct conf	*nc;
+	char		 err[1024];
+	size_t		 i;
+
+	if (a->stopping || a->reloading || a->once)
+		return;
+	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
+		log_error("SIGHUP: %s; keeping the running configuration", err);
+		return;
+	}
+	log_info("SIGHUP: reloading %s", a->conf_path);
+	a->reloading = true;
+	a->next_conf = nc;
+	for (i = 0; i < a->nflows; i++)
+		flow_stop(a->flows[i]);
+	uv_timer_start(&a->stop_timer, on_stop_timer,
+	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
+	check_soon(a);
+}
+
+static void
+reload_http_closed(void *arg)
+{
+	struct agent	*a = arg;
+	struct http_opts ho;
+	size_t		 i;
+
+	for (i = 0; i < a->nflows; i++)
+		flow_free(a->flows[i]);
+	a->nflows = 0;
+	free(a->flows);
+	a->flows = NULL;
+	if (a->finishing)	/* a stop signal came during the reload */
+		return;
+	conf_free(*a->confp);
+	*a->confp = a->next_conf;
+	a->conf = a->next_conf;
+	a->next_conf = NULL;
+	a->mem.limit = (size_t)a->conf->max_memory_bytes;
+	memset(&ho, 0, sizeof(ho));
+	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
+	ho.ssl_verify = a->conf->ssl_verify;
+	a->http = http_new(&a->loop, &ho);
+	if (a->http == NULL)
+		fatalx("cannot set up the HTTP client");
+	a->reloading = false;
+	if (start_flows(a) != 0) {
+		a->exit_code = 1;
+		finish(a);
+		return;
+	}
+	log_info("configuration reloaded: %zu flow%s", a->nflows,
+	    a->nflows == 1 ? "" : "s");
+}
+
+static void
+finish_reload(struct agent *a)
+{
+	size_t	 i;
+
+	uv_timer_stop(&a->stop_timer);
+	save_state(a, true);
+	for (i = 0; i < a->nflows; i++)
+		flow_cancel(a->flows[i]);
+	http_close(a->http, reload_http_closed, a);
+	a->http = NULL;
+}
+
+static void
+on_ttl_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, ttl_timer);
+	size_t		 i;
+
+	if (a->conf->checkpoint_ttl_days <= 0 || a->reloading)
+		return;
+	/* Files still tracked are alive, however quiet. */
+	for (i = 0; i < a->nflows; i++)
+		flow_touch(a->flows[i]);
+	registry_expire(a->reg, wall_s(),
+	    (int64_t)a->conf->checkpoint_ttl_days * 86400);
+}
+
 static void
 on_signal(uv_signal_t *h, int signum)
 {
 	struct agent	*a = h->data;
 
 	if (signum == SIGHUP) {
-		log_warn("SIGHUP: configuration reload is not supported yet; "
-		    "restart the agent to apply changes");
+		reload(a);
 		return;
 	}
 	if (a->stopping) {
@@ -226,11 +347,15 @@ finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->ckpt_timer, NULL);
 	uv_close((uv_handle_t *)&a->status_timer, NULL);
 	uv_close((uv_handle_t *)&a->stop_timer, NULL);
+	uv_close((uv_handle_t *)&a->ttl_timer, NULL);
 	uv_close((uv_handle_t *)&a->check_idle, NULL);
 	uv_close((uv_handle_t *)&a->sig_term, NULL);
 	uv_close((uv_handle_t *)&a->sig_int, NULL);
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
-	http_close(a->http, http_closed, a);
+	/* During a reload the old client is already closing; its close
+	 * callback frees the flows and sees finishing. */
+	if (a->http != NULL)
+		http_close(a->http, http_closed, a);
 }
 
 /* --- start -------------------------------------------------------------- */
@@ -241,6 +366,7 @@ start_handles(struct agent *a)
 	uv_timer_init(&a->loop, &a->ckpt_timer);
 	uv_timer_init(&a->loop, &a->status_timer);
 	uv_timer_init(&a->loop, &a->stop_timer);
+	uv_timer_init(&a->loop, &a->ttl_timer);
 	uv_idle_init(&a->loop, &a->check_idle);
 	uv_signal_init(&a->loop, &a->sig_term);
 	uv_signal_init(&a->loop, &a->sig_int);
@@ -252,6 +378,7 @@ start_handles(struct agent *a)
 	uv_timer_start(&a->ckpt_timer, on_ckpt_timer,
 	    (uint64_t)a->conf->checkpoint_interval_ms,
 	    (uint64_t)a->conf->checkpoint_interval_ms);
+	uv_timer_start(&a->ttl_timer, on_ttl_timer, 60 * 1000, 3600 * 1000);
 	uv_timer_start(&a->status_timer, on_status_timer,
 	    (uint64_t)a->conf->status_period_s * 1000,
 	    (uint64_t)a->conf->status_period_s * 1000);
@@ -270,7 +397,7 @@ start_flows(struct agent *a)
 		if (!c->flows[i].enable)
 			continue;
 		a->flows[a->nflows] = flow_new(&a->loop, c, &c->flows[i],
-		    a->http, a->reg, a->once, on_flow_event, a);
+		    a->http, a->reg, &a->mem, a->once, on_flow_event, a);
 		rc = flow_start(a->flows[a->nflows++]);
 		if (rc != 0)
 			return rc;
@@ -279,14 +406,18 @@ start_flows(struct agent *a)
 }
 
 int
-agent_run(const struct conf *conf, bool once)
+agent_run(struct conf **confp, const char *path, bool once)
 {
 	struct agent	 a;
 	struct http_opts ho;
+	const struct conf *conf = *confp;
 	int		 rc;
 
 	memset(&a, 0, sizeof(a));
+	a.confp = confp;
 	a.conf = conf;
+	a.conf_path = path;
+	a.mem.limit = (size_t)conf->max_memory_bytes;
 	a.once = once;
 	a.start_ms = mono_ms();
 	if (uv_loop_init(&a.loop) != 0)
@@ -319,5 +450,8 @@ agent_run(const struct conf *conf, bool once)
 		log_warn("event loop closed with handles still open");
 	registry_free(a.reg);
 	free(a.flows);
+	conf_free(a.next_conf);
+	log_info("peak memory held in records: %zu bytes (budget %zu)",
+	    a.mem.peak, a.mem.limit);
 	return a.exit_code;
 }

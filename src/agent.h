@@ -11,10 +11,12 @@
 struct conf;
 
 /*
- * Run the agent with conf (borrowed) until it stops.  Returns the process
- * exit code: 0 after a clean stop or a complete --once run, 1 when --once
- * could not deliver or start-up failed.
+ * Run the agent with *confp, read from path, until it stops.  SIGHUP reads
+ * path again and, when valid, replaces *confp (the old one is freed); the
+ * caller frees *confp after the call.  Returns the process exit code: 0
+ * after a clean stop or a complete --once run, 1 when --once could not
+ * deliver or start-up failed.
  */
-int	agent_run(const struct conf *, bool once);
+int	agent_run(struct conf **confp, const char *path, bool once);
 
 #endif

@@ -120,6 +120,24 @@ codec_put_add(struct buf *out, const void *data, size_t len,
 }
 
 void
+codec_dead_letter(struct buf *out, long long time, const char *flow,
+    const char *file, unsigned long long offset, const char *code,
+    const char *message, const void *data, size_t len)
+{
+	buf_printf(out, "{\"time\":%lld,\"flow\":\"", time);
+	json_escape(out, flow);
+	buf_addstr(out, "\",\"file\":\"");
+	json_escape(out, file);
+	buf_printf(out, "\",\"offset\":%llu,\"code\":\"", offset);
+	json_escape(out, code);
+	buf_addstr(out, "\",\"message\":\"");
+	json_escape(out, message);
+	buf_addstr(out, "\",\"data\":\"");
+	codec_base64(data, len, out);
+	buf_addstr(out, "\"}\n");
+}
+
+void
 codec_put_end(struct buf *out)
 {
 	buf_addstr(out, "]}");

@@ -29,6 +29,15 @@ void	codec_put_add(struct buf *out, const void *data, size_t len,
 	    const char *partition_key);
 void	codec_put_end(struct buf *out);
 
+/*
+ * One dead-letter line, appended to *out:
+ * {"time":T,"flow":"f","file":"/p","offset":N,"code":"c","message":"m",
+ *  "data":"<base64>"}\n   (offset = the record's first byte in the file).
+ */
+void	codec_dead_letter(struct buf *out, long long time, const char *flow,
+	    const char *file, unsigned long long offset, const char *code,
+	    const char *message, const void *data, size_t len);
+
 /* One entry of a PutRecords reply, by request position. */
 struct codec_result {
 	char	code[32];	/* "" = acknowledged */

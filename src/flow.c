@@ -47,6 +47,7 @@ struct flow {
 	struct batch	*cur;		/* being filled */
 	struct batch	*out;		/* submitted, not done */
 	struct buf	 scratch;
+	struct mem_budget *mem;
 	bool		 once;
 	bool		 stopping;
 	bool		 blocked;	/* window full */
@@ -147,7 +148,7 @@ flush_cur(struct flow *f)
 
 	if (b == NULL || b->nrecs == 0)
 		return true;
-	if (sink_pending(f->sink) >= (size_t)f->fc->max_in_flight)
+	if (sink_pending(f->sink) >= sink_window(f->sink))
 		return false;
 	f->cur = NULL;
 	uv_timer_stop(&f->age_timer);
@@ -186,7 +187,7 @@ seg_for(struct batch *b, struct tailer *t)
 /* tailer_record_cb: add one record, or refuse it when the window is full. */
 static int
 on_record(void *arg, struct tailer *t, const char *data, size_t len,
-    uint64_t end_off)
+    uint64_t start_off, uint64_t end_off)
 {
 	struct flow	*f = arg;
 	struct batch_seg *sg;
@@ -196,16 +197,21 @@ on_record(void *arg, struct tailer *t, const char *data, size_t len,
 		f->blocked = true;
 		return 1;
 	}
+	/* The memory budget (R11): stop reading, the file keeps the data.
+	 * A flow holding nothing may always take a record, so no flow
+	 * starves. */
+	if (f->mem->used >= f->mem->limit &&
+	    ((f->cur != NULL && f->cur->nrecs > 0) ||
+	    sink_pending(f->sink) > 0)) {
+		f->blocked = true;
+		return 1;
+	}
 	if (f->cur == NULL) {
-		f->cur = batch_new(f->loop);
+		f->cur = batch_new(f->loop, f->mem);
 		f->cur->created_ms = mono_ms();
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
-	buf_init(&key);
-	partition_key(f, t, data, len, &key);
-	batch_add(f->cur, data, len, key.data ? key.data : "");
-	buf_cleanup(&key);
 	sg = seg_for(f->cur, t);
 	if (sg == NULL) {
 		if (f->cur->nsegs == f->cur->capsegs) {
@@ -218,8 +224,12 @@ on_record(void *arg, struct tailer *t, const char *data, size_t len,
 		sg->tailer = t;
 		sg->wm_id = wm_push(&t->wm, end_off);
 	} else
-		t->wm.r[(t->wm.head + (sg->wm_id - t->wm.base)) %
-		    t->wm.cap].end = end_off;
+		wm_extend(&t->wm, sg->wm_id, end_off);
+	buf_init(&key);
+	partition_key(f, t, data, len, &key);
+	batch_add(f->cur, data, len, key.data ? key.data : "",
+	    (uint16_t)(sg - f->cur->segs), start_off);
+	buf_cleanup(&key);
 	f->st.records_parsed++;
 	f->st.bytes_parsed += len;
 	return 0;
@@ -614,7 +624,8 @@ on_fs_event(uv_fs_event_t *h, const char *name, int events, int status)
 
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
-    struct http *http, struct registry *reg, bool once, flow_cb cb, void *arg)
+    struct http *http, struct registry *reg, struct mem_budget *mem,
+    bool once, flow_cb cb, void *arg)
 {
 	struct flow	*f;
 	const char	*slash;
@@ -624,6 +635,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->conf = conf;
 	f->fc = fc;
 	f->reg = reg;
+	f->mem = mem;
 	f->once = once;
 	f->cb = cb;
 	f->arg = arg;
@@ -632,7 +644,8 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	    xstrndup(fc->file_pattern, (size_t)(slash - fc->file_pattern));
 	f->glob = xstrdup(slash + 1);
 	buf_init(&f->scratch);
-	f->sink = sink_new(loop, http, conf, fc, on_batch_done, on_halt, f);
+	f->sink = sink_new(loop, http, conf, fc, mem, on_batch_done, on_halt,
+	    f);
 	uv_timer_init(loop, &f->rescan_timer);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
@@ -716,10 +729,32 @@ flow_stats(const struct flow *f, struct flow_stats *out)
 	out->records_sent = ss->records_sent;
 	out->bytes_sent = ss->bytes_sent;
 	out->records_failed = ss->records_failed;
+	out->records_retried = ss->records_retried;
+	out->records_dead = ss->records_dead;
+	out->throttled = ss->throttled;
+	out->paused = sink_paused(f->sink);
 	out->bytes_behind = 0;
 	for (t = f->tailers; t != NULL; t = t->next)
 		if (t->size > t->wm.committed)
 			out->bytes_behind += t->size - t->wm.committed;
+}
+
+void
+flow_kick(struct flow *f)
+{
+	if (!f->blocked || f->stopping)
+		return;
+	f->blocked = false;
+	pump(f);
+}
+
+void
+flow_touch(struct flow *f)
+{
+	struct tailer	*t;
+
+	for (t = f->tailers; t != NULL; t = t->next)
+		commit(f, t);
 }
 
 void

@@ -34,6 +34,10 @@ struct flow_stats {
 	uint64_t	 records_sent;
 	uint64_t	 bytes_sent;
 	uint64_t	 records_failed;
+	uint64_t	 records_retried;
+	uint64_t	 records_dead;	/* dead-lettered */
+	uint64_t	 throttled;
+	bool		 paused;
 	uint64_t	 files_tracked;
 	uint64_t	 files_done;	/* closed after full delivery */
 	uint64_t	 bytes_behind;	/* size - committed, over files */
@@ -41,7 +45,8 @@ struct flow_stats {
 
 struct flow	*flow_new(uv_loop_t *, const struct conf *,
 		    const struct conf_flow *, struct http *,
-		    struct registry *, bool once, flow_cb, void *arg);
+		    struct registry *, struct mem_budget *, bool once,
+		    flow_cb, void *arg);
 /* First scan, watches, timers, stream check.  0 or a negative errno. */
 int		 flow_start(struct flow *) WARN_UNUSED;
 /* Stop reading; send what is batched. */
@@ -52,6 +57,10 @@ bool		 flow_idle(const struct flow *);
 bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
 void		 flow_stats(const struct flow *, struct flow_stats *);
+/* Resume reading if it stopped for the memory budget. */
+void		 flow_kick(struct flow *);
+/* Refresh the registry entries of every tracked file (TTL). */
+void		 flow_touch(struct flow *);
 /* Stop the sink from retrying (before the http client is closed). */
 void		 flow_cancel(struct flow *);
 /* Free everything; handles close asynchronously. */

@@ -102,7 +102,7 @@ main(int argc, char **argv)
 	if (http_global_init() != 0)
 		fatalx("cannot initialise libcurl");
 	log_info("disagent %s starting with %s", PACKAGE_VERSION, path);
-	rc = agent_run(conf, once);
+	rc = agent_run(&conf, path, once);
 	http_global_cleanup();
 	conf_free(conf);
 	return rc;

@@ -1,16 +1,22 @@
 /*
  * The DIS sink of one flow.  Each batch is sent as PutRecords; the reply is
  * matched to the request by position (lessons R13): acknowledged records are
- * marked done and never resent, failed ones are resent after backoff, and a
- * request that failed as a whole is resent whole.  Credential, permission and
- * stream errors pause delivery and alert; they never drop data.
+ * marked done and never resent, records failing with a retriable code are
+ * resent alone after backoff, and records DIS rejects as invalid go to the
+ * dead-letter file.  Request-level failures are retried by cause
+ * (dis-api.md section 4): transient ones with full-jitter backoff forever,
+ * throttling more slowly and with fewer requests in flight (AIMD), and
+ * credential, permission and stream errors pause the flow behind one slow
+ * probe.  Nothing is ever dropped here.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec.h"
 #include "conf.h"
@@ -19,34 +25,42 @@
 #include "retry.h"
 #include "signer.h"
 #include "sink.h"
+#include "tailer.h"
 
 #define MIB			(1024 * 1024)
-#define PAUSED_RETRY_MS		(60 * 1000)
 #define HARD_RETRY_MS		(30 * 60 * 1000)
+#define SLOW_MIN_MS		1000
 #define DESCRIBE_RETRY_MS	1000
-#define REC_RETRY_INITIAL_MS	100
-#define REC_RETRY_MAX_MS	10000
+#define PACE_MAX_MS		5000
+#define HALT_LOG_EVERY_MS	60000
 
 struct sink {
 	uv_loop_t	*loop;
 	struct http	*http;
 	const struct conf *conf;
 	const struct conf_flow *fc;
+	struct mem_budget *mem;
 	char		*host;		/* Host header, signed as sent */
 	char		*put_path;
 	char		*put_url;
 	char		*describe_path;
 	char		*describe_url;
+	char		*dlq_path;
+	int		 dlq_fd;
 	bool		 ready;		/* stream described and RUNNING */
 	bool		 closing;
+	bool		 halted;	/* paused: only the probe is sent */
+	struct batch	*probe;
 	size_t		 record_cap;
 	size_t		 request_cap;
-	struct batch	*waiting;	/* submitted before ready, FIFO */
+	struct batch	*waiting;	/* not ready or paused, FIFO */
 	size_t		 pending;	/* submitted and not done */
+	double		 window;	/* AIMD: batches allowed out */
+	uint64_t	 pace_ms;	/* gap between sends while throttled */
+	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
 	bool		 describing;
 	uv_timer_t	*describe_timer;
-	struct buf	 err_last;	/* last request-level error, for logs */
 	uint64_t	 last_halt_log_ms;
 	struct sink_stats stats;
 	sink_done_cb	 done;
@@ -54,13 +68,13 @@ struct sink {
 	void		*arg;
 };
 
-static void	send_batch(struct sink *, struct batch *);
+static void	try_send(struct sink *, struct batch *);
 static void	describe(struct sink *);
 
 /* --- batches ------------------------------------------------------------ */
 
 struct batch *
-batch_new(uv_loop_t *loop)
+batch_new(uv_loop_t *loop, struct mem_budget *mem)
 {
 	struct batch	*b;
 
@@ -68,8 +82,16 @@ batch_new(uv_loop_t *loop)
 	buf_init(&b->data);
 	buf_init(&b->keys);
 	buf_init(&b->body);
+	b->mem = mem;
 	uv_timer_init(loop, &b->retry_timer);
 	return b;
+}
+
+static void
+body_free(struct batch *b)
+{
+	mem_release(b->mem, b->body.cap);
+	buf_cleanup(&b->body);
 }
 
 static void
@@ -77,9 +99,10 @@ batch_closed(uv_handle_t *h)
 {
 	struct batch	*b = container_of(h, struct batch, retry_timer);
 
+	body_free(b);
+	mem_release(b->mem, b->charged);
 	buf_cleanup(&b->data);
 	buf_cleanup(&b->keys);
-	buf_cleanup(&b->body);
 	free(b->recs);
 	free(b->segs);
 	free(b->sent_idx);
@@ -95,9 +118,11 @@ batch_free(struct batch *b)
 }
 
 void
-batch_add(struct batch *b, const char *data, size_t len, const char *key)
+batch_add(struct batch *b, const char *data, size_t len, const char *key,
+    uint16_t seg, uint64_t file_off)
 {
 	struct batch_rec *r;
+	size_t		 klen = strlen(key) + 1;
 
 	if (b->nrecs == b->caprecs) {
 		b->caprecs = b->caprecs ? b->caprecs * 2 : 64;
@@ -107,16 +132,19 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key)
 	r->off = (uint32_t)b->data.len;
 	r->len = (uint32_t)len;
 	r->key = (uint32_t)b->keys.len;
+	r->seg = seg;
 	r->done = false;
+	r->file_off = file_off;
 	buf_add(&b->data, data, len);
-	buf_add(&b->keys, key, strlen(key) + 1);
+	buf_add(&b->keys, key, klen);
+	b->charged += len + klen + sizeof(*r);
+	mem_charge(b->mem, len + klen + sizeof(*r));
 }
 
 size_t
 batch_bytes(const struct batch *b)
 {
-	return b->data.cap + b->keys.cap + b->body.cap +
-	    b->caprecs * sizeof(*b->recs);
+	return b->charged + b->body.cap;
 }
 
 /* --- setup -------------------------------------------------------------- */
@@ -157,10 +185,30 @@ set_caps(struct sink *s, const char *type)
 		s->record_cap = s->request_cap;
 }
 
+static char *
+dead_letter_path(const struct conf *c)
+{
+	const char	*slash;
+
+	if (c->dead_letter_file[0] != '\0')
+		return xstrdup(c->dead_letter_file);
+	slash = strrchr(c->checkpoint_file, '/');
+	if (slash == NULL)
+		return xstrdup("deadletter.jsonl");
+	return xasprintf("%.*s/deadletter.jsonl",
+	    (int)(slash - c->checkpoint_file), c->checkpoint_file);
+}
+
+static double
+max_window(const struct sink *s)
+{
+	return s->fc->ordered ? 1.0 : (double)s->fc->max_in_flight;
+}
+
 struct sink *
 sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
-    const struct conf_flow *fc, sink_done_cb done, sink_halt_cb halt,
-    void *arg)
+    const struct conf_flow *fc, struct mem_budget *mem, sink_done_cb done,
+    sink_halt_cb halt, void *arg)
 {
 	struct sink	*s;
 	const char	*ep = conf->endpoint;
@@ -173,9 +221,12 @@ sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
 	s->http = http;
 	s->conf = conf;
 	s->fc = fc;
+	s->mem = mem;
 	s->done = done;
 	s->halt = halt;
 	s->arg = arg;
+	s->dlq_fd = -1;
+	s->dlq_path = dead_letter_path(conf);
 	s->host = host_of(ep);
 	s->put_path = xasprintf("/v2/%s/records/", conf->project_id);
 	s->put_url = xasprintf("%.*s%s", (int)n, ep, s->put_path);
@@ -185,7 +236,7 @@ sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
 	s->describe_timer = xcalloc(1, sizeof(*s->describe_timer));
 	uv_timer_init(loop, s->describe_timer);
 	s->describe_timer->data = s;
-	buf_init(&s->err_last);
+	s->window = max_window(s);
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -209,6 +260,18 @@ sink_pending(const struct sink *s)
 }
 
 size_t
+sink_window(const struct sink *s)
+{
+	return s->window < 1.0 ? 1 : (size_t)s->window;
+}
+
+bool
+sink_paused(const struct sink *s)
+{
+	return s->halted;
+}
+
+size_t
 sink_request_cap(const struct sink *s)
 {
 	return s->request_cap;
@@ -224,6 +287,27 @@ const struct sink_stats *
 sink_stats(const struct sink *s)
 {
 	return &s->stats;
+}
+
+/* --- throttling (AIMD) -------------------------------------------------- */
+
+static void
+throttled(struct sink *s)
+{
+	s->stats.throttled++;
+	s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
+	s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) : 50;
+}
+
+static void
+succeeded(struct sink *s)
+{
+	s->window += 1.0 / s->window;
+	if (s->window > max_window(s))
+		s->window = max_window(s);
+	s->pace_ms /= 2;
+	if (s->pace_ms < 10)
+		s->pace_ms = 0;
 }
 
 /* --- signing and sending ------------------------------------------------ */
@@ -322,13 +406,14 @@ submit(struct sink *s, const char *method, const char *url, const char *path,
 static void	on_put_done(const struct http_response *, void *);
 static void	schedule(struct sink *, struct batch *, uint64_t);
 
+/* The body of the records not yet done (at most b->limit of them). */
 static void
 build_body(struct sink *s, struct batch *b)
 {
 	const struct batch_rec *r;
 	size_t		 i;
 
-	buf_reset(&b->body);
+	body_free(b);
 	buf_reserve(&b->body, codec_base64_len(b->data.len) +
 	    (b->nrecs - b->ndone) * 48 + 128);
 	codec_put_begin(&b->body, s->fc->stream, s->fc->stream_id);
@@ -338,11 +423,14 @@ build_body(struct sink *s, struct batch *b)
 		r = &b->recs[i];
 		if (r->done)
 			continue;
+		if (b->limit > 0 && b->nsent == b->limit)
+			break;
 		codec_put_add(&b->body, b->data.data + r->off, r->len,
 		    b->keys.data + r->key);
 		b->sent_idx[b->nsent++] = i;
 	}
 	codec_put_end(&b->body);
+	mem_charge(b->mem, b->body.cap);
 }
 
 static void
@@ -357,11 +445,12 @@ send_batch(struct sink *s, struct batch *b)
 	    b->body.len, on_put_done, b);
 	if (rc != 0) {
 		b->sending = false;
-		buf_cleanup(&b->body);
+		body_free(b);
 		log_error("cannot send to [%s]: %s; retrying",
 		    s->fc->stream, strerror(-rc));
-		schedule(s, b, retry_backoff_ms(b->attempt++, 250, 30000,
-		    rand_unit()));
+		schedule(s, b, retry_backoff_ms(b->attempt++,
+		    (uint64_t)s->fc->retry_initial_backoff_ms,
+		    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit()));
 	}
 }
 
@@ -369,34 +458,138 @@ static void
 on_retry_timer(uv_timer_t *t)
 {
 	struct batch	*b = container_of(t, struct batch, retry_timer);
-	struct sink	*s = b->sink;
 
-	if (s->closing)
-		return;
-	send_batch(s, b);
+	try_send(b->sink, b);
 }
 
 static void
 schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
 {
+	(void)s;
 	uv_timer_start(&b->retry_timer, on_retry_timer, delay_ms, 0);
+}
+
+static void
+enqueue(struct sink *s, struct batch *b)
+{
+	struct batch	**pp;
+
+	b->next = NULL;
+	for (pp = &s->waiting; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = b;
+}
+
+/*
+ * Send b now, later (pacing), or park it: before the stream is described,
+ * and while paused, when another batch is the probe.
+ */
+static void
+try_send(struct sink *s, struct batch *b)
+{
+	uint64_t	 now;
+
+	if (s->closing)
+		return;
+	if (!s->ready || (s->halted && s->probe != NULL && s->probe != b)) {
+		enqueue(s, b);
+		return;
+	}
+	if (s->halted)
+		s->probe = b;
+	now = mono_ms();
+	if (s->next_send_ms > now) {
+		schedule(s, b, s->next_send_ms - now);
+		return;
+	}
+	s->next_send_ms = now + s->pace_ms;
+	send_batch(s, b);
 }
 
 void
 sink_submit(struct sink *s, struct batch *b)
 {
-	struct batch	**pp;
-
 	b->sink = s;
 	b->next = NULL;
 	s->pending++;
-	if (s->ready) {
-		send_batch(s, b);
-		return;
+	try_send(s, b);
+}
+
+/* Send every parked batch (ready, or no longer paused). */
+static void
+release_waiting(struct sink *s)
+{
+	struct batch	*b;
+
+	while ((b = s->waiting) != NULL && s->ready &&
+	    (!s->halted || s->probe == NULL)) {
+		s->waiting = b->next;
+		b->next = NULL;
+		try_send(s, b);
 	}
-	for (pp = &s->waiting; *pp != NULL; pp = &(*pp)->next)
-		;
-	*pp = b;
+}
+
+/* --- dead letters ------------------------------------------------------- */
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t	 w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Append record i to the dead-letter file and sync it; only then may the
+ * record count as done.  Returns 0 or a negative errno (the record is then
+ * kept and retried).
+ */
+static int
+dead_letter(struct sink *s, struct batch *b, size_t i, const char *code,
+    const char *msg)
+{
+	struct batch_rec *r = &b->recs[i];
+	struct tailer	*t = b->segs[r->seg].tailer;
+	struct buf	 line;
+	int		 rc;
+
+	if (s->dlq_fd < 0) {
+		s->dlq_fd = open(s->dlq_path, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0600);
+		if (s->dlq_fd < 0) {
+			rc = -errno;
+			log_error("dead-letter file %s: %s; the record is kept "
+			    "and retried", s->dlq_path, strerror(-rc));
+			return rc;
+		}
+	}
+	buf_init(&line);
+	codec_dead_letter(&line, (long long)wall_s(), s->fc->name, t->path,
+	    (unsigned long long)r->file_off, code, msg,
+	    b->data.data + r->off, r->len);
+	rc = write_all(s->dlq_fd, line.data, line.len);
+	if (rc == 0 && fdatasync(s->dlq_fd) != 0)
+		rc = -errno;
+	buf_cleanup(&line);
+	if (rc != 0) {
+		log_error("dead-letter file %s: %s; the record is kept and "
+		    "retried", s->dlq_path, strerror(-rc));
+		return rc;
+	}
+	log_warn("[%s] record of %s at offset %ju rejected by DIS (%s %s): "
+	    "written to %s", s->fc->name, t->path, (uintmax_t)r->file_off,
+	    code, msg, s->dlq_path);
+	s->stats.records_dead++;
+	return 0;
 }
 
 /* --- replies ------------------------------------------------------------ */
@@ -410,41 +603,77 @@ halt_log(struct sink *s, long status, const char *code, const char *msg)
 
 	if (status == 441 || status == 401)
 		hint = "check ak/sk and the clock (X-Sdk-Date)";
+	else if (status == 403 && code[0] == '\0')
+		hint = "the gateway refuses this client (IP blacklisted?)";
 	else if (status == 403)
 		hint = "check the IAM permissions of the credentials for DIS";
+	else if (strcmp(code, "DIS.4309") == 0)
+		hint = "client IP blacklisted after too many failures; "
+		    "backing off for 30 minutes";
 	else if (strcmp(code, "DIS.4117") == 0)
 		hint = "check projectId";
 	else if (strcmp(code, "DIS.4301") == 0 || status == 410)
 		hint = "check that DISStream exists in this region/project";
 	snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s %s: %s",
 	    s->fc->stream, status, code, msg, hint);
-	if (s->last_halt_log_ms == 0 || now - s->last_halt_log_ms >= 60000) {
+	if (s->last_halt_log_ms == 0 ||
+	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
 		log_error("delivery paused for %s; data stays on disk and "
-		    "is retried", reason);
+		    "is retried every %lld s", reason, s->conf->paused_retry_s);
 		s->last_halt_log_ms = now;
 	}
 	if (s->halt != NULL)
 		s->halt(reason, s->arg);
 }
 
-/* Delay before the next try after a request-level failure. */
-static uint64_t
-request_delay(struct sink *s, struct batch *b, enum retry_action a)
+static void
+pause_batch(struct sink *s, struct batch *b, uint64_t delay)
 {
-	uint64_t	 d;
+	s->halted = true;
+	if (s->probe == NULL || s->probe == b) {
+		s->probe = b;
+		schedule(s, b, delay);
+	} else
+		enqueue(s, b);
+}
 
-	switch (a) {
-	case RETRY_HALT:
-		return PAUSED_RETRY_MS;
-	case RETRY_HARD:
-		return HARD_RETRY_MS;
-	case RETRY_SLOW:
-		d = retry_backoff_ms(b->attempt++, 1000, 30000, rand_unit());
-		return MAX(d, 1000);
-	default:
-		return retry_backoff_ms(b->attempt++, 250, 30000,
-		    rand_unit());
+static uint64_t
+backoff(struct sink *s, struct batch *b)
+{
+	return retry_backoff_ms(b->attempt++,
+	    (uint64_t)s->fc->retry_initial_backoff_ms,
+	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit());
+}
+
+/* Halve the batch's requests; a lone record that is still refused is
+ * dead-lettered (it can never be accepted). */
+static void
+split(struct sink *s, struct batch *b, long status, const char *code,
+    const char *msg)
+{
+	char	 why[48];
+
+	if (b->nsent > 1) {
+		b->limit = b->nsent / 2;
+		log_warn("PutRecords to [%s]: HTTP %ld %s: sending %zu records "
+		    "per request", s->fc->stream, status, code, b->limit);
+		schedule(s, b, 0);
+		return;
 	}
+	snprintf(why, sizeof(why), "%s", code[0] ? code : "HTTP");
+	if (b->nsent == 1 && dead_letter(s, b, b->sent_idx[0], why, msg) == 0) {
+		b->recs[b->sent_idx[0]].done = true;
+		b->ndone++;
+		b->limit = 0;
+		if (b->ndone == b->nrecs) {
+			s->pending--;
+			s->done(b, s->arg);
+			return;
+		}
+		schedule(s, b, 0);
+		return;
+	}
+	schedule(s, b, backoff(s, b));
 }
 
 static void
@@ -455,29 +684,43 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	uint64_t	 delay;
 
 	s->stats.requests_failed++;
+	s->stats.records_retried += b->nsent;
 	if (r->result != HTTP_OK) {
-		a = RETRY_REQUEST;
-		delay = request_delay(s, b, a);
+		delay = backoff(s, b);
 		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
-		    " ms", s->fc->stream, r->error ? r->error : "error",
-		    delay);
-	} else {
-		(void)codec_parse_error(r->body, r->bodylen, code,
-		    sizeof(code), msg, sizeof(msg));
-		a = retry_classify(r->status, code);
-		delay = request_delay(s, b, a);
-		if (a == RETRY_HALT || a == RETRY_HARD)
-			halt_log(s, r->status, code, msg);
-		else
-			log_warn("PutRecords to [%s] failed: HTTP %ld %s %s; "
-			    "%s in %" PRIu64 " ms", s->fc->stream, r->status,
-			    code, msg, retry_action_name(a), delay);
+		    " ms", s->fc->stream, r->error ? r->error : "error", delay);
+		schedule(s, b, delay);
+		return;
 	}
+	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
+	    sizeof(msg));
+	a = retry_classify(r->status, code);
+	switch (a) {
+	case RETRY_HALT:
+	case RETRY_HARD:
+		halt_log(s, r->status, code, msg);
+		pause_batch(s, b, a == RETRY_HARD ? HARD_RETRY_MS :
+		    (uint64_t)s->conf->paused_retry_s * 1000);
+		return;
+	case RETRY_SPLIT:
+		split(s, b, r->status, code, msg);
+		return;
+	case RETRY_SLOW:
+		throttled(s);
+		delay = MAX(backoff(s, b), (uint64_t)SLOW_MIN_MS);
+		break;
+	default:
+		delay = backoff(s, b);
+		break;
+	}
+	log_warn("PutRecords to [%s] failed: HTTP %ld %s %s; %s in %" PRIu64
+	    " ms", s->fc->stream, r->status, code, msg, retry_action_name(a),
+	    delay);
 	schedule(s, b, delay);
 }
 
 static void
-log_put(struct sink *s, struct batch *b, size_t n, size_t nfail,
+log_put(struct sink *s, size_t n, size_t nfail,
     const struct codec_result *res, uint64_t ms)
 {
 	size_t	 i;
@@ -495,20 +738,43 @@ log_put(struct sink *s, struct batch *b, size_t n, size_t nfail,
 	    i < n ? res[i].message : "");
 }
 
-static void
-batch_complete(struct sink *s, struct batch *b)
+/* Mark what the reply acknowledged; dead-letter what DIS will never take.
+ * Returns whether any record must be retried. */
+static bool
+apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
+    bool *throttle)
 {
-	s->pending--;
-	s->done(b, s->arg);
+	struct batch_rec *rec;
+	size_t		 i;
+	bool		 retry = false;
+
+	for (i = 0; i < b->nsent; i++) {
+		rec = &b->recs[b->sent_idx[i]];
+		if (res[i].code[0] == '\0') {
+			s->stats.records_sent++;
+			s->stats.bytes_sent += rec->len;
+		} else if (retry_record_retriable(res[i].code,
+		    s->conf->retriable_codes) ||
+		    dead_letter(s, b, b->sent_idx[i], res[i].code,
+		    res[i].message) != 0) {
+			if (strcmp(res[i].code, "DIS.4303") == 0)
+				*throttle = true;
+			s->stats.records_retried++;
+			retry = true;
+			continue;
+		}
+		rec->done = true;
+		b->ndone++;
+	}
+	return retry;
 }
 
 static void
 records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 {
 	struct codec_result *res;
-	size_t		 i;
 	int		 nfail;
-	struct batch_rec *rec;
+	bool		 retry, throttle = false;
 
 	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
 	nfail = codec_parse_put(r->body, r->bodylen, res, b->nsent);
@@ -517,29 +783,29 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 		s->stats.requests_failed++;
 		log_warn("PutRecords to [%s]: unparsable reply (%zu bytes); "
 		    "resending the request", s->fc->stream, r->bodylen);
-		schedule(s, b, request_delay(s, b, RETRY_REQUEST));
+		schedule(s, b, backoff(s, b));
 		return;
-	}
-	for (i = 0; i < b->nsent; i++) {
-		if (res[i].code[0] != '\0')
-			continue;
-		rec = &b->recs[b->sent_idx[i]];
-		rec->done = true;
-		b->ndone++;
-		s->stats.records_sent++;
-		s->stats.bytes_sent += rec->len;
 	}
 	s->stats.records_failed += (uint64_t)nfail;
-	log_put(s, b, b->nsent, (size_t)nfail, res, mono_ms() - b->sent_ms);
+	retry = apply_results(s, b, res, &throttle);
+	log_put(s, b->nsent, (size_t)nfail, res, mono_ms() - b->sent_ms);
 	free(res);
+	if (throttle)
+		throttled(s);
+	else if (nfail == 0)
+		succeeded(s);
 	if (b->ndone == b->nrecs) {
-		batch_complete(s, b);
+		s->pending--;
+		s->done(b, s->arg);
 		return;
 	}
-	/* Only the failed records go again (R13), after backoff. */
-	schedule(s, b, retry_backoff_ms(b->attempt++,
-	    (uint64_t)s->fc->retry_initial_backoff_ms,
-	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit()));
+	if (!retry) {
+		/* A split batch: the next part goes now. */
+		b->attempt = 0;
+		try_send(s, b);
+		return;
+	}
+	schedule(s, b, backoff(s, b));
 }
 
 static void
@@ -547,19 +813,26 @@ on_put_done(const struct http_response *r, void *arg)
 {
 	struct batch	*b = arg;
 	struct sink	*s = b->sink;
+	bool		 was_probe;
 
 	b->sending = false;
-	if (r->result == HTTP_ERR_CANCELLED || s->closing) {
-		buf_cleanup(&b->body);
+	body_free(b);
+	if (r->result == HTTP_ERR_CANCELLED || s->closing)
 		return;
-	}
 	s->stats.requests++;
-	if (r->result == HTTP_OK && r->status == 200)
+	if (r->result == HTTP_OK && r->status == 200) {
+		was_probe = s->probe == b;
+		if (s->halted) {
+			log_info("delivery to [%s] resumed", s->fc->stream);
+			s->halted = false;
+			s->last_halt_log_ms = 0;
+		}
+		if (was_probe)
+			s->probe = NULL;
 		records_replied(s, b, r);
-	else
+		release_waiting(s);
+	} else
 		request_failed(s, b, r);
-	/* The body is rebuilt for a retry: hold no memory while waiting. */
-	buf_cleanup(&b->body);
 }
 
 /* --- DescribeStream ----------------------------------------------------- */
@@ -576,17 +849,11 @@ describe_again(struct sink *s, uint64_t delay)
 	uv_timer_start(s->describe_timer, on_describe_timer, delay, 0);
 }
 
-static void
-became_ready(struct sink *s)
+static uint64_t
+describe_backoff(struct sink *s)
 {
-	struct batch	*b;
-
-	s->ready = true;
-	while ((b = s->waiting) != NULL) {
-		s->waiting = b->next;
-		b->next = NULL;
-		send_batch(s, b);
-	}
+	return retry_backoff_ms(s->describe_attempt++, DESCRIBE_RETRY_MS,
+	    30000, rand_unit());
 }
 
 static void
@@ -597,8 +864,7 @@ describe_replied(struct sink *s, const struct http_response *r)
 	if (codec_parse_describe(r->body, r->bodylen, &si) != 0) {
 		log_warn("DescribeStream [%s]: unparsable reply; retrying",
 		    s->fc->stream);
-		describe_again(s, retry_backoff_ms(s->describe_attempt++,
-		    DESCRIBE_RETRY_MS, 30000, rand_unit()));
+		describe_again(s, describe_backoff(s));
 		return;
 	}
 	if (strcmp(si.status, "CREATING") == 0) {
@@ -608,13 +874,18 @@ describe_replied(struct sink *s, const struct http_response *r)
 	}
 	if (strcmp(si.status, "RUNNING") != 0 && si.status[0] != '\0') {
 		halt_log(s, 200, "", si.status);
-		describe_again(s, PAUSED_RETRY_MS);
+		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
+	if (s->halted)
+		log_info("DISStream %s is available again", s->fc->stream);
+	s->halted = false;
+	s->last_halt_log_ms = 0;
 	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
 	log_info("DISStream %s type is %s", s->fc->stream,
 	    si.type[0] ? si.type : s->fc->stream_type);
-	became_ready(s);
+	s->ready = true;
+	release_waiting(s);
 }
 
 static void
@@ -634,23 +905,22 @@ on_describe_done(const struct http_response *r, void *arg)
 	if (r->result != HTTP_OK) {
 		log_warn("DescribeStream [%s] failed: %s; retrying",
 		    s->fc->stream, r->error ? r->error : "error");
-		describe_again(s, retry_backoff_ms(s->describe_attempt++,
-		    DESCRIBE_RETRY_MS, 30000, rand_unit()));
+		describe_again(s, describe_backoff(s));
 		return;
 	}
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
 	a = retry_classify(r->status, code);
 	if (a == RETRY_HALT || a == RETRY_HARD) {
+		s->halted = true;
 		halt_log(s, r->status, code, msg);
 		describe_again(s, a == RETRY_HARD ? HARD_RETRY_MS :
-		    PAUSED_RETRY_MS);
+		    (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
 	log_warn("DescribeStream [%s] failed: HTTP %ld %s %s; retrying",
 	    s->fc->stream, r->status, code, msg);
-	describe_again(s, retry_backoff_ms(s->describe_attempt++,
-	    DESCRIBE_RETRY_MS, 30000, rand_unit()));
+	describe_again(s, describe_backoff(s));
 }
 
 static void
@@ -665,7 +935,7 @@ describe(struct sink *s)
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));
-		describe_again(s, PAUSED_RETRY_MS);
+		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
 	s->describing = true;
@@ -697,7 +967,9 @@ sink_free(struct sink *s)
 		return;
 	s->closing = true;
 	uv_close((uv_handle_t *)s->describe_timer, free_timer);
-	buf_cleanup(&s->err_last);
+	if (s->dlq_fd >= 0)
+		close(s->dlq_fd);
+	free(s->dlq_path);
 	free(s->host);
 	free(s->put_path);
 	free(s->put_url);

@@ -26,7 +26,9 @@ struct batch_rec {
 	uint32_t	 off;		/* into batch data */
 	uint32_t	 len;
 	uint32_t	 key;		/* into batch keys (NUL-terminated) */
-	bool		 done;		/* acknowledged by DIS */
+	uint16_t	 seg;		/* its file: index into segs */
+	bool		 done;		/* acknowledged or dead-lettered */
+	uint64_t	 file_off;	/* offset of its first byte in the file */
 };
 
 /* One range of one file inside a batch, for the commit watermark. */
@@ -48,6 +50,8 @@ struct batch {
 	size_t		 nsegs;
 	size_t		 capsegs;
 	uint64_t	 created_ms;
+	struct mem_budget *mem;		/* charged for data, keys, body */
+	size_t		 charged;
 	/* sink's */
 	struct sink	*sink;
 	unsigned	 attempt;
@@ -56,17 +60,20 @@ struct batch {
 	struct buf	 body;		/* body of the request in flight */
 	size_t		*sent_idx;	/* record index of each body entry */
 	size_t		 nsent;
+	size_t		 limit;		/* records per request after a split */
 	uv_timer_t	 retry_timer;	/* private */
 	struct batch	*next;		/* sink queue */
 	struct batch	*flow_next;	/* flow's outstanding list */
 	struct batch	*flow_prev;
 };
 
-struct batch	*batch_new(uv_loop_t *);
+/* A new batch charging its memory to mem (may be NULL). */
+struct batch	*batch_new(uv_loop_t *, struct mem_budget *mem);
 /* Close the batch's timer and free it from the close callback. */
 void		 batch_free(struct batch *);
+/* Add a record of file segment seg starting at file_off. */
 void		 batch_add(struct batch *, const char *data, size_t len,
-		    const char *key);
+		    const char *key, uint16_t seg, uint64_t file_off);
 /* Bytes of memory the batch holds (records and request body). */
 size_t		 batch_bytes(const struct batch *);
 
@@ -76,14 +83,22 @@ typedef void	(*sink_done_cb)(struct batch *, void *arg);
 typedef void	(*sink_halt_cb)(const char *reason, void *arg);
 
 struct sink	*sink_new(uv_loop_t *, struct http *, const struct conf *,
-		    const struct conf_flow *, sink_done_cb, sink_halt_cb,
-		    void *arg);
+		    const struct conf_flow *, struct mem_budget *,
+		    sink_done_cb, sink_halt_cb, void *arg);
 /* Start: describe the stream (unless streamId is set). */
 void		 sink_start(struct sink *);
 /* Queue a batch; steals it until done. */
 void		 sink_submit(struct sink *, struct batch *);
 /* Batches submitted and not yet done. */
 size_t		 sink_pending(const struct sink *);
+/*
+ * Batches the flow may have out at once now: maxInFlightRequests (1 when
+ * ordered), lowered while DIS throttles and raised again as requests succeed
+ * (AIMD).
+ */
+size_t		 sink_window(const struct sink *);
+/* Delivery paused by an error only the operator can fix. */
+bool		 sink_paused(const struct sink *);
 /* Raw record bytes one request may carry (1 MiB COMMON, 5 MiB ADVANCED). */
 size_t		 sink_request_cap(const struct sink *);
 /* Largest record (raw bytes). */
@@ -99,6 +114,9 @@ struct sink_stats {
 	uint64_t	 records_failed;
 	uint64_t	 requests;
 	uint64_t	 requests_failed;
+	uint64_t	 records_retried;
+	uint64_t	 records_dead;		/* written to the dead-letter file */
+	uint64_t	 throttled;		/* throttling events */
 };
 const struct sink_stats *sink_stats(const struct sink *);
 

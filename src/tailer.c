@@ -111,7 +111,7 @@ tailer_frame(const char *p, size_t n, uint64_t base, tailer_record_cb cb,
 		if (nl == NULL)
 			break;
 		if (cb(arg, t, p + start, (size_t)(nl - (p + start)),
-		    base + (uint64_t)(nl - p) + 1) != 0)
+		    base + start, base + (uint64_t)(nl - p) + 1) != 0)
 			break;
 		start = (size_t)(nl - p) + 1;
 	}
@@ -164,7 +164,7 @@ tailer_read(struct tailer *t, struct buf *scratch, size_t max,
 	if (used == 0 && (size_t)n > max_record) {
 		/* No newline within a whole record: ship its head, skip the
 		 * rest of the line (lessons R10). */
-		if (cb(arg, t, scratch->data, max_record,
+		if (cb(arg, t, scratch->data, max_record, t->read_off,
 		    t->read_off + max_record) != 0)
 			return 0;
 		log_warn("%s: line longer than %zu bytes at offset %ju "

@@ -64,9 +64,14 @@ void		 tailer_refresh_fingerprint(struct tailer *);
  */
 bool		 tailer_poll(struct tailer *, bool *truncated);
 
-/* Called for each record: its bytes and the file offset just past it. */
+/*
+ * Called for each record: its bytes, the file offset of its first byte, and
+ * the offset just past it (past its newline, or past the part kept of a
+ * truncated line).
+ */
 typedef int	(*tailer_record_cb)(void *arg, struct tailer *,
-		    const char *data, size_t len, uint64_t end_off);
+		    const char *data, size_t len, uint64_t start_off,
+		    uint64_t end_off);
 
 /*
  * Read at most max bytes after read_off into scratch (grown up to
@@ -81,7 +86,7 @@ long		 tailer_read(struct tailer *, struct buf *scratch, size_t max,
 
 /*
  * Frame complete '\n'-terminated lines in p[0..n) (pure; tests use it).
- * For each line calls cb(arg, NULL, line, len, base + end).  Returns the
+ * For each line calls cb(arg, t, line, len, base + start, base + end).  Returns the
  * number of bytes consumed (through the last newline taken), stopping early
  * when cb returns non-zero.
  */

@@ -59,6 +59,33 @@ void	 buf_printf(struct buf *, const char *, ...) PRINTFLIKE(2, 3);
 /* Shrink capacity back to at most n bytes when it grew past it. */
 void	 buf_trim(struct buf *, size_t);
 
+/*
+ * A memory budget shared by every flow: bytes of records held in batches
+ * and request bodies.  Reading stops while used >= limit.
+ */
+struct mem_budget {
+	size_t	 used;
+	size_t	 limit;
+	size_t	 peak;
+};
+
+static inline void
+mem_charge(struct mem_budget *m, size_t n)
+{
+	if (m == NULL)
+		return;
+	m->used += n;
+	if (m->used > m->peak)
+		m->peak = m->used;
+}
+
+static inline void
+mem_release(struct mem_budget *m, size_t n)
+{
+	if (m != NULL)
+		m->used -= n <= m->used ? n : m->used;
+}
+
 /* Monotonic milliseconds, and wall-clock seconds. */
 uint64_t mono_ms(void);
 int64_t	 wall_s(void);

@@ -54,6 +54,14 @@ wm_push(struct watermark *w, uint64_t end)
 	return w->base + w->n - 1;
 }
 
+void
+wm_extend(struct watermark *w, uint64_t id, uint64_t end)
+{
+	if (id < w->base || id >= w->base + w->n)
+		return;
+	w->r[(w->head + (id - w->base)) % w->cap].end = end;
+}
+
 bool
 wm_ack(struct watermark *w, uint64_t id)
 {

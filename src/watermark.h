@@ -34,6 +34,9 @@ void		wm_cleanup(struct watermark *);
  */
 uint64_t	wm_push(struct watermark *, uint64_t end);
 
+/* Move the end of range id (the newest range) to end. */
+void		wm_extend(struct watermark *, uint64_t id, uint64_t end);
+
 /*
  * Acknowledge range id.  Returns true when the committed offset moved.
  * Acknowledging an unknown or already committed id is a no-op.

@@ -174,11 +174,13 @@ struct got {
 
 static int
 collect(void *arg, struct tailer *t, const char *data, size_t len,
-    uint64_t end)
+    uint64_t start, uint64_t end)
 {
 	struct got	*g = arg;
 
 	(void)t;
+	ck_assert_uint_ge(end, start + len);
+	ck_assert_uint_le(end, start + len + 1);
 	if (g->refuse_after >= 0 && (int)g->n >= g->refuse_after)
 		return 1;
 	strncat(g->text, data, len);
