@@ -19,6 +19,8 @@
 #include "flow.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
+#include "notify.h"
 #include "registry.h"
 
 struct agent {
@@ -45,6 +47,9 @@ struct agent {
 	uv_timer_t	 status_timer;
 	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
 	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
+	uv_timer_t	 watchdog_timer;	/* sd_notify WATCHDOG=1 */
+	uv_timer_t	 metrics_timer;	/* metricsFile */
+	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
 };
 
@@ -57,6 +62,48 @@ save_state(struct agent *a, bool force)
 {
 	if (registry_save(a->reg, force) != 0)
 		log_error("state not saved; will retry");
+}
+
+/* Rewrite metricsFile (if set) from every flow's numbers. */
+static void
+write_metrics(struct agent *a)
+{
+	struct metrics_snapshot	 snap;
+	struct metrics_flow	*mf;
+	size_t			 i;
+	int			 r;
+
+	if (a->conf->metrics_file[0] == '\0')
+		return;
+	mf = xcalloc(a->nflows, sizeof(*mf));
+	for (i = 0; i < a->nflows; i++)
+		flow_metrics(a->flows[i], &mf[i]);
+	memset(&snap, 0, sizeof(snap));
+	snap.flows = mf;
+	snap.nflows = a->nflows;
+	snap.memory_in_use = a->mem.used;
+	snap.memory_limit = a->mem.limit;
+	snap.uptime_s = (double)(mono_ms() - a->start_ms) / 1000.0;
+	snap.version = PACKAGE_VERSION;
+	r = metrics_write_file(a->conf->metrics_file, &snap);
+	free(mf);
+	/* Once per change, not every interval. */
+	if (r != 0 && r != a->metrics_err)
+		log_error("cannot write metrics file %s: %s",
+		    a->conf->metrics_file, strerror(-r));
+	else if (r == 0 && a->metrics_err != 0)
+		log_info("metrics file %s is written again",
+		    a->conf->metrics_file);
+	a->metrics_err = r;
+}
+
+static void
+on_metrics_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, metrics_timer);
+
+	if (!a->reloading)
+		write_metrics(a);
 }
 
 static void
@@ -92,6 +139,10 @@ report(struct agent *a)
 	    sum.files_done, mono_ms() - a->start_ms);
 	log_info("Agent: Tailing is %.2f MB (%" PRIu64 " bytes) behind.",
 	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.bytes_behind);
+	(void)notify_status("%" PRIu64 " records sent, %.2f MB behind, "
+	    "%" PRIu64 " files, %d paused flows", sum.records_sent,
+	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.files_tracked,
+	    (int)sum.paused);
 	if (sum.records_failed > 0 || sum.records_dead > 0 || sum.paused)
 		log_info("Agent: %" PRIu64 " records failed and were retried, "
 		    "%" PRIu64 " dead-lettered; %d flow%s paused",
@@ -199,6 +250,7 @@ stop(struct agent *a, const char *why)
 	if (a->stopping)
 		return;
 	a->stopping = true;
+	(void)notify_stopping();
 	log_info("%s: stopping; sending what is batched", why);
 	for (i = 0; i < a->nflows; i++)
 		flow_stop(a->flows[i]);
@@ -229,6 +281,7 @@ reload(struct agent *a)
 		return;
 	}
 	log_info("SIGHUP: reloading %s", a->conf_path);
+	(void)notify_reloading();
 	a->reloading = true;
 	a->next_conf = nc;
 	for (i = 0; i < a->nflows; i++)
@@ -271,6 +324,7 @@ reload_http_closed(void *arg)
 	}
 	log_info("configuration reloaded: %zu flow%s", a->nflows,
 	    a->nflows == 1 ? "" : "s");
+	(void)notify_ready();
 }
 
 static void
@@ -340,14 +394,22 @@ finish(struct agent *a)
 	if (a->finishing)
 		return;
 	a->finishing = true;
+	if (a->once && a->exit_code == 0 && !all(a, flow_drained)) {
+		log_error("--once: stopped before everything was delivered; "
+		    "the next run continues from the saved offsets");
+		a->exit_code = 1;
+	}
 	save_state(a, true);
 	report(a);
+	write_metrics(a);
 	for (i = 0; i < a->nflows; i++)
 		flow_cancel(a->flows[i]);
+	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
 	uv_close((uv_handle_t *)&a->ckpt_timer, NULL);
 	uv_close((uv_handle_t *)&a->status_timer, NULL);
 	uv_close((uv_handle_t *)&a->stop_timer, NULL);
 	uv_close((uv_handle_t *)&a->ttl_timer, NULL);
+	uv_close((uv_handle_t *)&a->watchdog_timer, NULL);
 	uv_close((uv_handle_t *)&a->check_idle, NULL);
 	uv_close((uv_handle_t *)&a->sig_term, NULL);
 	uv_close((uv_handle_t *)&a->sig_int, NULL);
@@ -360,13 +422,32 @@ finish(struct agent *a)
 
 /* --- start -------------------------------------------------------------- */
 
+/* WATCHDOG=1 from the loop itself: a stuck loop gets restarted. */
+static void
+on_watchdog_timer(uv_timer_t *t)
+{
+	(void)t;
+	(void)notify_watchdog();
+}
+
 static int
 start_handles(struct agent *a)
 {
+	uint64_t	 wd_ms = notify_watchdog_usec() / 2000;
+
 	uv_timer_init(&a->loop, &a->ckpt_timer);
 	uv_timer_init(&a->loop, &a->status_timer);
 	uv_timer_init(&a->loop, &a->stop_timer);
 	uv_timer_init(&a->loop, &a->ttl_timer);
+	uv_timer_init(&a->loop, &a->watchdog_timer);
+	uv_timer_init(&a->loop, &a->metrics_timer);
+	if (a->conf->metrics_file[0] != '\0')
+		uv_timer_start(&a->metrics_timer, on_metrics_timer,
+		    (uint64_t)a->conf->metrics_interval_ms,
+		    (uint64_t)a->conf->metrics_interval_ms);
+	if (wd_ms > 0)
+		uv_timer_start(&a->watchdog_timer, on_watchdog_timer, wd_ms,
+		    wd_ms);
 	uv_idle_init(&a->loop, &a->check_idle);
 	uv_signal_init(&a->loop, &a->sig_term);
 	uv_signal_init(&a->loop, &a->sig_int);
@@ -442,9 +523,11 @@ agent_run(struct conf **confp, const char *path, bool once)
 	if (rc != 0) {
 		a.exit_code = 1;
 		finish(&a);
-	} else
+	} else {
 		log_info("Startup completed in %" PRIu64 " ms.",
 		    mono_ms() - a.start_ms);
+		(void)notify_ready();
+	}
 	uv_run(&a.loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&a.loop) != 0)
 		log_warn("event loop closed with handles still open");

@@ -174,6 +174,16 @@ static const struct key keys[] = {
 	  "filled, waiting and in flight) over all flows. When it is "
 	  "reached, reading stops until DIS acknowledges records: the log "
 	  "files are the buffer." },
+	{ KS_AGENT, "metricsFile", KT_STRING, .off = AOFF(metrics_file),
+	  .def = "", .check = check_abs_path,
+	  .help = "File the agent rewrites with its metrics in the Prometheus "
+	  "text format, for node_exporter's textfile collector: put it in "
+	  "the collector's directory with a name ending in .prom. "
+	  "disagent status also reads the last errors from it. Empty means "
+	  "no metrics file." },
+	{ KS_AGENT, "metricsIntervalMillis", KT_INT, .min = 1000,
+	  .max = 600000, .off = AOFF(metrics_interval_ms), .def = "5000",
+	  .help = "How often metricsFile is rewritten, in milliseconds." },
 
 	{ KS_FLOW, "enable", KT_BOOL, .off = FOFF(enable), .def = "true",
 	  .help = "Set to false to keep the section but not read its files." },
@@ -1008,6 +1018,52 @@ parse_result(struct parse *p, int rc)
 		return fail(p, rc, "syntax error");
 	}
 	return p->failed ? -1 : 0;
+}
+
+static bool
+sect_of(const char *section, enum ksect *out)
+{
+	if (strcmp(section, "agent") == 0)
+		*out = KS_AGENT;
+	else if (strcmp(section, "flow") == 0 ||
+	    strncmp(section, "flow:", 5) == 0)
+		*out = KS_FLOW;
+	else
+		return false;
+	return true;
+}
+
+bool
+conf_key_known(const char *section, const char *key)
+{
+	enum ksect	 sect;
+
+	return sect_of(section, &sect) && key_find(sect, key, false) != NULL;
+}
+
+int
+conf_key_check(const char *section, const char *key, const char *value,
+    char *why, size_t len)
+{
+	const struct key	*k;
+	struct conf		 c;
+	struct conf_flow	 f;
+	enum ksect		 sect;
+	void			*base;
+	int			 rc;
+
+	k = sect_of(section, &sect) ? key_find(sect, key, false) : NULL;
+	if (k == NULL) {
+		snprintf(why, len, "unknown key '%s'", key);
+		return -ENOENT;
+	}
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	base = sect == KS_AGENT ? (void *)&c : (void *)&f;
+	rc = key_store(base, k, value, why, len);
+	if (k->type == KT_STRING || k->type == KT_WORD)
+		free(*str_at(base, k));
+	return rc == 0 ? 0 : -EINVAL;
 }
 
 int

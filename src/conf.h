@@ -62,6 +62,8 @@ struct conf {
 	long long	 paused_retry_s;	/* pausedRetrySeconds */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
+	char		*metrics_file;	/* metricsFile ("" = none) */
+	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	struct conf_flow *flows;
 	size_t		 nflows;
 };
@@ -75,6 +77,21 @@ struct conf {
 int	conf_load(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
+
+/*
+ * Whether key is a key of section ("agent", or "flow" / "flow:NAME" for a
+ * flow section), spelt exactly (key names are case-sensitive).
+ */
+bool	conf_key_known(const char *section, const char *key);
+
+/*
+ * Whether value is acceptable for key in section, by the same rules as
+ * conf_load (type, bounds, allowed words, checks).  Returns 0; -ENOENT for
+ * an unknown key; -EINVAL for a bad value.  On failure a reason is
+ * written into why ("key = value is ..."; a secret value is not shown).
+ */
+int	conf_key_check(const char *section, const char *key,
+	    const char *value, char *why, size_t len) WARN_UNUSED;
 
 /*
  * The commented sample agent.ini, generated from the key table: every key

@@ -25,6 +25,7 @@
 
 #include "conf.h"
 #include "flow.h"
+#include "metrics.h"
 #include "log.h"
 #include "registry.h"
 #include "sink.h"
@@ -445,6 +446,7 @@ track(struct flow *f, const char *path, const struct stat *st, bool first)
 	}
 	if (f->once)
 		t->target = t->size;
+	t->seen = true;
 	t->next = f->tailers;
 	f->tailers = t;
 	f->st.files_tracked++;
@@ -737,6 +739,27 @@ flow_stats(const struct flow *f, struct flow_stats *out)
 	for (t = f->tailers; t != NULL; t = t->next)
 		if (t->size > t->wm.committed)
 			out->bytes_behind += t->size - t->wm.committed;
+}
+
+void
+flow_metrics(const struct flow *f, struct metrics_flow *out)
+{
+	struct flow_stats	 st;
+
+	flow_stats(f, &st);
+	*out = *sink_metrics(f->sink);
+	out->name = f->fc->name;
+	out->stream = f->fc->stream_id[0] != '\0' ? f->fc->stream_id :
+	    f->fc->stream;
+	out->records_read = st.records_parsed;
+	out->bytes_read = st.bytes_parsed;
+	out->records_sent = st.records_sent;
+	out->bytes_sent = st.bytes_sent;
+	out->records_retried = st.records_retried;
+	out->records_dead_lettered = st.records_dead;
+	out->bytes_behind = st.bytes_behind;
+	out->files_tracked = st.files_tracked;
+	out->paused = st.paused;
 }
 
 void

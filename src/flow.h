@@ -19,6 +19,7 @@ struct conf_flow;
 struct http;
 struct registry;
 struct flow;
+struct metrics_flow;
 
 enum flow_event {
 	FLOW_PROGRESS,	/* a batch was acknowledged or data ran out */
@@ -57,6 +58,11 @@ bool		 flow_idle(const struct flow *);
 bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
 void		 flow_stats(const struct flow *, struct flow_stats *);
+/*
+ * The flow's numbers for the metrics file into *out (overwritten; name and
+ * stream borrowed from the flow's configuration).
+ */
+void		 flow_metrics(const struct flow *, struct metrics_flow *out);
 /* Resume reading if it stopped for the memory budget. */
 void		 flow_kick(struct flow *);
 /* Refresh the registry entries of every tracked file (TTL). */

@@ -15,7 +15,9 @@
 #include "agent.h"
 #include "conf.h"
 #include "http.h"
+#include "importyml.h"
 #include "log.h"
+#include "status.h"
 
 static void
 usage(FILE *out)
@@ -24,6 +26,9 @@ usage(FILE *out)
 	    "usage: disagent [-c FILE] [--once]     run (foreground, logs to stderr)\n"
 	    "       disagent -t [-c FILE]            check the configuration\n"
 	    "       disagent --sample-config         print a commented agent.ini\n"
+	    "       disagent status [-c FILE]        offsets, bytes behind, last errors\n"
+	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
+	    "                                        agent.ini on stdout\n"
 	    "       disagent -V | -h\n"
 	    "\n"
 	    "  -c, --config FILE   configuration (default %s)\n"
@@ -43,6 +48,8 @@ main(int argc, char **argv)
 		{ "test", no_argument, NULL, 't' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "sample-config", no_argument, NULL, 's' },
+		{ "import-yml", required_argument, NULL, 'y' },
+		{ "man-keys", no_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -67,6 +74,13 @@ main(int argc, char **argv)
 		case 's':
 			conf_print_sample(stdout);
 			return 0;
+		case 'm':
+			/* The KEYS section of agent.ini(5), from the key
+			 * table (the build generates the page with it). */
+			conf_print_man(stdout);
+			return 0;
+		case 'y':
+			return importyml_main(optarg, stdout, stderr);
 		case 'V':
 			printf("disagent %s\n", PACKAGE_VERSION);
 			return 0;
@@ -78,6 +92,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind + 1 == argc && strcmp(argv[optind], "status") == 0)
+		return status_main(path, stdout);
 	if (optind != argc) {
 		usage(stderr);
 		return 2;

@@ -778,6 +778,45 @@ done:
 	return r;
 }
 
+int
+registry_peek(struct registry *reg, bool *from_bak)
+{
+	struct reg_table t = { NULL, 0, 0 };
+	int		 r, rb;
+
+	*from_bak = false;
+	table_cleanup(&reg->tab);
+	table_init(&reg->tab);
+	reg->dirty = false;
+	r = load_one(reg->path, &t);
+	if (r == -ENOENT || r == -EBADMSG) {
+		rb = load_one(reg->bak, &t);
+		if (rb == 0)
+			*from_bak = true;
+		/* A missing path and a bad .bak: report the .bak's problem. */
+		if (rb == 0 || r == -ENOENT)
+			r = rb;
+	}
+	if (r == 0)
+		table_swap(&reg->tab, &t);
+	table_cleanup(&t);
+	return r;
+}
+
+size_t
+registry_each(const struct registry *reg,
+    void (*cb)(const struct reg_entry *, void *), void *arg)
+{
+	struct reg_node	**v;
+	size_t		  i, n = reg->tab.n;
+
+	v = sorted_nodes(&reg->tab);
+	for (i = 0; i < n; i++)
+		cb(&v[i]->e, arg);
+	free(v);
+	return n;
+}
+
 /* --- saving ------------------------------------------------------------ */
 
 static int

@@ -73,6 +73,24 @@ void		 registry_remove(struct registry *, const char *flow,
 void		 registry_expire(struct registry *, int64_t now_s,
 		    int64_t ttl_s);
 
+/*
+ * Read the state file without changing anything on disk: no file is set
+ * aside, the .bak is only read (used when path is missing or corrupt, and
+ * then *from_bak is set), and the registry is not marked dirty.  For
+ * readers such as `disagent status`.  Returns 0; -ENOENT when neither file
+ * exists; -EBADMSG when neither is usable; another negative errno when path
+ * cannot be read.  Problems are logged as registry_load logs them.
+ */
+int		 registry_peek(struct registry *, bool *from_bak) WARN_UNUSED;
+
+/*
+ * Call cb(entry, arg) for every entry, ordered by flow, then dev, then
+ * ino.  The entries are borrowed for the call; cb must not change the
+ * registry.  Returns the number of entries visited.
+ */
+size_t		 registry_each(const struct registry *,
+		    void (*cb)(const struct reg_entry *, void *), void *arg);
+
 size_t		 registry_count(const struct registry *);
 bool		 registry_dirty(const struct registry *);
 

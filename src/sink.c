@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "retry.h"
 #include "signer.h"
 #include "sink.h"
@@ -63,6 +64,7 @@ struct sink {
 	uv_timer_t	*describe_timer;
 	uint64_t	 last_halt_log_ms;
 	struct sink_stats stats;
+	struct metrics_flow m;		/* codes, statuses, latency, error */
 	sink_done_cb	 done;
 	sink_halt_cb	 halt;
 	void		*arg;
@@ -287,6 +289,12 @@ const struct sink_stats *
 sink_stats(const struct sink *s)
 {
 	return &s->stats;
+}
+
+const struct metrics_flow *
+sink_metrics(const struct sink *s)
+{
+	return &s->m;
 }
 
 /* --- throttling (AIMD) -------------------------------------------------- */
@@ -616,6 +624,7 @@ halt_log(struct sink *s, long status, const char *code, const char *msg)
 		hint = "check that DISStream exists in this region/project";
 	snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s %s: %s",
 	    s->fc->stream, status, code, msg, hint);
+	metrics_set_error(&s->m, code[0] ? code : "HTTP", reason, wall_s());
 	if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
 		log_error("delivery paused for %s; data stays on disk and "
@@ -686,6 +695,8 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	s->stats.requests_failed++;
 	s->stats.records_retried += b->nsent;
 	if (r->result != HTTP_OK) {
+		metrics_set_error(&s->m, "NETWORK",
+		    r->error ? r->error : "error", wall_s());
 		delay = backoff(s, b);
 		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
 		    " ms", s->fc->stream, r->error ? r->error : "error", delay);
@@ -695,6 +706,9 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
 	a = retry_classify(r->status, code);
+	if (a != RETRY_HALT && a != RETRY_HARD)
+		metrics_set_error(&s->m, code[0] ? code : "HTTP", msg,
+		    wall_s());
 	switch (a) {
 	case RETRY_HALT:
 	case RETRY_HARD:
@@ -750,6 +764,8 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 
 	for (i = 0; i < b->nsent; i++) {
 		rec = &b->recs[b->sent_idx[i]];
+		if (res[i].code[0] != '\0')
+			metrics_count_failed(&s->m, res[i].code, 1);
 		if (res[i].code[0] == '\0') {
 			s->stats.records_sent++;
 			s->stats.bytes_sent += rec->len;
@@ -820,6 +836,9 @@ on_put_done(const struct http_response *r, void *arg)
 	if (r->result == HTTP_ERR_CANCELLED || s->closing)
 		return;
 	s->stats.requests++;
+	metrics_count_request(&s->m, r->result == HTTP_OK ? (int)r->status :
+	    0);
+	metrics_observe_latency(&s->m.latency, r->seconds);
 	if (r->result == HTTP_OK && r->status == 200) {
 		was_probe = s->probe == b;
 		if (s->halted) {

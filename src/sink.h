@@ -119,5 +119,8 @@ struct sink_stats {
 	uint64_t	 throttled;		/* throttling events */
 };
 const struct sink_stats *sink_stats(const struct sink *);
+/* Failures by code, requests by status, latency and the last error. */
+struct metrics_flow;
+const struct metrics_flow *sink_metrics(const struct sink *);
 
 #endif

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -888,10 +889,42 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 34);
+	ck_assert_uint_eq(nkeys, 36);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
+}
+END_TEST
+
+/* The table answers for single keys too (used by --import-yml). */
+START_TEST(single_keys_are_known_and_checked_by_the_table)
+{
+	char	 why[256];
+
+	ck_assert(conf_key_known("agent", "metricsFile"));
+	ck_assert(conf_key_known("flow", "DISStream"));
+	ck_assert(conf_key_known("flow:app", "maxBufferAgeMillis"));
+	ck_assert(!conf_key_known("agent", "DISStream"));
+	ck_assert(!conf_key_known("agent", "metricsfile"));
+	ck_assert(!conf_key_known("agent", "useHttpGzip"));
+	ck_assert(!conf_key_known("nosuch", "region"));
+	ck_assert_int_eq(conf_key_check("agent", "metricsIntervalMillis",
+	    "5000", why, sizeof(why)), 0);
+	ck_assert_int_eq(conf_key_check("agent", "metricsIntervalMillis",
+	    "999", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "metricsIntervalMillis = 999 is out of range "
+	    "(1000..600000)");
+	ck_assert_int_eq(conf_key_check("agent", "metricsFile", "rel.prom",
+	    why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(conf_key_check("flow", "initialPosition",
+	    "end_of_file", why, sizeof(why)), 0);
+	ck_assert_int_eq(conf_key_check("flow", "enable", "maybe", why,
+	    sizeof(why)), -EINVAL);
+	ck_assert_int_eq(conf_key_check("agent", "sk", "a b", why,
+	    sizeof(why)), -EINVAL);
+	ck_assert_ptr_null(strstr(why, "a b"));
+	ck_assert_int_eq(conf_key_check("flow", "nope", "1", why,
+	    sizeof(why)), -ENOENT);
 }
 END_TEST
 
@@ -952,6 +985,7 @@ conf_suite(void)
 	tcase_add_test(tc, sample_file_matches_key_table);
 	tcase_add_test(tc, sample_file_loads);
 	tcase_add_test(tc, man_entries_match_sample_keys);
+	tcase_add_test(tc, single_keys_are_known_and_checked_by_the_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,34 @@
+/*
+ * `disagent --import-yml agent.yml`: converts the official DIS Agent's
+ * configuration into an agent.ini for this agent.  Keys with the same
+ * meaning keep their names; the rest become "; not carried over:" comments
+ * so nothing is silently lost.
+ */
+#ifndef DISAGENT_IMPORTYML_H
+#define DISAGENT_IMPORTYML_H
+
+#include <stdio.h>
+
+/*
+ * Read the DIS Agent configuration at yml_path and write the equivalent
+ * agent.ini to out: [agent] with the top-level keys this agent knows (its
+ * key table decides, and every value is checked by the same rules as
+ * conf_load), then one [flow:NAME] per entry of flows, NAME made from the
+ * stream name (characters outside [A-Za-z0-9_.-] become '_', duplicates
+ * get "-2", "-3" ...).  YAML 1.1 booleans become true/false and numbers
+ * lose '_' and '+'.  Every key that cannot be carried over becomes a
+ * "; not carried over: KEY = VALUE (why)" comment in place, and keys that
+ * are dead in the DIS Agent itself (useHttpGzip, maxConnections,
+ * useTcpKeepAlive, log.level, log.file) a "; dropped:" comment; err gets
+ * one "FILE:LINE: ..." line per such key and a count.  Values of secret
+ * keys are never shown in comments or messages.
+ *
+ * Returns the exit code: 0 when converted (even with keys not carried
+ * over); 1, with nothing written to out and "FILE:LINE:COLUMN: problem" or
+ * "FILE: problem" on err, when the file cannot be read, is not valid YAML,
+ * has not the DIS Agent's shape, or holds an encrypted ak or sk (168
+ * characters or more), which this agent cannot decrypt.
+ */
+int	importyml_main(const char *yml_path, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,647 @@
+/*
+ * Unit tests for importyml: the fixture tests/data/agent.yml (a DIS Agent
+ * configuration with two flows, an OBS flow, comments and keys this agent
+ * does not have) converts to an exact agent.ini with an exact list of notes,
+ * and that agent.ini passes conf_load.  Also YAML value conversion, flow
+ * names, keys in the wrong section, secrets kept out of every message,
+ * values agent.ini cannot hold, and each way the import fails with exit 1
+ * and nothing written: invalid YAML (with its line), a missing file, an
+ * encrypted ak, a file of the wrong shape, duplicate keys, alias bombs.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "importyml.h"
+#include "util.h"
+
+static char	 dir[256];
+static char	 yml[PATH_MAX];		/* dir/agent.yml */
+static char	 ini[PATH_MAX];		/* dir/agent.ini */
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/check_importyml.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(yml, sizeof(yml), "%s/agent.yml", dir);
+	snprintf(ini, sizeof(ini), "%s/agent.ini", dir);
+	unsetenv("DIS_AK");
+	unsetenv("DIS_SK");
+}
+
+static void
+teardown(void)
+{
+	unlink(yml);
+	unlink(ini);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE	*fp;
+	char	*p;
+	long	 n;
+
+	fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	p = xmalloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(p, 1, (size_t)n, fp), (size_t)n);
+	p[n] = '\0';
+	fclose(fp);
+	return p;
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE	*fp;
+
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* tests/data/agent.yml, from $top_srcdir or next to this file. */
+static char *
+fixture(void)
+{
+	char		 p[PATH_MAX];
+	const char	*top = getenv("top_srcdir");
+	const char	*slash;
+
+	if (top != NULL)
+		snprintf(p, sizeof(p), "%s/tests/data/agent.yml", top);
+	else {
+		slash = strrchr(__FILE__, '/');
+		snprintf(p, sizeof(p), "%.*s/data/agent.yml",
+		    slash == NULL ? 1 : (int)(slash - __FILE__),
+		    slash == NULL ? "." : __FILE__);
+	}
+	return slurp(p);
+}
+
+/* Import yml; the exit code, what went to out and to err (new). */
+static int
+import(char **out, char **err)
+{
+	FILE	*o, *e;
+	size_t	 ol, el;
+	int	 rc;
+
+	o = open_memstream(out, &ol);
+	e = open_memstream(err, &el);
+	ck_assert(o != NULL && e != NULL);
+	rc = importyml_main(yml, o, e);
+	ck_assert_int_eq(fclose(o), 0);
+	ck_assert_int_eq(fclose(e), 0);
+	return rc;
+}
+
+/* Import text as yml and expect success; out is also written to ini. */
+static char *
+import_ok(const char *text, char **err)
+{
+	char	*out;
+
+	write_text(yml, text);
+	ck_assert_int_eq(import(&out, err), 0);
+	write_text(ini, out);
+	return out;
+}
+
+/* tmpl with "@" replaced by the yml path (new). */
+static char *
+expand(const char *tmpl)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	buf_reserve(&b, 0);
+	for (; *tmpl != '\0'; tmpl++) {
+		if (*tmpl == '@')
+			buf_addstr(&b, yml);
+		else
+			buf_addc(&b, *tmpl);
+	}
+	return b.data;
+}
+
+static const char expected_ini[] =
+"; agent.ini for disagent, made by disagent --import-yml from\n"
+"; @\n"
+"; What could not be carried over is in comments below that say why.\n"
+"; Check the result with: disagent -t -c FILE\n"
+"; It holds the secret key: make it readable by the agent only (chmod "
+"600).\n"
+"\n"
+"[agent]\n"
+"region = cn-north-4\n"
+"ak = AKEXAMPLE0123456789\n"
+"sk = SkExample0123456789abcdefghijklmnopqrstuv\n"
+"projectId = 0123456789abcdef0123456789abcdef\n"
+"endpoint = https://dis.cn-north-4.myhuaweicloud.com\n"
+"connectionTimeOutSeconds = 30\n"
+"socketTimeOutSeconds = 60\n"
+"; not carried over: checkpointFile = "
+"/opt/dis-agent/data/dis-agent_since.db\n"
+";   (the DIS Agent's SQLite checkpoints cannot be read; disagent "
+"keeps its\n"
+";   own state file and starts each file at initialPosition)\n"
+"checkpointTimeToLiveDays = 7\n"
+"; not carried over: records.retries = 20 (disagent retries without "
+"limit and\n"
+";   never drops records)\n"
+"records.retriable.error.code = DIS.4303,DIS.5\n"
+"; same in disagent: body.serialize.type = json\n"
+"; same in disagent: body.compress.enabled = false\n"
+"; not carried over: dataEncryptEnabled = true (not supported: "
+"disagent\n"
+";   always works as with dataEncryptEnabled = false)\n"
+"; not carried over: dataPassword = (hidden) (not supported by "
+"disagent)\n"
+"; dropped: useHttpGzip = true (no effect in the DIS Agent either)\n"
+"log.statusReportingPeriodSeconds = 30\n"
+"; not carried over: PROXY_HOST = proxy.example.com (set the "
+"https_proxy (and\n"
+";   no_proxy) environment variables for the agent instead)\n"
+"; not carried over: PROXY_PORT = 3128 (set the https_proxy (and "
+"no_proxy)\n"
+";   environment variables for the agent instead)\n"
+"\n"
+"[flow:app-logs]\n"
+"DISStream = app-logs\n"
+"filePattern = /var/log/app/*.log\n"
+"initialPosition = START_OF_FILE\n"
+"maxBufferAgeMillis = 5000\n"
+"maxBufferSizeRecords = 1000\n"
+"partitionKeyOption = RANDOM_INT\n"
+"rescanIntervalMillis = 500\n"
+"; same in disagent: fileEncoding = UTF-8\n"
+"; same in disagent: recordDelimiter = \\n\n"
+"; not carried over: multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2} "
+"(not\n"
+";   supported by disagent)\n"
+"; not carried over: sendingThreadSize = 1 (see maxInFlightRequests; "
+"ordered\n"
+";   = true sends one request at a time)\n"
+"\n"
+"[flow:nginx-access]\n"
+"DISStream = nginx-access\n"
+"filePattern = /var/log/nginx/access*.log\n"
+"initialPosition = END_OF_FILE\n"
+"maxBufferAgeMillis = 3000\n"
+"enable = true\n"
+"; not carried over: directoryRecursionEnabled = true (not supported:\n"
+";   disagent always works as with directoryRecursionEnabled = false)\n"
+"retryMaxBackoffMillis = 30000\n"
+"\n"
+"; not carried over: the flow at line 68 with OBSStream = "
+"archive-stream\n"
+";   (uploading files to OBS is not supported)\n";
+
+static const char expected_err[] =
+"@:19: not carried over: checkpointFile = "
+"/opt/dis-agent/data/dis-agent_since.db (the DIS Agent's SQLite "
+"checkpoints cannot be read; disagent keeps its own state file and "
+"starts each file at initialPosition)\n"
+"@:21: not carried over: records.retries = 20 (disagent retries "
+"without limit and never drops records)\n"
+"@:27: not carried over: dataEncryptEnabled = true (not supported: "
+"disagent always works as with dataEncryptEnabled = false)\n"
+"@:28: not carried over: dataPassword = (hidden) (not supported by "
+"disagent)\n"
+"@:29: dropped: useHttpGzip = true (no effect in the DIS Agent "
+"either)\n"
+"@:31: not carried over: PROXY_HOST = proxy.example.com (set the "
+"https_proxy (and no_proxy) environment variables for the agent "
+"instead)\n"
+"@:32: not carried over: PROXY_PORT = 3128 (set the https_proxy (and "
+"no_proxy) environment variables for the agent instead)\n"
+"@:49: not carried over: multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2} "
+"(not supported by disagent)\n"
+"@:50: not carried over: sendingThreadSize = 1 (see "
+"maxInFlightRequests; ordered = true sends one request at a time)\n"
+"@:58: not carried over: directoryRecursionEnabled = true (not "
+"supported: disagent always works as with directoryRecursionEnabled = "
+"false)\n"
+"@:68: not carried over: the flow at line 68 with OBSStream = "
+"archive-stream (uploading files to OBS is not supported)\n"
+"@: 10 keys not carried over, 1 dropped; each is a comment in the "
+"output\n";
+
+START_TEST(fixture_converts_to_the_exact_ini_and_notes)
+{
+	char	*text, *out, *err, *want;
+
+	text = fixture();
+	out = import_ok(text, &err);
+	want = expand(expected_ini);
+	ck_assert_str_eq(out, want);
+	free(want);
+	want = expand(expected_err);
+	ck_assert_str_eq(err, want);
+	/* The secrets are in the ini (sk) or nowhere (dataPassword). */
+	ck_assert_ptr_null(strstr(err, "SkExample"));
+	ck_assert_ptr_null(strstr(out, "p@ssw0rd"));
+	ck_assert_ptr_null(strstr(err, "p@ssw0rd"));
+	free(want);
+	free(text);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(generated_ini_passes_conf_load)
+{
+	struct conf	*c;
+	char		*text, *out, *err, msg[1024];
+
+	text = fixture();
+	out = import_ok(text, &err);
+	if (conf_load(ini, &c, msg, sizeof(msg)) != 0)
+		ck_abort_msg("%s\n%s", msg, out);
+	ck_assert_str_eq(c->region, "cn-north-4");
+	ck_assert_str_eq(c->ak, "AKEXAMPLE0123456789");
+	ck_assert_str_eq(c->checkpoint_file, "/var/lib/disagent/state.json");
+	ck_assert_str_eq(c->retriable_codes, "DIS.4303,DIS.5");
+	ck_assert_uint_eq(c->nflows, 2);
+	ck_assert_str_eq(c->flows[0].name, "app-logs");
+	ck_assert_int_eq(c->flows[0].max_buffer_records, 1000);
+	ck_assert_int_eq(c->flows[0].rescan_interval_ms, 500);
+	ck_assert_str_eq(c->flows[1].name, "nginx-access");
+	ck_assert_str_eq(c->flows[1].file_pattern,
+	    "/var/log/nginx/access*.log");
+	ck_assert_int_eq(c->flows[1].initial_position, POS_END_OF_FILE);
+	ck_assert(c->flows[1].enable);
+	ck_assert_int_eq(c->flows[1].retry_max_backoff_ms, 30000);
+	conf_free(c);
+	free(text);
+	free(out);
+	free(err);
+}
+END_TEST
+
+static const char head_nosk[] =
+"; agent.ini for disagent, made by disagent --import-yml from\n"
+"; @\n"
+"; What could not be carried over is in comments below that say why.\n"
+"; Check the result with: disagent -t -c FILE\n"
+"\n";
+
+START_TEST(values_are_read_as_yaml_1_1)
+{
+	char	*out, *err, *want;
+
+	out = import_ok("region: cn-north-1\n"
+	    "flows:\n"
+	    "  - DISStream: s\n"
+	    "    filePattern: \"/l/*.log\"\n"
+	    "    enable: On\n"
+	    "    maxBufferSizeRecords: +1_0\n"
+	    "    maxBufferAgeMillis: 2_500\n"
+	    "    partitionKeyOption: 'on'\n"
+	    "  - DISStream: s\n"
+	    "    filePattern: /m/*.log\n"
+	    "    enable: NO\n"
+	    "    initialPosition: ~\n", &err);
+	want = expand(head_nosk);
+	ck_assert_int_eq(strncmp(out, want, strlen(want)), 0);
+	ck_assert_str_eq(out + strlen(want),
+	    "[agent]\n"
+	    "region = cn-north-1\n"
+	    "; ak and sk are not set here: give them to the agent as DIS_AK "
+	    "and DIS_SK.\n"
+	    "\n"
+	    "[flow:s]\n"
+	    "DISStream = s\n"
+	    "filePattern = /l/*.log\n"
+	    "enable = true\n"
+	    "maxBufferSizeRecords = 10\n"
+	    "maxBufferAgeMillis = 2500\n"
+	    "partitionKeyOption = on\n"
+	    "\n"
+	    "[flow:s-2]\n"
+	    "DISStream = s\n"
+	    "filePattern = /m/*.log\n"
+	    "enable = false\n"
+	    "; empty: initialPosition (the default applies)\n");
+	ck_assert_str_eq(err, "");
+	free(want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(flow_names_come_from_the_stream_and_are_unique)
+{
+	char	*out, *err;
+
+	out = import_ok("flows:\n"
+	    "  - DISStream: 'a b/c'\n"
+	    "  - streamId: ID1\n"
+	    "  - DISStream: a_b_c\n"
+	    "  - DISStream: a_b_c\n"
+	    "  - filePattern: /x/*.log\n", &err);
+	ck_assert_ptr_nonnull(strstr(out, "\n[flow:a_b_c]\n; not carried over: "
+	    "DISStream = 'a b/c' is not a valid stream name (1-64\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n[flow:ID1]\nstreamId = ID1\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n[flow:a_b_c-2]\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n[flow:a_b_c-3]\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n; not carried over: the flow at "
+	    "line 6 (it has no DISStream)\n"));
+	ck_assert_ptr_nonnull(strstr(err, ":6: not carried over: the flow at "
+	    "line 6 (it has no DISStream)\n"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(keys_in_the_wrong_section_or_unknown_are_noted)
+{
+	char	*out, *err, *want;
+
+	out = import_ok("region: cn-north-1\n"
+	    "maxBufferAgeMillis: 100\n"
+	    "someFutureKey: [1, 2]\n"
+	    "flows:\n"
+	    "  - DISStream: s\n"
+	    "    filePattern: /l/*.log\n"
+	    "    region: cn-north-4\n"
+	    "    maxFileCheckingMillis: 700\n"
+	    "    rescanIntervalMillis: 800\n"
+	    "    maxBufferAgeMillis: 5\n"
+	    "    \"bad\\nkey\": 1\n", &err);
+	ck_assert_ptr_nonnull(strstr(out, "region = cn-north-1\n"
+	    "; not carried over: maxBufferAgeMillis = 100 (it belongs in "
+	    "each\n;   [flow:NAME])\n"
+	    "; not carried over: someFutureKey (a list, not a single "
+	    "value)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "filePattern = /l/*.log\n"
+	    "; not carried over: region = cn-north-4 (it belongs in [agent])\n"
+	    "rescanIntervalMillis = 700\n"
+	    "; not carried over: rescanIntervalMillis = 800 (already set "
+	    "above)\n"
+	    "; not carried over: maxBufferAgeMillis = 5 is out of range "
+	    "(100..900000)\n"
+	    "; not carried over: bad\\nkey = 1 (not supported by disagent)\n"));
+	want = expand("@: 6 keys not carried over, 0 dropped; each is a "
+	    "comment in the output\n");
+	ck_assert_ptr_nonnull(strstr(err, want));
+	free(want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(secret_values_never_appear_in_messages)
+{
+	char	*out, *err;
+
+	out = import_ok("ak: AK\n"
+	    "sk: \"secret with blank\"\n"
+	    "PROXY_PASSWORD: hunter2hunter2\n"
+	    "flows: []\n", &err);
+	ck_assert_ptr_null(strstr(out, "secret with blank"));
+	ck_assert_ptr_null(strstr(err, "secret with blank"));
+	ck_assert_ptr_null(strstr(out, "hunter2"));
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+	ck_assert_ptr_nonnull(strstr(out, "; not carried over: sk: the value "
+	    "is not a valid key (printable ASCII\n;   without blanks)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "PROXY_PASSWORD = (hidden)"));
+	/* No sk in the output: no warning about it either. */
+	ck_assert_ptr_null(strstr(out, "chmod 600"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(values_agent_ini_cannot_hold_stay_comments)
+{
+	struct conf	*c;
+	struct buf	 y;
+	char		*out, *err, *line, *save, msg[1024];
+	int		 i;
+
+	buf_init(&y);
+	buf_addstr(&y, "region: cn-north-1\nak: A\nsk: B\n"
+	    "projectId: P1\nflows:\n  - DISStream: s\n"
+	    "    filePattern: /l/*.log\n"
+	    "    partitionKeyOption: 'a ;b'\n"
+	    "    streamType: |\n      COMMON\n      more\n"
+	    "    unknownLongValue: ");
+	for (i = 0; i < 500; i++)
+		buf_addc(&y, (char)('a' + i % 26));
+	/* conf's reason quotes the whole value: a 300-letter word. */
+	buf_addstr(&y, "\n    initialPosition: ");
+	for (i = 0; i < 300; i++)
+		buf_addc(&y, (char)('a' + i % 26));
+	buf_addstr(&y, "\n    streamId: ");
+	for (i = 0; i < 300; i++)
+		buf_addc(&y, (char)('A' + i % 26));
+	buf_addstr(&y, "\n");
+	out = import_ok(y.data, &err);
+	ck_assert_ptr_nonnull(strstr(out, "; not carried over: "
+	    "partitionKeyOption = a ;b (cannot be written in\n"
+	    ";   agent.ini)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "; not carried over: streamType = "
+	    "COMMON?more? is not one of"));
+	if (conf_load(ini, &c, msg, sizeof(msg)) != 0)
+		ck_abort_msg("%s\n%s", msg, out);
+	conf_free(c);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		ck_assert_uint_le(strlen(line), 199);
+	buf_cleanup(&y);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(no_flows_is_noted_but_converts)
+{
+	char	*out, *err, *want;
+
+	out = import_ok("region: cn-north-1\n", &err);
+	ck_assert_ptr_nonnull(strstr(out, "\n; the file has no flows: add a "
+	    "[flow:NAME] section\n"));
+	want = expand("@: no flows: add a [flow:NAME] section\n");
+	ck_assert_str_eq(err, want);
+	free(want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* yml holding text fails with exit 1, nothing on out, and err == msg. */
+static void
+assert_fails(const char *text, const char *msg)
+{
+	char	*out, *err, *want;
+
+	if (text != NULL)
+		write_text(yml, text);
+	ck_assert_int_eq(import(&out, &err), 1);
+	ck_assert_str_eq(out, "");
+	want = expand(msg);
+	ck_assert_str_eq(err, want);
+	free(want);
+	free(out);
+	free(err);
+}
+
+START_TEST(invalid_yaml_fails_with_its_line)
+{
+	assert_fails("region: cn-north-1\n"
+	    "flows:\n"
+	    "  - DISStream: s: t\n",
+	    "@:3:17: mapping values are not allowed in this context\n");
+	assert_fails("region: cn-north-1\n"
+	    "flows:\n"
+	    "  - DISStream: \"s\n",
+	    "@:4:1: while scanning a quoted scalar: found unexpected end of "
+	    "stream\n");
+}
+END_TEST
+
+START_TEST(unreadable_file_fails)
+{
+	assert_fails(NULL, "@: No such file or directory\n");
+}
+END_TEST
+
+/* A configuration whose ak (or sk) has n characters. */
+static char *
+with_key(const char *key, int n)
+{
+	struct buf	 y;
+	int		 i;
+
+	buf_init(&y);
+	buf_printf(&y, "region: cn-north-1\n%s: ", key);
+	for (i = 0; i < n; i++)
+		buf_addc(&y, "0123456789abcdef"[i % 16]);
+	buf_addstr(&y, "\nflows: []\n");
+	return y.data;
+}
+
+START_TEST(encrypted_credentials_are_refused)
+{
+	char	*y, *out, *err;
+
+	y = with_key("ak", 168);
+	assert_fails(y, "@:2: ak is encrypted (168 characters or more), and "
+	    "disagent cannot decrypt it: put the plain key in the file, or "
+	    "delete ak and sk and give them to the agent as the environment "
+	    "variables DIS_AK and DIS_SK\n");
+	free(y);
+	y = with_key("sk", 200);
+	assert_fails(y, "@:2: sk is encrypted (168 characters or more), and "
+	    "disagent cannot decrypt it: put the plain key in the file, or "
+	    "delete ak and sk and give them to the agent as the environment "
+	    "variables DIS_AK and DIS_SK\n");
+	free(y);
+	/* 167 characters is a plain key. */
+	y = with_key("ak", 167);
+	out = import_ok(y, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\nak = 0123456789abcdef"));
+	free(y);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(wrong_shapes_fail)
+{
+	assert_fails("", "@: the file is empty\n");
+	assert_fails("- a\n- b\n", "@:1: expected keys such as region and "
+	    "flows at the top\n");
+	assert_fails("flows:\n  DISStream: s\n", "@:2: flows is not a list\n");
+	assert_fails("flows:\n  - s\n", "@:2: an element of flows is not a "
+	    "mapping of keys\n");
+	assert_fails("region: a\nak: b\nregion: c\nflows: []\n",
+	    "@:3: duplicate key 'region' (first at line 1)\n");
+	assert_fails("flows:\n  - DISStream: s\n    DISStream: t\n",
+	    "@:3: duplicate key 'DISStream' (first at line 2)\n");
+	assert_fails("body:\n  compress: {enabled: false}\nbody.compress.enabled: "
+	    "true\n", "@:3: duplicate key 'body.compress.enabled' (first at "
+	    "line 2)\n");
+	assert_fails("? [a]\n: b\n", "@:1: a key must be plain text\n");
+}
+END_TEST
+
+START_TEST(alias_bombs_and_deep_nesting_fail)
+{
+	assert_fails("a: &a {x: 1, y: 1, z: 1, w: 1, v: 1, u: 1, t: 1, s: 1}\n"
+	    "b: &b {a1: *a, a2: *a, a3: *a, a4: *a, a5: *a, a6: *a, a7: *a}\n"
+	    "c: &c {b1: *b, b2: *b, b3: *b, b4: *b, b5: *b, b6: *b, b7: *b}\n"
+	    "d: &d {c1: *c, c2: *c, c3: *c, c4: *c, c5: *c, c6: *c, c7: *c}\n",
+	    "@:1: more than 1000 keys\n");
+	assert_fails("a: {b: {c: {d: {e: {f: {g: {h: {i: {j: 1}}}}}}}}}\n",
+	    "@:1: mappings nested deeper than 8\n");
+	/* Each flow under the cap, all of them over the total. */
+	assert_fails("a: &a {x: 1, y: 1, z: 1, w: 1, v: 1, u: 1, t: 1, s: 1}\n"
+	    "b: &b {a1: *a, a2: *a, a3: *a, a4: *a, a5: *a, a6: *a, a7: *a}\n"
+	    "c: &c {b1: *b, b2: *b, b3: *b, b4: *b, b5: *b, b6: *b, b7: *b}\n"
+	    "flows: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c,\n"
+	    "  *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c,\n"
+	    "  *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c,\n"
+	    "  *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
+	    "@:1: more than 20000 keys\n");
+}
+END_TEST
+
+static Suite *
+importyml_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("importyml");
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, fixture_converts_to_the_exact_ini_and_notes);
+	tcase_add_test(tc, generated_ini_passes_conf_load);
+	tcase_add_test(tc, values_are_read_as_yaml_1_1);
+	tcase_add_test(tc, flow_names_come_from_the_stream_and_are_unique);
+	tcase_add_test(tc, keys_in_the_wrong_section_or_unknown_are_noted);
+	tcase_add_test(tc, secret_values_never_appear_in_messages);
+	tcase_add_test(tc, values_agent_ini_cannot_hold_stay_comments);
+	tcase_add_test(tc, no_flows_is_noted_but_converts);
+	tcase_add_test(tc, invalid_yaml_fails_with_its_line);
+	tcase_add_test(tc, unreadable_file_fails);
+	tcase_add_test(tc, encrypted_credentials_are_refused);
+	tcase_add_test(tc, wrong_shapes_fail);
+	tcase_add_test(tc, alias_bombs_and_deep_nesting_fail);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(importyml_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
