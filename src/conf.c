@@ -18,12 +18,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <iconv.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <ini.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "conf.h"
 #include "log.h"
@@ -73,6 +77,7 @@ static const char *const level_words[] = {
 	"ERROR", "WARN", "INFO", "DEBUG", NULL
 };
 static const char *const stream_type_words[] = { "COMMON", "ADVANCED", NULL };
+static const char *const watch_words[] = { "INOTIFY", "POLL", NULL };
 /* In the order of enum conf_position. */
 static const char *const position_words[] = {
 	"START_OF_FILE", "END_OF_FILE", NULL
@@ -84,6 +89,9 @@ static const char	*check_stream(const char *);
 static const char	*check_url(const char *);
 static const char	*check_credential(const char *);
 static const char	*check_abs_path(const char *);
+static const char	*check_delimiter(const char *);
+static const char	*check_regex(const char *);
+static const char	*check_encoding(const char *);
 
 #define AOFF(f)	offsetof(struct conf, f)
 #define FOFF(f)	offsetof(struct conf_flow, f)
@@ -240,6 +248,78 @@ static const struct key keys[] = {
 	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",
 	  .help = "Send one request at a time, so records reach the stream "
 	  "in file order even when requests are retried." },
+	{ KS_FLOW, "directoryRecursionEnabled", KT_BOOL,
+	  .off = FOFF(recursive), .def = "false",
+	  .help = "Also read matching files in sub-directories of the "
+	  "pattern's directory, at any depth (as ** in filePattern does)." },
+	{ KS_FLOW, "excludePattern", KT_STRING, .off = FOFF(exclude_pattern),
+	  .def = "",
+	  .help = "Comma-separated globs of file names (or full paths, when "
+	  "they start with /) that are never read, even if they match." },
+	{ KS_FLOW, "fileSuffix", KT_STRING, .off = FOFF(file_suffix),
+	  .def = ".COMPLETED",
+	  .help = "Files whose names end in this suffix are skipped unless "
+	  "filePattern names the suffix itself." },
+	{ KS_FLOW, "watchMode", KT_WORD, watch_words, .off = FOFF(watch_mode),
+	  .def = "INOTIFY",
+	  .help = "INOTIFY: directory events cut latency, a periodic rescan "
+	  "guarantees correctness. POLL: only the rescan, for NFS and other "
+	  "file systems where events miss remote writes." },
+	{ KS_FLOW, "maxOpenFiles", KT_INT, .min = 8, .max = 1000000,
+	  .off = FOFF(max_open_files), .def = "1024",
+	  .help = "Most descriptors this flow keeps open. Idle files whose "
+	  "bytes are all delivered are closed first and reopened when they "
+	  "change; files with bytes not yet delivered stay open." },
+	{ KS_FLOW, "ignoreNotUpdatedFileSeconds", KT_INT, .min = 0,
+	  .max = 315360000, .off = FOFF(ignore_older_s), .def = "0",
+	  .help = "Skip files not modified for this many seconds when they "
+	  "are first seen (0: read every file)." },
+	{ KS_FLOW, "headerBytesLength", KT_INT, .min = 16, .max = 65536,
+	  .off = FOFF(header_bytes), .def = "512",
+	  .help = "Bytes at the start of a file whose checksum, with the "
+	  "device and inode, identifies it across rotations and inode "
+	  "reuse." },
+	{ KS_FLOW, "recordDelimiter", KT_STRING, .off = FOFF(record_delimiter),
+	  .def = "\\n", .check = check_delimiter,
+	  .help = "Byte that ends a record: one character or \\n, \\r, "
+	  "\\t, \\0." },
+	{ KS_FLOW, "isRemainRecordDelimiter", KT_BOOL,
+	  .off = FOFF(keep_delimiter), .def = "false",
+	  .help = "Keep the delimiter at the end of each record's data." },
+	{ KS_FLOW, "stripCarriageReturn", KT_BOOL, .off = FOFF(strip_cr),
+	  .def = "false",
+	  .help = "Drop a carriage return before the delimiter, so CRLF "
+	  "files give the same records as LF files." },
+	{ KS_FLOW, "skipEmptyLines", KT_BOOL, .off = FOFF(skip_empty),
+	  .def = "false",
+	  .help = "Do not send empty records (by default they are sent, as "
+	  "the DIS Agent does)." },
+	{ KS_FLOW, "isMissLastRecordDelimiter", KT_BOOL,
+	  .off = FOFF(miss_last_delimiter), .def = "false",
+	  .help = "Send a last line that has no delimiter once the file has "
+	  "not grown for maxFileCheckingMillis." },
+	{ KS_FLOW, "maxFileCheckingMillis", KT_INT, .min = 100,
+	  .max = 3600000, .off = FOFF(max_file_checking_ms), .def = "500",
+	  .help = "How long a last line without delimiter waits for more "
+	  "bytes before isMissLastRecordDelimiter sends it, in "
+	  "milliseconds." },
+	{ KS_FLOW, "multiLineStartPattern", KT_STRING,
+	  .off = FOFF(multiline_pattern), .def = "", .check = check_regex,
+	  .help = "Regular expression (PCRE2, like Java's: \\d, \\s, ...) "
+	  "matching the first line of a record; the following lines that do "
+	  "not match belong to it. Empty: one line, one record." },
+	{ KS_FLOW, "multiLineFlushMillis", KT_INT, .min = 100,
+	  .max = 3600000, .off = FOFF(multiline_flush_ms), .def = "3000",
+	  .help = "How long the last multi-line record waits for more lines "
+	  "once the file stops growing, in milliseconds." },
+	{ KS_FLOW, "skipHeaderLines", KT_INT, .min = 0, .max = 1000000,
+	  .off = FOFF(skip_header_lines), .def = "0",
+	  .help = "Lines skipped at the start of a file read from its "
+	  "beginning (CSV headers, ...)." },
+	{ KS_FLOW, "fileEncoding", KT_STRING, .off = FOFF(file_encoding),
+	  .def = "UTF-8", .flags = KF_NONEMPTY, .check = check_encoding,
+	  .help = "Encoding of the files. Records are sent as UTF-8; other "
+	  "ASCII-compatible encodings (GBK, ISO-8859-1, ...) are converted." },
 };
 
 #define NKEYS	ARRAY_SIZE(keys)
@@ -377,6 +457,9 @@ check_url(const char *s)
 static const char *
 check_credential(const char *s)
 {
+	if (strlen(s) >= 168)
+		return "looks like a DIS Agent encrypted key (168 characters "
+		    "or more); put the plain key here or in DIS_AK/DIS_SK";
 	for (; *s != '\0'; s++)
 		if (!isgraph((unsigned char)*s))
 			return "is not a valid key (printable ASCII without "
@@ -390,6 +473,85 @@ check_abs_path(const char *s)
 	if (s[0] != '/')
 		return "is not an absolute path";
 	return NULL;
+}
+
+/* recordDelimiter: one byte, or \n \r \t \0 \\ (the DIS Agent uses the
+ * first byte only, so a longer value is a mistake worth reporting). */
+static const char *
+check_delimiter(const char *s)
+{
+	if (conf_delimiter(s) < 0)
+		return "is not one character (or \\n, \\r, \\t, \\0, "
+		    "\\\\)";
+	return NULL;
+}
+
+static const char *
+check_regex(const char *s)
+{
+	static char	 why[200];
+	pcre2_code	*re;
+	int		 ec;
+	PCRE2_SIZE	 off;
+	PCRE2_UCHAR	 msg[100];
+
+	if (s[0] == '\0')
+		return NULL;
+	re = pcre2_compile((PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, &ec, &off,
+	    NULL);
+	if (re != NULL) {
+		pcre2_code_free(re);
+		return NULL;
+	}
+	pcre2_get_error_message(ec, msg, sizeof(msg));
+	snprintf(why, sizeof(why), "is not a valid regular expression (%s "
+	    "at offset %zu)", (const char *)msg, (size_t)off);
+	return why;
+}
+
+/* fileEncoding: something iconv converts to UTF-8 in which '\n' is the
+ * single byte 0x0a (lines are split before conversion). */
+static const char *
+check_encoding(const char *s)
+{
+	iconv_t		 cd;
+	char		 in[] = "\n", out[8], *ip = in, *op = out;
+	size_t		 il = 1, ol = sizeof(out);
+
+	cd = iconv_open(s, "UTF-8");
+	if (cd == (iconv_t)-1)
+		return "is not an encoding this system can convert";
+	if (iconv(cd, &ip, &il, &op, &ol) == (size_t)-1 ||
+	    sizeof(out) - ol != 1 || out[0] != '\n') {
+		iconv_close(cd);
+		return "is not an ASCII-compatible encoding (lines end in "
+		    "a one-byte newline)";
+	}
+	iconv_close(cd);
+	return NULL;
+}
+
+int
+conf_delimiter(const char *s)
+{
+	if (s[0] != '\0' && s[1] == '\0')
+		return (unsigned char)s[0];
+	if (s[0] != '\\' || s[1] == '\0' || s[2] != '\0')
+		return -1;
+	switch (s[1]) {
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	case '0':
+		return '\0';
+	case '\\':
+		return '\\';
+	default:
+		return -1;
+	}
 }
 
 /* Copy s into out for a message: control and non-ASCII bytes become '?'. */
@@ -879,6 +1041,11 @@ read_line(char *str, int num, void *stream)
 	limit = MIN((size_t)num, sizeof(p->line) - 1) - 1;
 	if ((size_t)n > limit) {
 		fail(p, p->lineno, "line longer than %zu characters", limit);
+		return NULL;
+	}
+	if (memchr(p->line, '\0', (size_t)n) != NULL) {
+		/* A NUL would silently cut the value short. */
+		fail(p, p->lineno, "line contains a NUL byte");
 		return NULL;
 	}
 	s = p->line;

@@ -37,6 +37,23 @@ struct conf_flow {
 	long long	 max_in_flight;		/* maxInFlightRequests */
 	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
 	bool		 ordered;	/* ordered: one request at a time */
+	bool		 recursive;	/* directoryRecursionEnabled */
+	char		*exclude_pattern;	/* excludePattern */
+	char		*file_suffix;		/* fileSuffix */
+	char		*watch_mode;		/* watchMode: INOTIFY, POLL */
+	long long	 max_open_files;	/* maxOpenFiles */
+	long long	 ignore_older_s;	/* ignoreNotUpdatedFileSeconds */
+	long long	 header_bytes;		/* headerBytesLength */
+	char		*record_delimiter;	/* recordDelimiter (as written) */
+	bool		 keep_delimiter;	/* isRemainRecordDelimiter */
+	bool		 strip_cr;		/* stripCarriageReturn */
+	bool		 skip_empty;		/* skipEmptyLines */
+	bool		 miss_last_delimiter;	/* isMissLastRecordDelimiter */
+	long long	 max_file_checking_ms;	/* maxFileCheckingMillis */
+	char		*multiline_pattern;	/* multiLineStartPattern */
+	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
+	long long	 skip_header_lines;	/* skipHeaderLines */
+	char		*file_encoding;		/* fileEncoding */
 };
 
 /* The whole file: [agent] plus the flows in file order. */
@@ -92,6 +109,9 @@ bool	conf_key_known(const char *section, const char *key);
  */
 int	conf_key_check(const char *section, const char *key,
 	    const char *value, char *why, size_t len) WARN_UNUSED;
+
+/* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */
+int	conf_delimiter(const char *);
 
 /*
  * The commented sample agent.ini, generated from the key table: every key

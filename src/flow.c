@@ -30,6 +30,7 @@
 #include "registry.h"
 #include "sink.h"
 #include "tailer.h"
+#include "watcher.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
 #define READ_CHUNK	(256u * 1024)
@@ -41,9 +42,12 @@ struct flow {
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	struct sink	*sink;
-	char		*dir;		/* literal directory of the pattern */
-	char		*glob;		/* file name glob */
+	struct watcher	*watcher;
 	struct tailer	*tailers;
+	size_t		 nopen;		/* tailers with a descriptor */
+	bool		 first_scan;
+	bool		 warned_fds;
+	bool		 warned_dir;
 	struct tailer	*cursor;	/* round-robin position */
 	struct batch	*cur;		/* being filled */
 	struct batch	*out;		/* submitted, not done */
@@ -54,8 +58,6 @@ struct flow {
 	bool		 blocked;	/* window full */
 	bool		 cancelled;
 	bool		 pump_scheduled;
-	uv_fs_event_t	 fsev;
-	bool		 fsev_on;
 	uv_timer_t	 rescan_timer;
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
@@ -66,6 +68,7 @@ struct flow {
 };
 
 static void	pump(struct flow *);
+static void	balance_fds(struct flow *);
 static void	schedule_pump(struct flow *);
 
 /* --- partition keys (spec section 8) ------------------------------------ */
@@ -288,6 +291,18 @@ readable(const struct flow *f, struct tailer *t)
 	return end > t->read_off;
 }
 
+/*
+ * A file whose commit watermark has this many ranges waiting (in flight, or
+ * acknowledged behind one that is not) is not read further until the oldest
+ * is acknowledged: what a crash can make us send twice stays bounded by
+ * about this many batches per file (lessons R3).
+ */
+static bool
+held(const struct flow *f, const struct tailer *t)
+{
+	return wm_pending(&t->wm) >= 2 * (size_t)f->fc->max_in_flight + 2;
+}
+
 static struct tailer *
 next_readable(struct flow *f)
 {
@@ -298,7 +313,8 @@ next_readable(struct flow *f)
 	start = f->cursor ? f->cursor : f->tailers;
 	t = start;
 	do {
-		if (readable(f, t) && !t->stalled) {
+		if (t->fd >= 0 && readable(f, t) && !t->stalled &&
+		    !held(f, t)) {
 			f->cursor = t->next ? t->next : f->tailers;
 			return t;
 		}
@@ -318,6 +334,10 @@ pump(struct flow *f)
 		return;
 	while (budget > 0 && !f->blocked) {
 		t = next_readable(f);
+		if (t == NULL && f->nopen < f->st.files_tracked) {
+			balance_fds(f);		/* parked files wait */
+			t = next_readable(f);
+		}
 		if (t == NULL)
 			break;
 		n = tailer_read(t, &f->scratch, READ_CHUNK,
@@ -373,132 +393,217 @@ find_by_id(struct flow *f, uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
+/* Whether the file at path starts with the head the registry remembers. */
 static bool
-skipped_name(const char *name)
+same_head(const char *path, const struct reg_entry *e, uint64_t size)
 {
-	static const char *const sfx[] = { ".gz", ".bz2", ".zip", ".tar",
-	    ".xz", ".zst" };
-	size_t		 i, n = strlen(name), m;
+	uint32_t	 crc;
+	int		 fd;
+	bool		 same = false;
 
-	if (name[0] == '.')
-		return true;
-	for (i = 0; i < ARRAY_SIZE(sfx); i++) {
-		m = strlen(sfx[i]);
-		if (n > m && strcmp(name + n - m, sfx[i]) == 0)
-			return true;
+	if (e->fp_len > size)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		same = tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
+		    crc == e->fp_crc;
+		close(fd);
 	}
-	return false;
+	return same;
 }
 
 /*
  * Where a newly seen file starts: its committed offset when the registry
- * knows this exact file (same dev, inode and head fingerprint), else 0, or
- * its end for initialPosition = END_OF_FILE on the first scan.
+ * knows this exact file (same dev, inode and head fingerprint, R5), else 0;
+ * or its end for initialPosition = END_OF_FILE on the first scan, or when
+ * it was not modified for ignoreNotUpdatedFileSeconds.
  */
 static uint64_t
 start_offset(struct flow *f, const char *path, const struct stat *st,
     bool first)
 {
 	struct reg_entry *e;
-	uint32_t	 crc;
 	uint64_t	 size = (uint64_t)st->st_size;
-	int		 fd;
-	bool		 same = false;
 
 	e = registry_find(f->reg, f->fc->name, (uint64_t)st->st_dev,
 	    (uint64_t)st->st_ino);
 	if (e != NULL) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			same = e->fp_len <= size &&
-			    tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
-			    crc == e->fp_crc;
-			close(fd);
+		if (!same_head(path, e, size)) {
+			log_info("%s: inode %ju now holds another file; "
+			    "reading it from 0", path, (uintmax_t)st->st_ino);
+			return 0;
 		}
-		if (same && e->offset <= size)
+		if (e->offset <= size)
 			return e->offset;
-		if (same)
-			log_warn("%s: shorter (%ju) than its committed offset "
-			    "(%ju): truncated while stopped; reading from 0",
-			    path, (uintmax_t)size, (uintmax_t)e->offset);
-		else
-			log_info("%s: inode %ju reused by a new file; reading "
-			    "from 0", path, (uintmax_t)st->st_ino);
+		log_warn("%s: shorter (%ju) than its committed offset (%ju): "
+		    "truncated while stopped; reading from 0", path,
+		    (uintmax_t)size, (uintmax_t)e->offset);
 		return 0;
 	}
 	if (first && f->fc->initial_position == POS_END_OF_FILE)
 		return size;
+	if (f->fc->ignore_older_s > 0 &&
+	    st->st_mtime < wall_s() - f->fc->ignore_older_s) {
+		log_info("%s: not modified for %lld s or more; only lines "
+		    "written from now on are read", path,
+		    f->fc->ignore_older_s);
+		return size;
+	}
 	return 0;
 }
 
+static size_t
+open_count(const struct flow *f)
+{
+	return f->nopen;
+}
+
 static void
-track(struct flow *f, const char *path, const struct stat *st, bool first)
+link_tailer(struct flow *f, struct tailer *t)
+{
+	if (f->once)
+		t->target = t->size;
+	t->seen = true;
+	t->active_ms = mono_ms();
+	t->next = f->tailers;
+	f->tailers = t;
+	f->st.files_tracked++;
+	if (t->fd >= 0)
+		f->nopen++;
+}
+
+static void
+track(struct flow *f, const char *path, const struct stat *st, bool first,
+    bool gone)
 {
 	struct tailer	*t;
 	uint64_t	 off;
+	uint32_t	 fp = (uint32_t)f->fc->header_bytes;
 
 	off = start_offset(f, path, st, first);
-	t = tailer_open(path, st, off);
+	if (open_count(f) >= (size_t)f->fc->max_open_files)
+		t = tailer_new_parked(path, st, off, fp);
+	else
+		t = tailer_open(path, st, off, fp);
 	if (t == NULL) {
 		log_warn("%s: cannot open: %s; will retry", path,
 		    strerror(errno));
 		return;
 	}
-	if (f->once)
-		t->target = t->size;
-	t->seen = true;
-	t->next = f->tailers;
-	f->tailers = t;
-	f->st.files_tracked++;
-	log_info("[%s] tracking %s (inode %ju) from offset %ju",
-	    f->fc->name, path, (uintmax_t)t->ino, (uintmax_t)off);
+	t->gone = gone;
+	t->gone_size = UINT64_MAX;
+	link_tailer(f, t);
+	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
+	    f->fc->name, path, (uintmax_t)t->ino, (uintmax_t)off,
+	    gone ? " (rotated away; reading it to the end)" : "",
+	    t->fd < 0 ? " (parked: maxOpenFiles)" : "");
+	if (t->fd >= 0)
+		commit(f, t);
+}
+
+/* The file was truncated or rewritten in place: read it again from 0. */
+static void
+restart_at_zero(struct flow *f, struct tailer *t, const char *why)
+{
+	log_warn("%s: %s; reading from 0", t->path, why);
+	t->read_off = 0;
+	t->skipping = false;
+	t->stalled = false;
+	f->st.truncations++;
+	wm_reset(&t->wm, 0);
+	t->fp_len = 0;
+	tailer_refresh_fingerprint(t);
 	commit(f, t);
 }
 
-/* Re-check a tracked file's size; note growth and in-place truncation. */
+/* Re-check a tracked file's size; note growth and in-place truncation
+ * (copytruncate: smaller than the read offset, or a new head, R6). */
 static void
 refresh(struct flow *f, struct tailer *t)
 {
 	uint64_t	 old = t->size;
 	bool		 truncated;
 
+	if (t->fd < 0)
+		return;
 	(void)tailer_poll(t, &truncated);
-	if (t->size != old)
+	if (t->size != old) {
 		t->stalled = false;
+		t->active_ms = mono_ms();
+	}
+	if (!truncated && t->size > old && old < t->fp_max &&
+	    tailer_head_changed(t))
+		truncated = true;
 	if (!truncated)
 		return;
-	if (wm_pending(&t->wm) > 0)
+	if (wm_pending(&t->wm) > 0) {
+		t->truncate_pending = true;
 		return;		/* after the in-flight ranges settle */
-	log_warn("%s: truncated from %ju to %ju bytes (copytruncate?); "
-	    "reading from 0", t->path, (uintmax_t)t->read_off,
-	    (uintmax_t)t->size);
-	t->read_off = 0;
-	t->skipping = false;
-	t->stalled = false;
-	wm_reset(&t->wm, 0);
-	commit(f, t);
+	}
+	t->truncate_pending = false;
+	restart_at_zero(f, t, "truncated or rewritten in place "
+	    "(copytruncate?)");
 }
 
 static void
-see_path(struct flow *f, const char *path, bool first)
+on_found(void *arg, const char *path, const struct stat *st)
 {
-	struct stat	 st;
+	struct flow	*f = arg;
 	struct tailer	*t;
 
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return;
-	t = find_by_id(f, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	t = find_by_id(f, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (t == NULL) {
-		track(f, path, &st, first);
+		track(f, path, st, f->first_scan, false);
 		return;
 	}
-	t->gone = false;
 	t->seen = true;
+	if (t->gone) {
+		log_info("%s (inode %ju) is back at %s", t->path,
+		    (uintmax_t)t->ino, path);
+		t->gone = false;
+	}
 	if (strcmp(t->path, path) != 0) {
 		log_info("%s: renamed to %s", t->path, path);
 		free(t->path);
 		t->path = xstrdup(path);
 	}
+	if (t->fd < 0)
+		t->size = (uint64_t)st->st_size;
+}
+
+/*
+ * First scan only: a file the registry knows for this flow that no longer
+ * matches the pattern (rotated away while the agent was stopped, e.g.
+ * app.log -> app.log.1) but still has bytes after its committed offset is
+ * read to its end.
+ */
+static void
+on_other(void *arg, const char *path, const struct stat *st)
+{
+	struct flow	*f = arg;
+	struct reg_entry *e;
+	struct tailer	*t;
+
+	t = find_by_id(f, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (t != NULL) {
+		/* A parked file rotated to a name the pattern does not
+		 * match: follow it, so what it grew before the rename is
+		 * still read. */
+		if (t->fd < 0 && strcmp(t->path, path) != 0) {
+			free(t->path);
+			t->path = xstrdup(path);
+			t->size = (uint64_t)st->st_size;
+		}
+		return;
+	}
+	if (!f->first_scan)
+		return;
+	e = registry_find(f->reg, f->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e == NULL || e->offset >= (uint64_t)st->st_size ||
+	    !same_head(path, e, (uint64_t)st->st_size))
+		return;
+	track(f, path, st, false, true);
 }
 
 /*
@@ -511,10 +616,22 @@ finished(struct flow *f, struct tailer *t)
 {
 	bool	 done;
 
-	done = t->gone && wm_pending(&t->wm) == 0 && (t->stalled || !readable(f, t)) &&
-	    t->size == t->gone_size;
+	done = t->gone && wm_pending(&t->wm) == 0 &&
+	    (t->stalled || !readable(f, t)) && t->size == t->gone_size;
 	t->gone_size = t->size;
 	return done;
+}
+
+static void
+unlink_tailer(struct flow *f, struct tailer **pp, struct tailer *t)
+{
+	*pp = t->next;
+	if (f->cursor == t)
+		f->cursor = NULL;
+	if (t->fd >= 0)
+		f->nopen--;
+	f->st.files_tracked--;
+	tailer_free(t);
 }
 
 static void
@@ -527,9 +644,6 @@ drop_finished(struct flow *f)
 			pp = &t->next;
 			continue;
 		}
-		*pp = t->next;
-		if (f->cursor == t)
-			f->cursor = NULL;
 		if (t->read_off < t->size)
 			log_warn("%s: closed with %ju bytes after the last "
 			    "newline not shipped", t->path,
@@ -538,39 +652,86 @@ drop_finished(struct flow *f)
 		    f->fc->name, t->path, (uintmax_t)t->ino,
 		    (uintmax_t)t->wm.committed);
 		registry_remove(f->reg, f->fc->name, t->dev, t->ino);
-		f->st.files_tracked--;
 		f->st.files_done++;
-		tailer_free(t);
+		unlink_tailer(f, pp, t);
 	}
 }
 
-/* Reconcile the tracked set with the directory: the source of truth. */
+/* An idle file: at its path, fully read and committed, nothing pending. */
+static bool
+idle(const struct flow *f, struct tailer *t)
+{
+	return t->fd >= 0 && !t->gone && wm_pending(&t->wm) == 0 &&
+	    (t->stalled || !readable(f, t));
+}
+
+/*
+ * Keep open descriptors within maxOpenFiles: park the idle files that were
+ * quiet longest, and open parked files that have bytes to read while there
+ * is room.  Files with bytes not yet delivered stay open.
+ */
+static void
+balance_fds(struct flow *f)
+{
+	struct tailer	*t, *oldest;
+	size_t		 max = (size_t)f->fc->max_open_files, wanting = 0;
+	size_t		 target;
+	int		 rc;
+
+	for (t = f->tailers; t != NULL; t = t->next)
+		if (t->fd < 0 && (readable(f, t) || t->gone))
+			wanting++;
+	target = max - MIN(wanting, max);
+	while (open_count(f) > target) {
+		oldest = NULL;
+		for (t = f->tailers; t != NULL; t = t->next)
+			if (idle(f, t) && (oldest == NULL ||
+			    t->active_ms < oldest->active_ms))
+				oldest = t;
+		if (oldest == NULL)
+			break;
+		tailer_park(oldest);
+		f->nopen--;
+	}
+	for (t = f->tailers; t != NULL && open_count(f) < max; t = t->next) {
+		if (t->fd >= 0 || (!readable(f, t) && !t->gone))
+			continue;
+		rc = tailer_reopen(t);
+		if (rc == 0) {
+			f->nopen++;
+			t->stalled = false;
+			commit(f, t);
+		} else if (rc == -ESTALE) {
+			/* Its path holds another file now; the next scan
+			 * finds that one, and this identity is gone. */
+			t->gone = true;
+			t->size = t->read_off;
+		}
+	}
+	if (open_count(f) > max && !f->warned_fds) {
+		log_warn("[%s] %zu files with bytes to deliver are open, more "
+		    "than maxOpenFiles = %lld", f->fc->name, open_count(f),
+		    f->fc->max_open_files);
+		f->warned_fds = true;
+	}
+}
+
+/* Reconcile the tracked set with the file system: the source of truth. */
 static void
 scan(struct flow *f, bool first)
 {
-	DIR		*d;
-	struct dirent	*de;
 	struct tailer	*t;
-	char		*path;
 
+	f->first_scan = first;
 	for (t = f->tailers; t != NULL; t = t->next)
 		t->seen = false;
-	d = opendir(f->dir);
-	if (d == NULL) {
-		if (first)
-			log_warn("[%s] cannot read directory %s: %s; will "
-			    "retry", f->fc->name, f->dir, strerror(errno));
-	} else {
-		while ((de = readdir(d)) != NULL) {
-			if (skipped_name(de->d_name) ||
-			    fnmatch(f->glob, de->d_name, FNM_PERIOD) != 0)
-				continue;
-			path = xasprintf("%s/%s", f->dir, de->d_name);
-			see_path(f, path, first);
-			free(path);
-		}
-		closedir(d);
+	if (watcher_scan(f->watcher, on_found, on_other, f) == 0 &&
+	    !f->warned_dir) {
+		log_warn("[%s] cannot read directory %s: %s; will retry",
+		    f->fc->name, watcher_base(f->watcher), strerror(errno));
+		f->warned_dir = true;
 	}
+	f->first_scan = false;
 	for (t = f->tailers; t != NULL; t = t->next) {
 		if (!t->seen && !t->gone) {
 			t->gone = true;
@@ -579,9 +740,11 @@ scan(struct flow *f, bool first)
 			    "reading it to the end", t->path,
 			    (uintmax_t)t->ino);
 		}
-		refresh(f, t);
+		if (t->truncate_pending || t->fd >= 0)
+			refresh(f, t);
 	}
 	drop_finished(f);
+	balance_fds(f);
 }
 
 static void
@@ -594,32 +757,29 @@ on_rescan_timer(uv_timer_t *h)
 }
 
 static void
-on_fs_event(uv_fs_event_t *h, const char *name, int events, int status)
+on_fs_event(void *arg, const char *dir, const char *name, int events)
 {
-	struct flow	*f = container_of(h, struct flow, fsev);
+	struct flow	*f = arg;
 	struct tailer	*t;
-	const char	*base;
+	size_t		 n = strlen(dir);
 
-	if (status < 0) {
-		log_warn("[%s] watch on %s: %s", f->fc->name, f->dir,
-		    uv_strerror(status));
-		return;
-	}
 	/* A write to a tracked file: just read it.  Anything else (a new
 	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
-	if (name != NULL && (events & UV_CHANGE)) {
+	if (name != NULL && (events & UV_CHANGE) && !(events & UV_RENAME)) {
 		for (t = f->tailers; t != NULL; t = t->next) {
-			base = strrchr(t->path, '/');
-			if (!t->gone && strcmp(base ? base + 1 : t->path,
-			    name) == 0) {
-				refresh(f, t);
-				pump(f);
-				return;
-			}
+			if (t->gone || t->fd < 0 ||
+			    strncmp(t->path, dir, n) != 0 ||
+			    t->path[n] != '/' ||
+			    strcmp(t->path + n + 1, name) != 0)
+				continue;
+			refresh(f, t);
+			pump(f);
+			return;
 		}
 	}
-	uv_timer_start(&f->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
-	    (uint64_t)f->fc->rescan_interval_ms);
+	if (!f->stopping)
+		uv_timer_start(&f->rescan_timer, on_rescan_timer,
+		    EVENT_DELAY_MS, (uint64_t)f->fc->rescan_interval_ms);
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -630,7 +790,6 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     bool once, flow_cb cb, void *arg)
 {
 	struct flow	*f;
-	const char	*slash;
 
 	f = xcalloc(1, sizeof(*f));
 	f->loop = loop;
@@ -641,44 +800,33 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->once = once;
 	f->cb = cb;
 	f->arg = arg;
-	slash = strrchr(fc->file_pattern, '/');
-	f->dir = slash == fc->file_pattern ? xstrdup("/") :
-	    xstrndup(fc->file_pattern, (size_t)(slash - fc->file_pattern));
-	f->glob = xstrdup(slash + 1);
 	buf_init(&f->scratch);
 	f->sink = sink_new(loop, http, conf, fc, mem, on_batch_done, on_halt,
 	    f);
 	uv_timer_init(loop, &f->rescan_timer);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
-	uv_fs_event_init(loop, &f->fsev);
-	f->open_handles = 4;
+	f->open_handles = 3;
 	return f;
 }
 
 int
 flow_start(struct flow *f)
 {
-	int	 rc;
+	char	 err[256];
 
-	if (strpbrk(f->dir, "*?[") != NULL) {
-		log_error("[%s] filePattern %s: globs are supported in the "
-		    "file name only", f->fc->name, f->fc->file_pattern);
+	f->watcher = watcher_new(f->loop, f->fc, f->once ? NULL : on_fs_event,
+	    f, err, sizeof(err));
+	if (f->watcher == NULL) {
+		log_error("[%s] %s", f->fc->name, err);
 		return -EINVAL;
 	}
 	sink_start(f->sink);
 	scan(f, true);
-	if (!f->once) {
-		rc = uv_fs_event_start(&f->fsev, on_fs_event, f->dir, 0);
-		if (rc != 0)
-			log_warn("[%s] cannot watch %s: %s; relying on the "
-			    "rescan every %lld ms", f->fc->name, f->dir,
-			    uv_strerror(rc), f->fc->rescan_interval_ms);
-		f->fsev_on = rc == 0;
+	if (!f->once)
 		uv_timer_start(&f->rescan_timer, on_rescan_timer,
 		    (uint64_t)f->fc->rescan_interval_ms,
 		    (uint64_t)f->fc->rescan_interval_ms);
-	}
 	pump(f);
 	return 0;
 }
@@ -689,8 +837,6 @@ flow_stop(struct flow *f)
 	f->stopping = true;
 	uv_timer_stop(&f->rescan_timer);
 	uv_timer_stop(&f->pump_timer);
-	if (f->fsev_on)
-		uv_fs_event_stop(&f->fsev);
 	if (!flush_cur(f))
 		f->blocked = true;
 }
@@ -790,8 +936,8 @@ flow_cancel(struct flow *f)
 	uv_timer_stop(&f->rescan_timer);
 	uv_timer_stop(&f->pump_timer);
 	uv_timer_stop(&f->age_timer);
-	if (f->fsev_on)
-		uv_fs_event_stop(&f->fsev);
+	watcher_free(f->watcher);
+	f->watcher = NULL;
 	for (b = f->out; b != NULL; b = b->flow_next)
 		uv_timer_stop(&b->retry_timer);
 	(void)sink_take_pending(f->sink);
@@ -805,8 +951,6 @@ flow_handle_closed(uv_handle_t *h)
 	if (--f->open_handles > 0)
 		return;
 	buf_cleanup(&f->scratch);
-	free(f->dir);
-	free(f->glob);
 	free(f);
 }
 
@@ -833,9 +977,7 @@ flow_free(struct flow *f)
 	f->rescan_timer.data = f;
 	f->age_timer.data = f;
 	f->pump_timer.data = f;
-	f->fsev.data = f;
 	uv_close((uv_handle_t *)&f->rescan_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
-	uv_close((uv_handle_t *)&f->fsev, flow_handle_closed);
 }

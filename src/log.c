@@ -55,7 +55,7 @@ level_name(int level)
 	}
 }
 
-static void
+static void __attribute__((format(printf, 3, 0)))
 log_vwrite(int level, const char *func, const char *fmt, va_list ap)
 {
 	char		 line[4096];

@@ -32,7 +32,7 @@
 #define HARD_RETRY_MS		(30 * 60 * 1000)
 #define SLOW_MIN_MS		1000
 #define DESCRIBE_RETRY_MS	1000
-#define PACE_MAX_MS		5000
+#define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000
 
 struct sink {
@@ -305,6 +305,15 @@ throttled(struct sink *s)
 	s->stats.throttled++;
 	s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
 	s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) : 50;
+}
+
+/* A few throttled records in a batch: one request fewer in flight, no
+ * pacing (halving on every 5% of DIS.4303 would starve the flow). */
+static void
+throttled_lightly(struct sink *s)
+{
+	s->stats.throttled++;
+	s->window = s->window - 1 < 1.0 ? 1.0 : s->window - 1;
 }
 
 static void
@@ -756,7 +765,7 @@ log_put(struct sink *s, size_t n, size_t nfail,
  * Returns whether any record must be retried. */
 static bool
 apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
-    bool *throttle)
+    size_t *throttle)
 {
 	struct batch_rec *rec;
 	size_t		 i;
@@ -774,7 +783,7 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 		    dead_letter(s, b, b->sent_idx[i], res[i].code,
 		    res[i].message) != 0) {
 			if (strcmp(res[i].code, "DIS.4303") == 0)
-				*throttle = true;
+				(*throttle)++;
 			s->stats.records_retried++;
 			retry = true;
 			continue;
@@ -790,7 +799,8 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 {
 	struct codec_result *res;
 	int		 nfail;
-	bool		 retry, throttle = false;
+	size_t		 throttle = 0;
+	bool		 retry;
 
 	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
 	nfail = codec_parse_put(r->body, r->bodylen, res, b->nsent);
@@ -806,9 +816,13 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	retry = apply_results(s, b, res, &throttle);
 	log_put(s, b->nsent, (size_t)nfail, res, mono_ms() - b->sent_ms);
 	free(res);
-	if (throttle)
+	/* AIMD by the share of records DIS throttled: most of them, halve
+	 * and pace; some, one request fewer; a few, as a success. */
+	if (throttle * 2 >= b->nsent && b->nsent > 0)
 		throttled(s);
-	else if (nfail == 0)
+	else if (throttle * 10 >= b->nsent && throttle > 0)
+		throttled_lightly(s);
+	else
 		succeeded(s);
 	if (b->ndone == b->nrecs) {
 		s->pending--;

@@ -17,28 +17,48 @@
 #include "log.h"
 #include "tailer.h"
 
+static void
+fingerprint_now(struct tailer *t)
+{
+	t->fp_len = (uint32_t)MIN((uint64_t)t->fp_max, t->size);
+	if (tailer_fingerprint(t->fd, t->fp_len, &t->fp_crc) != 0) {
+		t->fp_len = 0;
+		t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	}
+}
+
 struct tailer *
-tailer_open(const char *path, const struct stat *st, uint64_t offset)
+tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
+    uint32_t fp_max)
 {
 	struct tailer	*t;
-	int		 fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return NULL;
 	t = xcalloc(1, sizeof(*t));
 	t->path = xstrdup(path);
-	t->fd = fd;
+	t->fd = -1;
 	t->dev = (uint64_t)st->st_dev;
 	t->ino = (uint64_t)st->st_ino;
 	t->size = (uint64_t)st->st_size;
 	t->read_off = offset;
-	t->fp_len = (uint32_t)MIN((uint64_t)TAILER_FP_MAX, t->size);
-	if (tailer_fingerprint(fd, t->fp_len, &t->fp_crc) != 0) {
-		t->fp_len = 0;
-		t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
-	}
+	t->fp_max = fp_max;
+	t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	wm_init(&t->wm, offset);
+	return t;
+}
+
+struct tailer *
+tailer_open(const char *path, const struct stat *st, uint64_t offset,
+    uint32_t fp_max)
+{
+	struct tailer	*t;
+	int		 fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	t = tailer_new_parked(path, st, offset, fp_max);
+	t->fd = fd;
+	fingerprint_now(t);
 	return t;
 }
 
@@ -54,18 +74,59 @@ tailer_free(struct tailer *t)
 	free(t);
 }
 
+void
+tailer_park(struct tailer *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+int
+tailer_reopen(struct tailer *t)
+{
+	struct stat	 st;
+	uint32_t	 crc;
+	int		 fd;
+
+	fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != t->dev ||
+	    (uint64_t)st.st_ino != t->ino)
+		goto stale;
+	if (t->fp_len > 0 && (tailer_fingerprint(fd, t->fp_len, &crc) != 0 ||
+	    crc != t->fp_crc))
+		goto stale;
+	t->fd = fd;
+	t->size = (uint64_t)st.st_size;
+	if (t->fp_len == 0)
+		fingerprint_now(t);
+	return 0;
+stale:
+	close(fd);
+	return -ESTALE;
+}
+
 int
 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc)
 {
-	unsigned char	 head[TAILER_FP_MAX];
+	unsigned char	 chunk[4096];
+	uLong		 c = crc32(0L, Z_NULL, 0);
+	uint32_t	 done = 0, want;
 	ssize_t		 n;
 
-	if (len > sizeof(head))
-		len = sizeof(head);
-	n = len ? pread(fd, head, len, 0) : 0;
-	if (n < 0 || (size_t)n != len)
-		return -1;
-	*crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, len);
+	while (done < len) {
+		want = MIN(len - done, (uint32_t)sizeof(chunk));
+		n = pread(fd, chunk, want, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		c = crc32(c, chunk, (uInt)n);
+		done += (uint32_t)n;
+	}
+	*crc = (uint32_t)c;
 	return 0;
 }
 
@@ -74,13 +135,25 @@ tailer_refresh_fingerprint(struct tailer *t)
 {
 	uint32_t	 len, crc;
 
-	if (t->fp_len >= TAILER_FP_MAX || t->size <= t->fp_len)
+	if (t->fd < 0 || t->fp_len >= t->fp_max || t->size <= t->fp_len)
 		return;
-	len = (uint32_t)MIN((uint64_t)TAILER_FP_MAX, t->size);
+	len = (uint32_t)MIN((uint64_t)t->fp_max, t->size);
 	if (tailer_fingerprint(t->fd, len, &crc) == 0) {
 		t->fp_len = len;
 		t->fp_crc = crc;
 	}
+}
+
+bool
+tailer_head_changed(struct tailer *t)
+{
+	uint32_t	 crc;
+
+	if (t->fd < 0 || t->fp_len == 0)
+		return false;
+	if (tailer_fingerprint(t->fd, t->fp_len, &crc) != 0)
+		return true;	/* shorter than its old head */
+	return crc != t->fp_crc;
 }
 
 bool
@@ -89,7 +162,7 @@ tailer_poll(struct tailer *t, bool *truncated)
 	struct stat	 st;
 
 	*truncated = false;
-	if (fstat(t->fd, &st) != 0)
+	if (t->fd < 0 || fstat(t->fd, &st) != 0)
 		return false;
 	t->size = (uint64_t)st.st_size;
 	if (t->size < t->read_off) {

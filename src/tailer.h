@@ -18,15 +18,14 @@
 #include "util.h"
 #include "watermark.h"
 
-#define TAILER_FP_MAX	512	/* headerBytesLength */
-
 struct tailer {
 	char		*path;		/* last path it was seen at */
-	int		 fd;
+	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
 	uint32_t	 fp_len;
+	uint32_t	 fp_max;	/* headerBytesLength */
 	uint64_t	 read_off;	/* next byte to frame */
 	uint64_t	 size;		/* size at the last fstat */
 	uint64_t	 target;	/* --once: stop at this size */
@@ -34,19 +33,33 @@ struct tailer {
 	bool		 skipping;	/* discarding a runaway line's tail */
 	bool		 stalled;	/* nothing to frame until it grows */
 	bool		 seen;		/* found by the current scan */
+	bool		 truncate_pending; /* after in-flight ranges settle */
 	uint64_t	 gone_size;	/* size when last seen gone */
+	uint64_t	 active_ms;	/* last time it had bytes to read */
 	struct watermark wm;		/* committed = wm.committed */
 	struct tailer	*next;		/* flow's list */
 };
 
 /*
- * Open path (already stat'ed as st) and compute its fingerprint.  The read
- * offset and the committed offset start at offset.  Returns a new tailer or
- * NULL with errno set (logged by the caller).
+ * Open path (already stat'ed as st) and compute its fingerprint over up to
+ * fp_max bytes.  The read offset and the committed offset start at offset.
+ * Returns a new tailer or NULL with errno set (logged by the caller).
  */
 struct tailer	*tailer_open(const char *path, const struct stat *st,
-		    uint64_t offset);
+		    uint64_t offset, uint32_t fp_max);
+/* The same without opening it: a parked tailer (fd -1, no fingerprint). */
+struct tailer	*tailer_new_parked(const char *path, const struct stat *st,
+		    uint64_t offset, uint32_t fp_max);
 void		 tailer_free(struct tailer *);
+
+/* Close the descriptor of an idle tailer; it keeps its identity. */
+void		 tailer_park(struct tailer *);
+/*
+ * Reopen a parked tailer at its path.  0; -ESTALE when the path now holds
+ * another file (other inode, or the head no longer matches the
+ * fingerprint); or a negative errno.
+ */
+int		 tailer_reopen(struct tailer *) WARN_UNUSED;
 
 /*
  * crc32 of the first len bytes of fd into *crc; 0, or -1 when the file is
@@ -54,8 +67,11 @@ void		 tailer_free(struct tailer *);
  */
 int		 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc);
 
-/* Grow a short fingerprint as the file grows (up to TAILER_FP_MAX). */
+/* Grow a short fingerprint as the file grows (up to fp_max). */
 void		 tailer_refresh_fingerprint(struct tailer *);
+
+/* Whether the first fp_len bytes changed (rewritten in place). */
+bool		 tailer_head_changed(struct tailer *);
 
 /*
  * fstat the descriptor and update size.  Returns true when there are bytes

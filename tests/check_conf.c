@@ -297,8 +297,73 @@ START_TEST(unknown_key_is_rejected)
 {
 	assert_fails(AGENT_OK "fooBar = 1\n" FLOW_OK,
 	    "FILE:6: unknown key 'fooBar' in [agent]");
-	assert_fails(AGENT_OK FLOW_OK "multiLineStartPattern = x\n",
-	    "FILE:9: unknown key 'multiLineStartPattern' in [flow:app]");
+	assert_fails(AGENT_OK FLOW_OK "dataEncryptEnabled = x\n",
+	    "FILE:9: unknown key 'dataEncryptEnabled' in [flow:app]");
+}
+END_TEST
+
+START_TEST(record_keys_are_validated_with_their_line)
+{
+	struct conf	*c;
+
+	assert_fails(AGENT_OK FLOW_OK "multiLineStartPattern = ^(\\d+\n",
+	    "FILE:9: multiLineStartPattern = ^(\\d+ is not a valid regular "
+	    "expression (missing closing parenthesis at offset 5)");
+	assert_fails(AGENT_OK FLOW_OK "recordDelimiter = ab\n",
+	    "FILE:9: recordDelimiter = ab is not one character (or \\n, "
+	    "\\r, \\t, \\0, \\\\)");
+	assert_fails(AGENT_OK FLOW_OK "fileEncoding = NO-SUCH-CHARSET\n",
+	    "FILE:9: fileEncoding = NO-SUCH-CHARSET is not an encoding this "
+	    "system can convert");
+	assert_fails(AGENT_OK FLOW_OK "fileEncoding = UTF-16\n",
+	    "FILE:9: fileEncoding = UTF-16 is not an ASCII-compatible "
+	    "encoding (lines end in a one-byte newline)");
+	c = load_ok(AGENT_OK FLOW_OK "recordDelimiter = \\t\n"
+	    "multiLineStartPattern = ^\\d{4}-\\d{2}\nfileEncoding = GBK\n");
+	ck_assert_int_eq(conf_delimiter(c->flows[0].record_delimiter), '\t');
+	ck_assert_str_eq(c->flows[0].multiline_pattern, "^\\d{4}-\\d{2}");
+	ck_assert_str_eq(c->flows[0].file_encoding, "GBK");
+	conf_free(c);
+	ck_assert_int_eq(conf_delimiter("\\n"), '\n');
+	ck_assert_int_eq(conf_delimiter("|"), '|');
+	ck_assert_int_eq(conf_delimiter(""), -1);
+	ck_assert_int_eq(conf_delimiter("\\x"), -1);
+}
+END_TEST
+
+START_TEST(nul_byte_in_a_line_is_rejected)
+{
+	char		 path[] = "/tmp/check_conf_nul.XXXXXX", err[512], want[600];
+	static const char text[] = "[agent]\nregion = cn-north-4\n"
+	    "projectId = p\nak = a\nsk = b\n[flow:app]\n"
+	    "DISStream = app\0logs\nfilePattern = /var/log/a.log\n";
+	struct conf	*c = NULL;
+	int		 fd;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+	    (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	ck_assert_int_eq(conf_load(path, &c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s:7: line contains a NUL byte", path);
+	ck_assert_str_eq(err, want);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(encrypted_dis_agent_key_is_refused)
+{
+	char	 text[1024], want[512], big[200];
+
+	memset(big, 'Q', 180);
+	big[180] = '\0';
+	snprintf(text, sizeof(text), "[agent]\nregion = cn-north-4\n"
+	    "projectId = p\nak = %s\nsk = x\n" FLOW_OK, big);
+	snprintf(want, sizeof(want), "FILE:4: ak = %s looks like a DIS Agent "
+	    "encrypted key (168 characters or more); put the plain key here "
+	    "or in DIS_AK/DIS_SK", big);
+	assert_fails(text, want);
 }
 END_TEST
 
@@ -889,7 +954,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 36);
+	ck_assert_uint_eq(nkeys, 53);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
@@ -974,6 +1039,9 @@ conf_suite(void)
 	tcase_add_test(tc, file_without_flows_is_rejected);
 	tcase_add_test(tc, bad_stream_name_is_rejected);
 	tcase_add_test(tc, relative_file_pattern_is_rejected);
+	tcase_add_test(tc, record_keys_are_validated_with_their_line);
+	tcase_add_test(tc, encrypted_dis_agent_key_is_refused);
+	tcase_add_test(tc, nul_byte_in_a_line_is_rejected);
 	tcase_add_test(tc, retry_max_below_initial_blames_the_later_key);
 	tcase_add_test(tc, empty_or_invalid_agent_values_are_rejected);
 	tcase_add_test(tc, secret_never_appears_in_messages);

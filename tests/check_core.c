@@ -14,6 +14,7 @@
 
 #include "retry.h"
 #include "tailer.h"
+#include "watcher.h"
 #include "watermark.h"
 
 /* --- watermark ---------------------------------------------------------- */
@@ -229,7 +230,7 @@ open_temp(const char *content, char *path)
 	    (ssize_t)strlen(content));
 	close(fd);
 	ck_assert_int_eq(stat(path, &st), 0);
-	return tailer_open(path, &st, 0);
+	return tailer_open(path, &st, 0, 512);
 }
 
 START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
@@ -280,6 +281,69 @@ START_TEST(fingerprint_detects_a_different_head)
 }
 END_TEST
 
+/* --- watcher patterns -------------------------------------------------- */
+
+START_TEST(pattern_globs_in_any_component)
+{
+	ck_assert(watcher_match("/var/log/app/*.log", "/var/log/app/a.log"));
+	ck_assert(!watcher_match("/var/log/app/*.log", "/var/log/app/x/a.log"));
+	ck_assert(!watcher_match("/var/log/app/*.log", "/var/log/app/.a.log"));
+	ck_assert(watcher_match("/var/log/*/app-*.log",
+	    "/var/log/web1/app-2.log"));
+	ck_assert(!watcher_match("/var/log/*/app-*.log",
+	    "/var/log/web1/db-2.log"));
+	ck_assert(!watcher_match("/var/log/*/app-*.log", "/var/log/app-1.log"));
+	ck_assert(watcher_dir_may_match("/var/log/*/app-*.log", "/var/log/w"));
+	ck_assert(!watcher_dir_may_match("/var/log/*/app-*.log",
+	    "/var/log/w/deeper"));
+	ck_assert(!watcher_dir_may_match("/var/log/app/*.log", "/var/log/x"));
+}
+END_TEST
+
+START_TEST(pattern_double_star_matches_any_depth)
+{
+	const char	*p = "/srv/**/logs/*.log";
+
+	ck_assert(watcher_match(p, "/srv/logs/a.log"));
+	ck_assert(watcher_match(p, "/srv/a/b/c/logs/a.log"));
+	ck_assert(!watcher_match(p, "/srv/a/b/c/a.log"));
+	ck_assert(!watcher_match(p, "/srv/.hidden/logs/a.log"));
+	ck_assert(watcher_dir_may_match(p, "/srv/a/b"));
+	ck_assert(watcher_dir_may_match(p, "/srv/a/logs"));
+	ck_assert(!watcher_dir_may_match(p, "/srv/.git"));
+	ck_assert(!watcher_dir_may_match(p, "/other"));
+	ck_assert(watcher_match("/srv/**/*.log", "/srv/x.log"));
+	ck_assert(watcher_match("/srv/**/*.log", "/srv/a/b/x.log"));
+}
+END_TEST
+
+START_TEST(skipped_names_unless_the_pattern_names_them)
+{
+	ck_assert(watcher_skipped_name("*", ".hidden", ".COMPLETED"));
+	ck_assert(!watcher_skipped_name(".*", ".hidden", ".COMPLETED"));
+	ck_assert(watcher_skipped_name("app.log*", "app.log.1.gz", NULL));
+	ck_assert(!watcher_skipped_name("*.gz", "app.log.1.gz", NULL));
+	ck_assert(watcher_skipped_name("*", "a.tar", NULL));
+	ck_assert(watcher_skipped_name("*", "x.zip", NULL));
+	ck_assert(watcher_skipped_name("*", "x.bz2", NULL));
+	ck_assert(watcher_skipped_name("*", "x.log.COMPLETED", ".COMPLETED"));
+	ck_assert(!watcher_skipped_name("*.COMPLETED", "x.log.COMPLETED",
+	    ".COMPLETED"));
+	ck_assert(!watcher_skipped_name("*.log", "x.log", ".COMPLETED"));
+}
+END_TEST
+
+START_TEST(exclude_by_name_or_full_path)
+{
+	ck_assert(watcher_excluded("*.tmp, debug-*", "/v/debug-1.log"));
+	ck_assert(watcher_excluded("*.tmp, debug-*", "/v/a.tmp"));
+	ck_assert(!watcher_excluded("*.tmp, debug-*", "/v/a.log"));
+	ck_assert(watcher_excluded("/v/old/*", "/v/old/a.log"));
+	ck_assert(!watcher_excluded("/v/old/*", "/v/new/a.log"));
+	ck_assert(!watcher_excluded("", "/v/a.log"));
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -302,6 +366,12 @@ core_suite(void)
 	tcase_add_test(tc, frame_stops_before_a_refused_record);
 	tcase_add_test(tc, read_truncates_a_runaway_line_and_skips_its_tail);
 	tcase_add_test(tc, fingerprint_detects_a_different_head);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("watcher");
+	tcase_add_test(tc, pattern_globs_in_any_component);
+	tcase_add_test(tc, pattern_double_star_matches_any_depth);
+	tcase_add_test(tc, skipped_names_unless_the_pattern_names_them);
+	tcase_add_test(tc, exclude_by_name_or_full_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,413 @@
+/*
+ * filePattern matching, directory walks and directory watches.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "log.h"
+#include "watcher.h"
+
+#define MAX_DEPTH	32	/* symlink loops end here */
+#define MAX_COMPS	64
+
+struct watchdir {
+	char		*path;
+	uv_fs_event_t	 ev;
+	bool		 seen;
+	struct watcher	*w;
+	struct watchdir	*next;
+};
+
+struct watcher {
+	uv_loop_t	*loop;
+	const struct conf_flow *fc;
+	char		*pattern;	/* with ** inserted for recursion */
+	char		*base;		/* literal leading directories */
+	const char	*name_glob;	/* last component of pattern */
+	bool		 inotify;
+	struct watchdir	*dirs;
+	size_t		 ndirs;
+	int		 closing;	/* handles left to close */
+	bool		 freed;
+	watcher_event_cb events;
+	void		*arg;
+};
+
+/* --- pure matching ------------------------------------------------------ */
+
+static size_t
+split(char *s, char **out, size_t max)
+{
+	size_t	 n = 0;
+	char	*save = NULL, *c;
+
+	for (c = strtok_r(s, "/", &save); c != NULL && n < max;
+	    c = strtok_r(NULL, "/", &save))
+		out[n++] = c;
+	return n;
+}
+
+static bool
+comp_match(const char *pat, const char *name)
+{
+	return fnmatch(pat, name, FNM_PERIOD) == 0;
+}
+
+static bool
+full(char **pc, size_t np, char **xc, size_t nx)
+{
+	if (np == 0)
+		return nx == 0;
+	if (strcmp(pc[0], "**") == 0)
+		return full(pc + 1, np - 1, xc, nx) ||
+		    (nx > 1 && xc[0][0] != '.' && full(pc, np, xc + 1, nx - 1));
+	if (nx == 0)
+		return false;
+	return comp_match(pc[0], xc[0]) && full(pc + 1, np - 1, xc + 1,
+	    nx - 1);
+}
+
+/* Can a file below directory xc[0..nx) match?  The last pattern component
+ * names files, so a directory must match a proper prefix. */
+static bool
+prefix(char **pc, size_t np, char **xc, size_t nx)
+{
+	if (nx == 0)
+		return np > 0;
+	if (np == 0)
+		return false;
+	if (strcmp(pc[0], "**") == 0)
+		return prefix(pc + 1, np - 1, xc, nx) ||
+		    (xc[0][0] != '.' && prefix(pc, np, xc + 1, nx - 1));
+	if (np == 1)
+		return false;
+	return comp_match(pc[0], xc[0]) && prefix(pc + 1, np - 1, xc + 1,
+	    nx - 1);
+}
+
+static bool
+match_with(const char *pattern, const char *path, bool dir)
+{
+	char	*p, *x, *pc[MAX_COMPS], *xc[MAX_COMPS];
+	size_t	 np, nx;
+	bool	 ok;
+
+	p = xstrdup(pattern);
+	x = xstrdup(path);
+	np = split(p, pc, MAX_COMPS);
+	nx = split(x, xc, MAX_COMPS);
+	ok = dir ? prefix(pc, np, xc, nx) : full(pc, np, xc, nx);
+	free(p);
+	free(x);
+	return ok;
+}
+
+bool
+watcher_match(const char *pattern, const char *path)
+{
+	return match_with(pattern, path, false);
+}
+
+bool
+watcher_dir_may_match(const char *pattern, const char *dir)
+{
+	return match_with(pattern, dir, true);
+}
+
+static bool
+ends_with(const char *s, const char *sfx)
+{
+	size_t	 n = strlen(s), m = strlen(sfx);
+
+	return m > 0 && n > m && strcmp(s + n - m, sfx) == 0;
+}
+
+bool
+watcher_skipped_name(const char *pattern_name, const char *name,
+    const char *suffix)
+{
+	static const char *const sfx[] = { ".gz", ".bz2", ".zip", ".tar",
+	    ".xz", ".zst" };
+	size_t		 i;
+
+	if (name[0] == '.' && pattern_name[0] != '.')
+		return true;
+	for (i = 0; i < ARRAY_SIZE(sfx); i++)
+		if (ends_with(name, sfx[i]) &&
+		    strstr(pattern_name, sfx[i]) == NULL)
+			return true;
+	return suffix != NULL && ends_with(name, suffix) &&
+	    strstr(pattern_name, suffix) == NULL;
+}
+
+bool
+watcher_excluded(const char *excl, const char *path)
+{
+	const char	*p, *end, *base;
+	char		 tok[256];
+	size_t		 n;
+
+	if (excl == NULL || excl[0] == '\0')
+		return false;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (p = excl; *p != '\0'; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		while (p < end && *p == ' ')
+			p++;
+		n = (size_t)(end - p);
+		while (n > 0 && p[n - 1] == ' ')
+			n--;
+		if (n == 0 || n >= sizeof(tok))
+			continue;
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (tok[0] == '/' ? fnmatch(tok, path, FNM_PATHNAME) == 0 :
+		    fnmatch(tok, base, 0) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* --- watches ------------------------------------------------------------ */
+
+static void
+on_event(uv_fs_event_t *h, const char *name, int events, int status)
+{
+	struct watchdir	*d = container_of(h, struct watchdir, ev);
+	struct watcher	*w = d->w;
+
+	if (status < 0) {
+		log_warn("watch on %s: %s", d->path, uv_strerror(status));
+		return;
+	}
+	if (w->events != NULL && !w->freed)
+		w->events(w->arg, d->path, name, events);
+}
+
+static void
+watchdir_closed(uv_handle_t *h)
+{
+	struct watchdir	*d = container_of((uv_fs_event_t *)(void *)h,
+	    struct watchdir, ev);
+	struct watcher	*w = d->w;
+
+	free(d->path);
+	free(d);
+	if (--w->closing == 0 && w->freed) {
+		free(w->pattern);
+		free(w->base);
+		free(w);
+	}
+}
+
+static void
+watchdir_close(struct watchdir *d)
+{
+	d->w->closing++;
+	uv_close((uv_handle_t *)&d->ev, watchdir_closed);
+}
+
+static void
+watch(struct watcher *w, const char *dir)
+{
+	struct watchdir	*d;
+	int		 rc;
+
+	for (d = w->dirs; d != NULL; d = d->next)
+		if (strcmp(d->path, dir) == 0) {
+			d->seen = true;
+			return;
+		}
+	d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(dir);
+	d->w = w;
+	d->seen = true;
+	uv_fs_event_init(w->loop, &d->ev);
+	rc = uv_fs_event_start(&d->ev, on_event, dir, 0);
+	if (rc != 0) {
+		log_warn("[%s] cannot watch %s: %s; relying on the rescan "
+		    "every %lld ms", w->fc->name, dir, uv_strerror(rc),
+		    w->fc->rescan_interval_ms);
+		watchdir_close(d);
+		return;
+	}
+	d->next = w->dirs;
+	w->dirs = d;
+	w->ndirs++;
+}
+
+static void
+drop_unseen(struct watcher *w)
+{
+	struct watchdir	**pp, *d;
+
+	for (pp = &w->dirs; (d = *pp) != NULL;) {
+		if (d->seen) {
+			d->seen = false;
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		w->ndirs--;
+		watchdir_close(d);
+	}
+}
+
+/* --- walking ------------------------------------------------------------ */
+
+struct walk {
+	struct watcher	*w;
+	watcher_file_cb	 found;
+	watcher_other_cb other;
+	void		*arg;
+	size_t		 ndirs;
+};
+
+static void	walk_dir(struct walk *, const char *dir, int depth);
+
+static void
+walk_entry(struct walk *k, const char *dir, const char *name, int depth)
+{
+	struct watcher	*w = k->w;
+	struct stat	 st;
+	char		*path;
+
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return;
+	path = strcmp(dir, "/") == 0 ? xasprintf("/%s", name) :
+	    xasprintf("%s/%s", dir, name);
+	if (stat(path, &st) != 0)
+		goto out;
+	if (S_ISDIR(st.st_mode)) {
+		if (depth < MAX_DEPTH && watcher_dir_may_match(w->pattern,
+		    path))
+			walk_dir(k, path, depth + 1);
+	} else if (S_ISREG(st.st_mode)) {
+		if (watcher_match(w->pattern, path) &&
+		    !watcher_skipped_name(w->name_glob, name,
+		    w->fc->file_suffix) &&
+		    !watcher_excluded(w->fc->exclude_pattern, path))
+			k->found(k->arg, path, &st);
+		else if (k->other != NULL)
+			k->other(k->arg, path, &st);
+	}
+out:
+	free(path);
+}
+
+static void
+walk_dir(struct walk *k, const char *dir, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	k->ndirs++;
+	if (k->w->inotify)
+		watch(k->w, dir);
+	while ((de = readdir(d)) != NULL)
+		walk_entry(k, dir, de->d_name, depth);
+	closedir(d);
+}
+
+size_t
+watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
+    void *arg)
+{
+	struct walk	 k = { w, found, other, arg, 0 };
+
+	walk_dir(&k, w->base, 0);
+	if (w->inotify)
+		drop_unseen(w);
+	return k.ndirs;
+}
+
+size_t
+watcher_watches(const struct watcher *w)
+{
+	return w->ndirs;
+}
+
+const char *
+watcher_base(const struct watcher *w)
+{
+	return w->base;
+}
+
+/* --- setup -------------------------------------------------------------- */
+
+/* The literal leading directories of pattern ("/" at least). */
+static char *
+literal_base(const char *pattern)
+{
+	const char	*glob, *slash;
+
+	glob = strpbrk(pattern, "*?[");
+	if (glob == NULL)
+		glob = pattern + strlen(pattern);
+	for (slash = glob; slash > pattern && *slash != '/'; slash--)
+		;
+	if (slash == pattern)
+		return xstrdup("/");
+	return xstrndup(pattern, (size_t)(slash - pattern));
+}
+
+struct watcher *
+watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
+    watcher_event_cb events, void *arg, char *err, size_t errlen)
+{
+	struct watcher	*w;
+	const char	*p = fc->file_pattern, *last;
+
+	last = strrchr(p, '/');
+	if (p[0] != '/' || last == NULL || last[1] == '\0' ||
+	    strstr(p, "//") != NULL) {
+		snprintf(err, errlen, "filePattern %s must be an absolute path "
+		    "ending in a file name glob", p);
+		return NULL;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->loop = loop;
+	w->fc = fc;
+	w->events = events;
+	w->arg = arg;
+	w->inotify = strcmp(fc->watch_mode, "POLL") != 0;
+	if (fc->recursive && strstr(p, "/**/") == NULL)
+		w->pattern = xasprintf("%.*s/**%s", (int)(last - p), p, last);
+	else
+		w->pattern = xstrdup(p);
+	w->name_glob = strrchr(w->pattern, '/') + 1;
+	w->base = literal_base(w->pattern);
+	return w;
+}
+
+void
+watcher_free(struct watcher *w)
+{
+	struct watchdir	*d;
+
+	if (w == NULL)
+		return;
+	w->freed = true;
+	while ((d = w->dirs) != NULL) {
+		w->dirs = d->next;
+		watchdir_close(d);
+	}
+	if (w->closing == 0) {
+		free(w->pattern);
+		free(w->base);
+		free(w);
+	}
+}

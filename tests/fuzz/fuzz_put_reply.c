@@ -1,0 +1,126 @@
+/*
+ * libFuzzer target for the reply parsers of codec.c.  The input, minus its
+ * first byte, is a response body; the first byte picks n, the number of
+ * records the request is said to have held (0..64).  The same body goes
+ * through codec_parse_put, codec_parse_error and codec_parse_describe, and
+ * each result is checked against the contracts in codec.h: a count within
+ * 0..n or -EBADMSG, and NUL-terminated fixed-size strings.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#define MAX_N	64
+
+static void
+check_terminated(const char *s, size_t size)
+{
+	if (memchr(s, '\0', size) == NULL)
+		abort();
+}
+
+static void
+fuzz_put(const char *body, size_t len, size_t n)
+{
+	struct codec_result	*res;
+	size_t			 i;
+	int			 rc, failed = 0;
+
+	/* Exactly n entries, so ASan sees any write past res[n - 1]. */
+	res = malloc(n ? n * sizeof(*res) : 1);
+	if (res == NULL)
+		abort();
+	memset(res, 0xa5, n * sizeof(*res));
+	rc = codec_parse_put(body, len, res, n);
+	if (rc != -EBADMSG && (rc < 0 || (size_t)rc > n))
+		abort();
+	if (rc >= 0) {
+		for (i = 0; i < n; i++) {
+			check_terminated(res[i].code, sizeof(res[i].code));
+			check_terminated(res[i].message,
+			    sizeof(res[i].message));
+			failed += res[i].code[0] != '\0';
+		}
+		/* The return value is the number of failed records. */
+		if (failed != rc)
+			abort();
+	}
+	free(res);
+}
+
+static void
+fuzz_error(const char *body, size_t len)
+{
+	char	 code[32], message[160], tiny[4];
+	int	 rc;
+
+	memset(code, 0xa5, sizeof(code));
+	memset(message, 0xa5, sizeof(message));
+	rc = codec_parse_error(body, len, code, sizeof(code), message,
+	    sizeof(message));
+	if (rc != 0 && rc != -EBADMSG)
+		abort();
+	check_terminated(code, sizeof(code));
+	check_terminated(message, sizeof(message));
+	if (rc == -EBADMSG && (code[0] != '\0' || message[0] != '\0'))
+		abort();
+	/* Truncation into very small outputs. */
+	(void)codec_parse_error(body, len, tiny, 1, tiny + 1, 3);
+	if (tiny[0] != '\0')
+		abort();
+	check_terminated(tiny + 1, 3);
+}
+
+static void
+fuzz_describe(const char *body, size_t len)
+{
+	struct stream_info	 si;
+	static const struct stream_info zero;
+	int			 rc;
+
+	memset(&si, 0xa5, sizeof(si));
+	rc = codec_parse_describe(body, len, &si);
+	if (rc != 0 && rc != -EBADMSG)
+		abort();
+	if (rc == -EBADMSG && memcmp(&si, &zero, sizeof(si)) != 0)
+		abort();
+	if (rc == 0) {
+		check_terminated(si.status, sizeof(si.status));
+		check_terminated(si.type, sizeof(si.type));
+		check_terminated(si.id, sizeof(si.id));
+		if (si.writable_partitions < 0)
+			abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char	*body;
+	char		*copy;
+	size_t		 n, len;
+
+	if (size == 0)
+		return 0;
+	n = data[0] % (MAX_N + 1);
+	len = size - 1;
+	/* A copy of exactly len bytes: no NUL after it, as from the network. */
+	copy = malloc(len ? len : 1);
+	if (copy == NULL)
+		abort();
+	memcpy(copy, data + 1, len);
+	body = copy;
+	fuzz_put(body, len, n);
+	fuzz_error(body, len);
+	fuzz_describe(body, len);
+	free(copy);
+	return 0;
+}
