@@ -43,6 +43,9 @@ struct flow {
 	struct registry	*reg;
 	struct sink	*sink;
 	struct watcher	*watcher;
+	struct framer	*fr;		/* record framing options, compiled */
+	char		 fr_err[256];
+	struct tailer	*reading;	/* the tailer being framed */
 	struct tailer	*tailers;
 	size_t		 nopen;		/* tailers with a descriptor */
 	bool		 first_scan;
@@ -61,6 +64,7 @@ struct flow {
 	uv_timer_t	 rescan_timer;
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
+	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
 	int		 open_handles;
 	struct flow_stats st;
 	flow_cb		 cb;
@@ -190,10 +194,11 @@ seg_for(struct batch *b, struct tailer *t)
 
 /* tailer_record_cb: add one record, or refuse it when the window is full. */
 static int
-on_record(void *arg, struct tailer *t, const char *data, size_t len,
-    uint64_t start_off, uint64_t end_off)
+on_record(void *arg, const char *data, size_t len, uint64_t start_off,
+    uint64_t end_off)
 {
 	struct flow	*f = arg;
+	struct tailer	*t = f->reading;
 	struct batch_seg *sg;
 	struct buf	 key;
 
@@ -323,10 +328,81 @@ next_readable(struct flow *f)
 	return NULL;
 }
 
+/* --- records that wait for quiet ---------------------------------------- */
+
+static bool
+waits_for_quiet(const struct flow *f, const struct tailer *t)
+{
+	return t->fd >= 0 && (framer_pending(&t->fs) ||
+	    (f->fc->miss_last_delimiter && t->stalled &&
+	    t->read_off < t->size));
+}
+
+/*
+ * A file that stopped growing: send its pending multi-line record after
+ * multiLineFlushMillis, and (isMissLastRecordDelimiter) its last line
+ * without delimiter after maxFileCheckingMillis.  now = 0: at once (--once
+ * at the end of the data).
+ */
+static void
+flush_quiet(struct flow *f, struct tailer *t, uint64_t now)
+{
+	uint64_t	 quiet = now - t->active_ms;
+
+	f->reading = t;
+	if (f->fc->miss_last_delimiter && t->stalled && t->read_off < t->size &&
+	    (now == 0 || quiet >= (uint64_t)f->fc->max_file_checking_ms)) {
+		if (tailer_read_last(t, f->fr, &f->scratch,
+		    sink_record_cap(f->sink), on_record, f) != 0)
+			return;
+	}
+	if (framer_pending(&t->fs) &&
+	    (now == 0 || quiet >= (uint64_t)f->fc->multiline_flush_ms) &&
+	    framer_flush(f->fr, &t->fs, on_record, f) != 0)
+		return;		/* refused: the window is full; next tick */
+}
+
+static void
+on_quiet_timer(uv_timer_t *h)
+{
+	struct flow	*f = container_of(h, struct flow, quiet_timer);
+	struct tailer	*t;
+	bool		 more = false;
+	uint64_t	 now = mono_ms();
+
+	for (t = f->tailers; t != NULL && !f->blocked; t = t->next) {
+		if (!waits_for_quiet(f, t))
+			continue;
+		flush_quiet(f, t, now);
+		more = more || waits_for_quiet(f, t);
+	}
+	if (!more && !f->blocked)
+		uv_timer_stop(h);
+}
+
+static void
+arm_quiet_timer(struct flow *f)
+{
+	struct tailer	*t;
+	uint64_t	 ms;
+
+	if (f->once || uv_is_active((uv_handle_t *)&f->quiet_timer))
+		return;
+	for (t = f->tailers; t != NULL; t = t->next)
+		if (waits_for_quiet(f, t))
+			break;
+	if (t == NULL)
+		return;
+	ms = (uint64_t)MIN(f->fc->multiline_flush_ms,
+	    f->fc->max_file_checking_ms) / 2;
+	uv_timer_start(&f->quiet_timer, on_quiet_timer, MAX(ms, 50),
+	    MAX(ms, 50));
+}
+
 static void
 pump(struct flow *f)
 {
-	struct tailer	*t;
+	struct tailer	*t = NULL;
 	size_t		 budget = PUMP_BUDGET;
 	long		 n;
 
@@ -340,7 +416,8 @@ pump(struct flow *f)
 		}
 		if (t == NULL)
 			break;
-		n = tailer_read(t, &f->scratch, READ_CHUNK,
+		f->reading = t;
+		n = tailer_read(t, f->fr, &f->scratch, READ_CHUNK,
 		    sink_record_cap(f->sink), on_record, f);
 		if (n < 0) {
 			log_warn("%s: read error: %s; will retry", t->path,
@@ -352,7 +429,12 @@ pump(struct flow *f)
 			t->stalled = true;  /* only a partial line */
 		budget -= MIN(budget, (size_t)n);
 	}
+	if (f->once && t == NULL && !f->blocked)
+		for (t = f->tailers; t != NULL && !f->blocked; t = t->next)
+			if (waits_for_quiet(f, t))
+				flush_quiet(f, t, 0);
 	buf_trim(&f->scratch, 2 * READ_CHUNK);
+	arm_quiet_timer(f);
 	if (budget == 0 && !f->blocked)
 		schedule_pump(f);
 	else if (next_readable(f) == NULL && f->cur != NULL &&
@@ -461,6 +543,7 @@ open_count(const struct flow *f)
 static void
 link_tailer(struct flow *f, struct tailer *t)
 {
+	framer_state_init(&t->fs, f->fr, t->read_off == 0);
 	if (f->once)
 		t->target = t->size;
 	t->seen = true;
@@ -507,8 +590,9 @@ restart_at_zero(struct flow *f, struct tailer *t, const char *why)
 {
 	log_warn("%s: %s; reading from 0", t->path, why);
 	t->read_off = 0;
-	t->skipping = false;
 	t->stalled = false;
+	framer_state_cleanup(&t->fs);
+	framer_state_init(&t->fs, f->fr, true);
 	f->st.truncations++;
 	wm_reset(&t->wm, 0);
 	t->fp_len = 0;
@@ -790,6 +874,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     bool once, flow_cb cb, void *arg)
 {
 	struct flow	*f;
+	struct framer_opts fo;
 
 	f = xcalloc(1, sizeof(*f));
 	f->loop = loop;
@@ -806,7 +891,18 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->rescan_timer);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
-	f->open_handles = 3;
+	uv_timer_init(loop, &f->quiet_timer);
+	f->open_handles = 4;
+	memset(&fo, 0, sizeof(fo));
+	fo.delim = conf_delimiter(fc->record_delimiter);
+	fo.keep_delim = fc->keep_delimiter;
+	fo.strip_cr = fc->strip_cr;
+	fo.skip_empty = fc->skip_empty;
+	fo.multiline = fc->multiline_pattern;
+	fo.encoding = fc->file_encoding;
+	fo.skip_header = (unsigned long)fc->skip_header_lines;
+	if (framer_new(&fo, &f->fr, f->fr_err, sizeof(f->fr_err)) != 0)
+		f->fr = NULL;
 	return f;
 }
 
@@ -815,6 +911,10 @@ flow_start(struct flow *f)
 {
 	char	 err[256];
 
+	if (f->fr == NULL) {
+		log_error("[%s] %s", f->fc->name, f->fr_err);
+		return -EINVAL;
+	}
 	f->watcher = watcher_new(f->loop, f->fc, f->once ? NULL : on_fs_event,
 	    f, err, sizeof(err));
 	if (f->watcher == NULL) {
@@ -856,7 +956,7 @@ flow_drained(const struct flow *f)
 	if (!flow_idle(f) || f->pump_scheduled)
 		return false;
 	for (t = f->tailers; t != NULL; t = t->next)
-		if (readable(f, t) && !t->stalled)
+		if ((readable(f, t) && !t->stalled) || waits_for_quiet(f, t))
 			return false;
 	return true;
 }
@@ -936,6 +1036,7 @@ flow_cancel(struct flow *f)
 	uv_timer_stop(&f->rescan_timer);
 	uv_timer_stop(&f->pump_timer);
 	uv_timer_stop(&f->age_timer);
+	uv_timer_stop(&f->quiet_timer);
 	watcher_free(f->watcher);
 	f->watcher = NULL;
 	for (b = f->out; b != NULL; b = b->flow_next)
@@ -951,6 +1052,7 @@ flow_handle_closed(uv_handle_t *h)
 	if (--f->open_handles > 0)
 		return;
 	buf_cleanup(&f->scratch);
+	framer_free(f->fr);
 	free(f);
 }
 
@@ -977,6 +1079,8 @@ flow_free(struct flow *f)
 	f->rescan_timer.data = f;
 	f->age_timer.data = f;
 	f->pump_timer.data = f;
+	f->quiet_timer.data = f;
+	uv_close((uv_handle_t *)&f->quiet_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->rescan_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);

@@ -85,16 +85,9 @@ static const struct rule rules[] = {
 	{ "agent", "body.compress.enabled", R_SAME, "false" },
 	{ "agent", "data.compress.enabled", R_SAME, "false" },
 	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
-	{ "flow", "maxFileCheckingMillis", R_RENAME, "rescanIntervalMillis" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
 	  "ordered = true sends one request at a time" },
-	{ "flow", "recordDelimiter", R_SAME, "\n" },
-	{ "flow", "isRemainRecordDelimiter", R_SAME, "false" },
-	{ "flow", "fileEncoding", R_SAME, "UTF-8" },
 	{ "flow", "isFileAppendable", R_SAME, "true" },
-	{ "flow", "isMissLastRecordDelimiter", R_SAME, "false" },
-	{ "flow", "directoryRecursionEnabled", R_SAME, "false" },
-	{ "flow", "skipHeaderLines", R_SAME, "0" },
 };
 
 /* Values never shown in a comment or message. */
@@ -426,8 +419,17 @@ put_key(struct imp *im, const char *sect, size_t start, const char *key,
     const char *v, int line)
 {
 	const char	*other;
-	char		 why[512], *s, *k;
+	char		 why[512], *s, *k, esc[3];
 
+	/* agent.yml writes the delimiter as the character itself ("\n");
+	 * agent.ini needs the escape. */
+	if (strcmp(key, "recordDelimiter") == 0 && v[0] != '\0' &&
+	    v[1] == '\0' && strchr("\n\r\t", v[0]) != NULL) {
+		esc[0] = '\\';
+		esc[1] = v[0] == '\n' ? 'n' : v[0] == '\r' ? 'r' : 't';
+		esc[2] = '\0';
+		v = esc;
+	}
 	s = shown(key, v);
 	k = shown("", key);
 	other = strcmp(sect, "agent") == 0 ? "flow" : "agent";

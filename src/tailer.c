@@ -70,6 +70,7 @@ tailer_free(struct tailer *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	wm_cleanup(&t->wm);
+	framer_state_cleanup(&t->fs);
 	free(t->path);
 	free(t);
 }
@@ -172,80 +173,74 @@ tailer_poll(struct tailer *t, bool *truncated)
 	return t->size > t->read_off;
 }
 
-size_t
-tailer_frame(const char *p, size_t n, uint64_t base, tailer_record_cb cb,
-    void *arg, struct tailer *t)
+/* Bytes to read now: up to max (at least one record and its delimiter),
+ * not past the size last seen nor the --once target. */
+static size_t
+want_bytes(const struct tailer *t, size_t max, size_t max_record)
 {
-	const char	*nl;
-	size_t		 start = 0;
+	size_t	 want = MAX(max, max_record + 1);
 
-	while (start < n) {
-		nl = memchr(p + start, '\n', n - start);
-		if (nl == NULL)
-			break;
-		if (cb(arg, t, p + start, (size_t)(nl - (p + start)),
-		    base + start, base + (uint64_t)(nl - p) + 1) != 0)
-			break;
-		start = (size_t)(nl - p) + 1;
-	}
-	return start;
-}
-
-/* Discard a runaway line's tail up to and including its newline. */
-static long
-skip_runaway(struct tailer *t, const char *p, size_t n)
-{
-	const char	*nl;
-
-	nl = memchr(p, '\n', n);
-	if (nl == NULL) {
-		t->read_off += n;
-		return (long)n;
-	}
-	t->skipping = false;
-	t->read_off += (uint64_t)(nl - p) + 1;
-	return (long)(nl - p) + 1;
-}
-
-long
-tailer_read(struct tailer *t, struct buf *scratch, size_t max,
-    size_t max_record, tailer_record_cb cb, void *arg)
-{
-	ssize_t		 n;
-	size_t		 want, used;
-
-	want = max;
-	if (want < max_record + 1)
-		want = max_record + 1;
 	if (t->size > t->read_off && t->size - t->read_off < want)
 		want = (size_t)(t->size - t->read_off);
 	if (t->target > 0 && t->target > t->read_off &&
 	    t->target - t->read_off < want)
 		want = (size_t)(t->target - t->read_off);
-	if (want == 0)
-		return 0;
+	return t->size > t->read_off ? want : 0;
+}
+
+static ssize_t
+read_at(struct tailer *t, struct buf *scratch, size_t want)
+{
+	ssize_t	 n;
+
 	buf_reset(scratch);
 	buf_reserve(scratch, want);
-	n = pread(t->fd, scratch->data, want, (off_t)t->read_off);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
+	do
+		n = pread(t->fd, scratch->data, want, (off_t)t->read_off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+long
+tailer_read(struct tailer *t, struct framer *fr, struct buf *scratch,
+    size_t max, size_t max_record, framer_cb cb, void *arg)
+{
+	ssize_t		 n;
+	size_t		 used, want;
+	uint64_t	 cut = t->fs.truncated;
+
+	want = want_bytes(t, max, max_record);
+	if (want == 0 || t->fd < 0)
 		return 0;
-	if (t->skipping)
-		return skip_runaway(t, scratch->data, (size_t)n);
-	used = tailer_frame(scratch->data, (size_t)n, t->read_off, cb, arg, t);
-	if (used == 0 && (size_t)n > max_record) {
-		/* No newline within a whole record: ship its head, skip the
-		 * rest of the line (lessons R10). */
-		if (cb(arg, t, scratch->data, max_record, t->read_off,
-		    t->read_off + max_record) != 0)
-			return 0;
-		log_warn("%s: line longer than %zu bytes at offset %ju "
+	n = read_at(t, scratch, want);
+	if (n <= 0)
+		return (long)n;
+	used = framer_feed(fr, &t->fs, scratch->data, (size_t)n, t->read_off,
+	    max_record, cb, arg);
+	if (t->fs.truncated != cut)
+		log_warn("%s: record longer than %zu bytes near offset %ju "
 		    "truncated", t->path, max_record, (uintmax_t)t->read_off);
-		t->read_off += max_record;
-		t->skipping = true;
-		return (long)max_record;
-	}
 	t->read_off += used;
 	return (long)used;
+}
+
+int
+tailer_read_last(struct tailer *t, struct framer *fr, struct buf *scratch,
+    size_t max_record, framer_cb cb, void *arg)
+{
+	ssize_t		 n;
+	size_t		 want;
+	int		 rc;
+
+	want = want_bytes(t, max_record, max_record);
+	if (want == 0 || t->fd < 0)
+		return 0;
+	n = read_at(t, scratch, MIN(want, max_record));
+	if (n <= 0)
+		return (int)n;
+	rc = framer_feed_last(fr, &t->fs, scratch->data, (size_t)n,
+	    t->read_off, max_record, cb, arg);
+	if (rc == 0)
+		t->read_off += (uint64_t)n;
+	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "framer.h"
 #include "util.h"
 #include "watermark.h"
 
@@ -30,13 +31,13 @@ struct tailer {
 	uint64_t	 size;		/* size at the last fstat */
 	uint64_t	 target;	/* --once: stop at this size */
 	bool		 gone;		/* no longer at any matching path */
-	bool		 skipping;	/* discarding a runaway line's tail */
 	bool		 stalled;	/* nothing to frame until it grows */
 	bool		 seen;		/* found by the current scan */
 	bool		 truncate_pending; /* after in-flight ranges settle */
 	uint64_t	 gone_size;	/* size when last seen gone */
 	uint64_t	 active_ms;	/* last time it had bytes to read */
 	struct watermark wm;		/* committed = wm.committed */
+	struct framer_state fs;		/* records across reads */
 	struct tailer	*next;		/* flow's list */
 };
 
@@ -81,32 +82,21 @@ bool		 tailer_head_changed(struct tailer *);
 bool		 tailer_poll(struct tailer *, bool *truncated);
 
 /*
- * Called for each record: its bytes, the file offset of its first byte, and
- * the offset just past it (past its newline, or past the part kept of a
- * truncated line).
- */
-typedef int	(*tailer_record_cb)(void *arg, struct tailer *,
-		    const char *data, size_t len, uint64_t start_off,
-		    uint64_t end_off);
-
-/*
  * Read at most max bytes after read_off into scratch (grown up to
- * max_record + 1), and emit every complete '\n'-terminated record (without
- * the '\n').  A line longer than max_record is emitted truncated to
- * max_record and the rest skipped up to its newline.  Stops early when cb
- * returns non-zero (the record was NOT taken; read_off stays before it).
- * Returns the bytes consumed (>= 0), or -errno on a read error.
+ * max_record + 1) and hand them to the framer, which emits each complete
+ * record through cb (and may refuse-stop when cb returns non-zero; the
+ * record is then not taken and read_off stays before it).  Returns the bytes
+ * consumed (>= 0), or -errno on a read error.
  */
-long		 tailer_read(struct tailer *, struct buf *scratch, size_t max,
-		    size_t max_record, tailer_record_cb cb, void *arg);
+long		 tailer_read(struct tailer *, struct framer *, struct buf *scratch,
+		    size_t max, size_t max_record, framer_cb cb, void *arg);
 
 /*
- * Frame complete '\n'-terminated lines in p[0..n) (pure; tests use it).
- * For each line calls cb(arg, t, line, len, base + start, base + end).  Returns the
- * number of bytes consumed (through the last newline taken), stopping early
- * when cb returns non-zero.
+ * isMissLastRecordDelimiter: send the bytes after read_off (a last line
+ * without delimiter) as a record.  0, or cb's refusal, or -errno.
  */
-size_t		 tailer_frame(const char *p, size_t n, uint64_t base,
-		    tailer_record_cb cb, void *arg, struct tailer *t);
+int		 tailer_read_last(struct tailer *, struct framer *,
+		    struct buf *scratch, size_t max_record, framer_cb cb,
+		    void *arg);
 
 #endif

@@ -164,58 +164,25 @@ START_TEST(record_codes_match_by_substring_like_the_sdk)
 }
 END_TEST
 
-/* --- tailer framing ----------------------------------------------------- */
+/* --- tailer reads through the framer ---------------------------------- */
 
 struct got {
 	char		 text[4096];
 	size_t		 n;
-	uint64_t	 ends[64];
-	int		 refuse_after;	/* refuse the record after this many */
 };
 
 static int
-collect(void *arg, struct tailer *t, const char *data, size_t len,
-    uint64_t start, uint64_t end)
+collect(void *arg, const char *data, size_t len, uint64_t start,
+    uint64_t end)
 {
 	struct got	*g = arg;
 
-	(void)t;
 	ck_assert_uint_ge(end, start + len);
-	ck_assert_uint_le(end, start + len + 1);
-	if (g->refuse_after >= 0 && (int)g->n >= g->refuse_after)
-		return 1;
 	strncat(g->text, data, len);
 	strcat(g->text, "|");
-	g->ends[g->n++] = end;
+	g->n++;
 	return 0;
 }
-
-START_TEST(frame_emits_complete_lines_and_keeps_the_partial_one)
-{
-	struct got	 g = { .refuse_after = -1 };
-	const char	*in = "one\n\ntwo\nthr";
-	size_t		 used;
-
-	used = tailer_frame(in, strlen(in), 1000, collect, &g, NULL);
-	ck_assert_uint_eq(used, 9);
-	ck_assert_str_eq(g.text, "one||two|");
-	ck_assert_uint_eq(g.n, 3);
-	ck_assert_uint_eq(g.ends[0], 1004);
-	ck_assert_uint_eq(g.ends[1], 1005);
-	ck_assert_uint_eq(g.ends[2], 1009);
-}
-END_TEST
-
-START_TEST(frame_stops_before_a_refused_record)
-{
-	struct got	 g = { .refuse_after = 1 };
-	size_t		 used;
-
-	used = tailer_frame("a\nb\nc\n", 6, 0, collect, &g, NULL);
-	ck_assert_uint_eq(used, 2);
-	ck_assert_str_eq(g.text, "a|");
-}
-END_TEST
 
 static struct tailer *
 open_temp(const char *content, char *path)
@@ -235,10 +202,12 @@ open_temp(const char *content, char *path)
 
 START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
 {
-	char		 path[64], content[200];
+	char		 path[64], content[200], err[128];
 	struct tailer	*t;
 	struct buf	 scratch;
-	struct got	 g = { .refuse_after = -1 };
+	struct got	 g = { .n = 0 };
+	struct framer	*fr;
+	struct framer_opts fo = { .delim = '\n' };
 	long		 n;
 	bool		 trunc;
 
@@ -247,15 +216,19 @@ START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
 	strcpy(content + 40, "\nnext\n");
 	t = open_temp(content, path);
 	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
+	framer_state_init(&t->fs, fr, true);
 	buf_init(&scratch);
 	ck_assert(tailer_poll(t, &trunc));
-	while ((n = tailer_read(t, &scratch, 8, 16, collect, &g)) > 0)
+	while ((n = tailer_read(t, fr, &scratch, 8, 16, collect, &g)) > 0)
 		;
 	ck_assert_int_eq(n, 0);
 	ck_assert_str_eq(g.text, "AAAAAAAAAAAAAAAA|next|");
 	ck_assert_uint_eq(t->read_off, 46);
+	ck_assert_uint_eq(t->fs.truncated, 1);
 	buf_cleanup(&scratch);
 	tailer_free(t);
+	framer_free(fr);
 	unlink(path);
 }
 END_TEST
@@ -362,8 +335,6 @@ core_suite(void)
 	tcase_add_test(tc, record_codes_match_by_substring_like_the_sdk);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tailer");
-	tcase_add_test(tc, frame_emits_complete_lines_and_keeps_the_partial_one);
-	tcase_add_test(tc, frame_stops_before_a_refused_record);
 	tcase_add_test(tc, read_truncates_a_runaway_line_and_skips_its_tail);
 	tcase_add_test(tc, fingerprint_detects_a_different_head);
 	suite_add_tcase(s, tc);

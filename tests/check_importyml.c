@@ -192,12 +192,10 @@ static const char expected_ini[] =
 "maxBufferAgeMillis = 5000\n"
 "maxBufferSizeRecords = 1000\n"
 "partitionKeyOption = RANDOM_INT\n"
-"rescanIntervalMillis = 500\n"
-"; same in disagent: fileEncoding = UTF-8\n"
-"; same in disagent: recordDelimiter = \\n\n"
-"; not carried over: multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2} "
-"(not\n"
-";   supported by disagent)\n"
+"maxFileCheckingMillis = 500\n"
+"fileEncoding = UTF-8\n"
+"recordDelimiter = \\n\n"
+"multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2}\n"
 "; not carried over: sendingThreadSize = 1 (see maxInFlightRequests; "
 "ordered\n"
 ";   = true sends one request at a time)\n"
@@ -208,8 +206,7 @@ static const char expected_ini[] =
 "initialPosition = END_OF_FILE\n"
 "maxBufferAgeMillis = 3000\n"
 "enable = true\n"
-"; not carried over: directoryRecursionEnabled = true (not supported:\n"
-";   disagent always works as with directoryRecursionEnabled = false)\n"
+"directoryRecursionEnabled = true\n"
 "retryMaxBackoffMillis = 30000\n"
 "\n"
 "; not carried over: the flow at line 68 with OBSStream = "
@@ -234,16 +231,13 @@ static const char expected_err[] =
 "instead)\n"
 "@:32: not carried over: PROXY_PORT = 3128 (set the https_proxy (and "
 "no_proxy) environment variables for the agent instead)\n"
-"@:49: not carried over: multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2} "
-"(not supported by disagent)\n"
+
 "@:50: not carried over: sendingThreadSize = 1 (see "
 "maxInFlightRequests; ordered = true sends one request at a time)\n"
-"@:58: not carried over: directoryRecursionEnabled = true (not "
-"supported: disagent always works as with directoryRecursionEnabled = "
-"false)\n"
+
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
-"@: 10 keys not carried over, 1 dropped; each is a comment in the "
+"@: 8 keys not carried over, 1 dropped; each is a comment in the "
 "output\n";
 
 START_TEST(fixture_converts_to_the_exact_ini_and_notes)
@@ -284,7 +278,7 @@ START_TEST(generated_ini_passes_conf_load)
 	ck_assert_uint_eq(c->nflows, 2);
 	ck_assert_str_eq(c->flows[0].name, "app-logs");
 	ck_assert_int_eq(c->flows[0].max_buffer_records, 1000);
-	ck_assert_int_eq(c->flows[0].rescan_interval_ms, 500);
+	ck_assert_int_eq(c->flows[0].max_file_checking_ms, 500);
 	ck_assert_str_eq(c->flows[1].name, "nginx-access");
 	ck_assert_str_eq(c->flows[1].file_pattern,
 	    "/var/log/nginx/access*.log");
@@ -395,13 +389,12 @@ START_TEST(keys_in_the_wrong_section_or_unknown_are_noted)
 	    "value)\n"));
 	ck_assert_ptr_nonnull(strstr(out, "filePattern = /l/*.log\n"
 	    "; not carried over: region = cn-north-4 (it belongs in [agent])\n"
-	    "rescanIntervalMillis = 700\n"
-	    "; not carried over: rescanIntervalMillis = 800 (already set "
-	    "above)\n"
+	    "maxFileCheckingMillis = 700\n"
+	    "rescanIntervalMillis = 800\n"
 	    "; not carried over: maxBufferAgeMillis = 5 is out of range "
 	    "(100..900000)\n"
 	    "; not carried over: bad\\nkey = 1 (not supported by disagent)\n"));
-	want = expand("@: 6 keys not carried over, 0 dropped; each is a "
+	want = expand("@: 5 keys not carried over, 0 dropped; each is a "
 	    "comment in the output\n");
 	ck_assert_ptr_nonnull(strstr(err, want));
 	free(want);

@@ -19,6 +19,10 @@ Commands:
       duplicated counts extra copies; out_of_order counts records of an
       expected file whose first arrival came after that of a later line of
       the same file.  Lines must be unique across all expected files.
+  exact --records F --stream S --expected JSON
+      The decoded records of S, in arrival order, must equal the JSON file's
+      list exactly (each item a string, compared as UTF-8 bytes, or
+      {"hex": "..."} for arbitrary bytes).  Prints the first difference.
   count --records F [--stream S]          number of accepted records
   show --records F [--stream S] [-n 5] [--tail]
                                           a few decoded records (repr)
@@ -202,6 +206,27 @@ def cmd_verify(args):
     return 0 if ok else 1
 
 
+def cmd_exact(args):
+    with open(args.expected, encoding="utf-8") as fp:
+        items = json.load(fp)
+    want = [bytes.fromhex(x["hex"]) if isinstance(x, dict)
+            else x.encode("utf-8") for x in items]
+    got = [decoded(r) for r in iter_records(args.records, args.stream)]
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w != g:
+            print("record %d differs: got %s, want %s"
+                  % (i, short(g, 200), short(w, 200)))
+            return 1
+    if len(want) != len(got):
+        print("expected %d records, received %d%s" % (
+            len(want), len(got),
+            "; first extra: " + short(got[len(want)], 200)
+            if len(got) > len(want) else ""))
+        return 1
+    print("all %d records as expected" % len(got))
+    return 0
+
+
 def cmd_count(args):
     print(count_lines(args.records, args.stream)[0])
     return 0
@@ -242,6 +267,10 @@ def parse_args(argv):
     v.add_argument("--expect", action="append", required=True)
     v.add_argument("--ordered", action="store_true")
     v.add_argument("--allow-duplicates", action="store_true")
+    x = sub.add_parser("exact", help="records equal a JSON list, in order")
+    x.add_argument("--records", required=True)
+    x.add_argument("--stream", required=True)
+    x.add_argument("--expected", required=True)
     c = sub.add_parser("count", help="count accepted records")
     c.add_argument("--records", required=True)
     c.add_argument("--stream")
@@ -261,7 +290,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     cmds = {"verify": cmd_verify, "count": cmd_count, "show": cmd_show,
-            "wait": cmd_wait}
+            "wait": cmd_wait, "exact": cmd_exact}
     try:
         return cmds[args.cmd](args)
     except InputError as e:

@@ -14,13 +14,15 @@ env -u DIS_AK -u DIS_SK "$DISAGENT" -t -c "$TMP/out.ini" >"$TMP/t.out" 2>&1 ||
 grep -q "configuration OK (2 flows)" "$TMP/t.out" || fail "-t: $(cat "$TMP/t.out")"
 grep -q '^\[flow:app-logs\]$' "$TMP/out.ini" || fail "no [flow:app-logs]"
 grep -q '^\[flow:nginx-access\]$' "$TMP/out.ini" || fail "no [flow:nginx-access]"
-grep -q '^rescanIntervalMillis = 500$' "$TMP/out.ini" ||
-	fail "maxFileCheckingMillis was not carried over as rescanIntervalMillis"
+grep -q '^maxFileCheckingMillis = 500$' "$TMP/out.ini" ||
+	fail "maxFileCheckingMillis was not carried over"
+grep -q '^multiLineStartPattern = ^\\d{4}-\\d{2}-\\d{2}$' "$TMP/out.ini" ||
+	fail "multiLineStartPattern was not carried over"
 grep -q '^; not carried over: dataEncryptEnabled = true' "$TMP/out.ini" ||
 	fail "no comment for dataEncryptEnabled"
 grep -q 'agent.yml:29: dropped: useHttpGzip = true' "$TMP/notes" ||
 	fail "no note for the dead key useHttpGzip"
-grep -q 'agent.yml: 10 keys not carried over, 1 dropped' "$TMP/notes" ||
+grep -q 'agent.yml: 8 keys not carried over, 1 dropped' "$TMP/notes" ||
 	fail "no summary on stderr: $(cat "$TMP/notes")"
 if grep -q 'p@ssw0rd' "$TMP/out.ini" "$TMP/notes"; then
 	fail "the dropped dataPassword appears in the output"
