@@ -89,11 +89,20 @@ batch_new(uv_loop_t *loop, struct mem_budget *mem)
 	return b;
 }
 
+/* The body's memory is reserved with each record (batch_add), so the
+ * budget holds before a request is built. */
 static void
 body_free(struct batch *b)
 {
-	mem_release(b->mem, b->body.cap);
 	buf_cleanup(&b->body);
+}
+
+/* Bytes of the JSON body one record takes: its base64 data, its key and
+ * the {"data":"","partition_key":""}, around them. */
+static size_t
+body_share(size_t len, size_t klen)
+{
+	return codec_base64_len(len) + klen + 40;
 }
 
 static void
@@ -139,14 +148,14 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	r->file_off = file_off;
 	buf_add(&b->data, data, len);
 	buf_add(&b->keys, key, klen);
-	b->charged += len + klen + sizeof(*r);
-	mem_charge(b->mem, len + klen + sizeof(*r));
+	b->charged += len + klen + sizeof(*r) + body_share(len, klen);
+	mem_charge(b->mem, len + klen + sizeof(*r) + body_share(len, klen));
 }
 
 size_t
 batch_bytes(const struct batch *b)
 {
-	return b->charged + b->body.cap;
+	return b->charged;
 }
 
 /* --- setup -------------------------------------------------------------- */
@@ -431,8 +440,9 @@ build_body(struct sink *s, struct batch *b)
 	size_t		 i;
 
 	body_free(b);
-	buf_reserve(&b->body, codec_base64_len(b->data.len) +
-	    (b->nrecs - b->ndone) * 48 + 128);
+	/* Exactly what was reserved, not a doubled capacity. */
+	buf_alloc_exact(&b->body, codec_base64_len(b->data.len) +
+	    b->keys.len + (b->nrecs - b->ndone) * 40 + 128);
 	codec_put_begin(&b->body, s->fc->stream, s->fc->stream_id);
 	b->sent_idx = xrealloc(b->sent_idx, b->nrecs * sizeof(*b->sent_idx));
 	b->nsent = 0;
@@ -447,7 +457,6 @@ build_body(struct sink *s, struct batch *b)
 		b->sent_idx[b->nsent++] = i;
 	}
 	codec_put_end(&b->body);
-	mem_charge(b->mem, b->body.cap);
 }
 
 static void

@@ -116,6 +116,17 @@ buf_reserve(struct buf *b, size_t n)
 }
 
 void
+buf_alloc_exact(struct buf *b, size_t n)
+{
+	b->len = 0;
+	if (b->cap != n + 1) {
+		b->data = xrealloc(b->data, n + 1);
+		b->cap = n + 1;
+	}
+	b->data[0] = '\0';
+}
+
+void
 buf_add(struct buf *b, const void *p, size_t n)
 {
 	buf_reserve(b, n);

@@ -52,6 +52,8 @@ void	 buf_init(struct buf *);
 void	 buf_cleanup(struct buf *);
 void	 buf_reset(struct buf *);		/* len = 0, keeps memory */
 void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
+/* An empty buffer with capacity exactly n (+1 for the NUL). */
+void	 buf_alloc_exact(struct buf *, size_t);
 void	 buf_add(struct buf *, const void *, size_t);
 void	 buf_addstr(struct buf *, const char *);
 void	 buf_addc(struct buf *, char);

@@ -1,0 +1,79 @@
+#!/bin/sh
+# A stopping agent waits up to shutdownTimeoutMillis (60 s here) for its
+# requests in flight; a second SIGTERM makes it save its state and exit 0 at
+# once.  The endpoint answers after 3 s, so requests are in flight when the
+# signals come.  After a restart every line arrives at least once, and the
+# only duplicates are the records of the requests abandoned in flight: at
+# most maxInFlightRequests x maxBufferSizeRecords (4 x 500).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
+
+stat_at_least() { [ "$(stat_of "$1")" -ge "$2" ]; }
+# server_idle: every request the endpoint received has been answered.
+server_idle() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" <<'PY'
+import http.client, json, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request("GET", "/_test/stats")
+st = json.loads(c.getresponse().read())
+done = sum(st["status_counts"].values()) + st["dropped"]
+sys.exit(0 if done >= st["requests"] else 1)
+PY
+}
+all_arrived() {
+	records verify --records "$TMP/records.jsonl" --stream s1 \
+	    --expect "$TMP/logs/app.log" --allow-duplicates
+}
+
+start_server --stream s1 --latency-ms 3000
+mkdir -p "$TMP/logs"
+write_lines "$TMP/logs/app.log" s 0 20000
+
+write_conf "$TMP/agent.ini" "shutdownTimeoutMillis = 60000"
+add_flow "$TMP/agent.ini" app s1 "$TMP/logs/app.log" \
+    "maxInFlightRequests = 4" "maxBufferSizeRecords = 500"
+start_agent "$TMP/agent.ini"
+pid=$AGENT_PID
+# DescribeStream (3 s) then PutRecords requests reach the endpoint.
+wait_for 30 "PutRecords in flight" stat_at_least requests 3
+
+kill -TERM "$pid"
+wait_for 10 "the agent to start stopping" grep -q "stopping" "$TMP/agent.log"
+t0=$(date +%s)
+kill -TERM "$pid"
+# Bound guaranteed by the design (exit at the second signal), far below the
+# 60 s shutdown timeout; not a performance figure.
+deadline=$((t0 + 10))
+while kill -0 "$pid" 2>/dev/null; do
+	# A zombie counts as exited: kill -0 succeeds until `wait` reaps it.
+	grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && break
+	[ "$(date +%s)" -le "$deadline" ] ||
+		fail "the agent still runs 10 s after the second SIGTERM"
+	sleep 0.1
+done
+rc=0; wait "$pid" || rc=$?
+AGENT_PID=
+echo "exited $rc about $(( $(date +%s) - t0 )) s after the second SIGTERM"
+[ "$rc" = 0 ] || fail "the agent exited with $rc after the second SIGTERM"
+grep -q "WARN.*second signal: exiting now" "$TMP/agent.log" ||
+	fail "no \"second signal\" line"
+if grep -q "did not finish within" "$TMP/agent.log"; then
+	fail "the agent waited for the shutdown timeout"
+fi
+[ -s "$TMP/state/state.json" ] || fail "no state saved"
+
+# The abandoned requests still complete at the endpoint: their records are
+# the duplicates to come.
+wait_for 30 "the endpoint to finish the abandoned requests" server_idle
+faults '{"latency_ms": 0}'
+start_agent "$TMP/agent.ini"
+wait_for 60 "every line at least once" all_arrived
+stop_agent
+out=$(all_arrived) || fail "lines missing after the restart: $out"
+dups=$(echo "$out" | sed -n 's/.* duplicated \([0-9]*\),.*/\1/p' | head -n 1)
+echo "duplicates: $dups"
+[ -n "$dups" ] || fail "cannot read the duplicate count"
+[ "$dups" -le 2000 ] || fail "$dups duplicates, more than 4 x 500"
+[ "$dups" -gt 0 ] || fail "no request was in flight at the exit (test too weak)"
+no_secret_in "$TMP/agent.log"
+pass
