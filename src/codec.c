@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <lz4.h>
+#include <zstd.h>
 
 #include "codec.h"
 #include "util.h"
@@ -302,4 +304,48 @@ done:
 		memset(out, 0, sizeof(*out));
 	json_decref(root);
 	return rc;
+}
+
+enum codec_zip
+codec_zip_parse(const char *s)
+{
+	if (s != NULL && strcmp(s, "lz4") == 0)
+		return CODEC_ZIP_LZ4;
+	if (s != NULL && strcmp(s, "zstd") == 0)
+		return CODEC_ZIP_ZSTD;
+	return CODEC_ZIP_NONE;
+}
+
+const char *
+codec_zip_name(enum codec_zip z)
+{
+	return z == CODEC_ZIP_LZ4 ? "lz4" : z == CODEC_ZIP_ZSTD ? "zstd" : "";
+}
+
+int
+codec_compress(enum codec_zip z, const void *in, size_t n, struct buf *out)
+{
+	size_t	 bound, r;
+	int	 w;
+
+	if (z == CODEC_ZIP_LZ4) {
+		if (n > (size_t)LZ4_MAX_INPUT_SIZE)
+			return -EIO;
+		bound = (size_t)LZ4_compressBound((int)n);
+		buf_alloc_exact(out, bound);
+		w = LZ4_compress_default(in, out->data, (int)n, (int)bound);
+		if (w <= 0)
+			return -EIO;
+		out->len = (size_t)w;
+	} else if (z == CODEC_ZIP_ZSTD) {
+		bound = ZSTD_compressBound(n);
+		buf_alloc_exact(out, bound);
+		r = ZSTD_compress(out->data, bound, in, n, 3);
+		if (ZSTD_isError(r))
+			return -EIO;
+		out->len = r;
+	} else
+		return -EINVAL;
+	out->data[out->len] = '\0';
+	return 0;
 }

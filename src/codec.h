@@ -38,6 +38,24 @@ void	codec_dead_letter(struct buf *out, long long time, const char *flow,
 	    const char *file, unsigned long long offset, const char *code,
 	    const char *message, const void *data, size_t len);
 
+enum codec_zip {
+	CODEC_ZIP_NONE,
+	CODEC_ZIP_LZ4,		/* raw LZ4 block, no frame, no size prefix */
+	CODEC_ZIP_ZSTD,		/* one zstd frame, level 3 */
+};
+
+/* "lz4" / "zstd" -> the enum; CODEC_ZIP_NONE for anything else. */
+enum codec_zip	codec_zip_parse(const char *);
+/* The Content-Encoding word of a compression ("lz4", "zstd"). */
+const char	*codec_zip_name(enum codec_zip);
+
+/*
+ * Compress n bytes into *out (replacing its content), as the DIS SDK does
+ * (spec section 7).  Returns 0, or -EIO when the library fails.
+ */
+int	codec_compress(enum codec_zip, const void *in, size_t n, struct buf *out)
+	    WARN_UNUSED;
+
 /* One entry of a PutRecords reply, by request position. */
 struct codec_result {
 	char	code[32];	/* "" = acknowledged */

@@ -78,6 +78,7 @@ static const char *const level_words[] = {
 };
 static const char *const stream_type_words[] = { "COMMON", "ADVANCED", NULL };
 static const char *const watch_words[] = { "INOTIFY", "POLL", NULL };
+static const char *const compress_words[] = { "lz4", "zstd", NULL };
 /* In the order of enum conf_position. */
 static const char *const position_words[] = {
 	"START_OF_FILE", "END_OF_FILE", NULL
@@ -160,6 +161,13 @@ static const struct key keys[] = {
 	  .max = 3650, .off = AOFF(checkpoint_ttl_days), .def = "7",
 	  .help = "Days after which the saved offset of a file that is no "
 	  "longer seen is forgotten. 0 keeps offsets forever." },
+	{ KS_AGENT, "body.compress.enabled", KT_BOOL, .off = AOFF(compress),
+	  .def = "false",
+	  .help = "Compress each PutRecords body (as the DIS SDK does), which "
+	  "cuts the bytes sent for text logs several times over." },
+	{ KS_AGENT, "body.compress.type", KT_WORD, compress_words,
+	  .off = AOFF(compress_type), .def = "lz4",
+	  .help = "lz4 (fast) or zstd (smaller)." },
 	{ KS_AGENT, "records.retriable.error.code", KT_STRING,
 	  .off = AOFF(retriable_codes), .def = "DIS.4303,DIS.5",
 	  .flags = KF_NONEMPTY,

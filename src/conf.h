@@ -79,6 +79,8 @@ struct conf {
 	long long	 paused_retry_s;	/* pausedRetrySeconds */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
+	bool		 compress;		/* body.compress.enabled */
+	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	struct conf_flow *flows;

@@ -41,6 +41,7 @@ struct sink {
 	const struct conf *conf;
 	const struct conf_flow *fc;
 	struct mem_budget *mem;
+	enum codec_zip	 zip;		/* body.compress.* */
 	char		*host;		/* Host header, signed as sent */
 	char		*put_path;
 	char		*put_url;
@@ -248,6 +249,8 @@ sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
 	uv_timer_init(loop, s->describe_timer);
 	s->describe_timer->data = s;
 	s->window = max_window(s);
+	s->zip = conf->compress ? codec_zip_parse(conf->compress_type) :
+	    CODEC_ZIP_NONE;
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -339,7 +342,7 @@ succeeded(struct sink *s)
 /* --- signing and sending ------------------------------------------------ */
 
 struct sent_headers {
-	char	*lines[6];
+	char	*lines[8];
 	size_t	 n;
 };
 
@@ -353,33 +356,41 @@ sent_headers_free(struct sent_headers *h)
 	h->n = 0;
 }
 
-/* Sign method+path over body and fill the header lines to send. */
+/*
+ * Sign method+path over body with the fixed headers plus nextra more (all
+ * signed, as dis-api.md 6.1 asks for Content-Encoding and
+ * x-dis-*-content-length) and fill the header lines to send.
+ */
 static int
 sign_headers(struct sink *s, const char *method, const char *path,
-    const void *body, size_t len, struct sent_headers *out)
+    const void *body, size_t len, const struct sign_header *extra,
+    size_t nextra, struct sent_headers *out)
 {
 	const char	*ctype = "application/json; charset=utf-8";
 	char		 date[17];
 	struct buf	 auth;
-	struct sign_header hdrs[4];
+	struct sign_header hdrs[6];
 	struct sign_request req;
 	struct sign_key	 key;
+	size_t		 i, n = 0;
 	int		 rc;
 
 	signer_date(wall_s(), date);
-	hdrs[0].name = "Content-Type";
-	hdrs[0].value = ctype;
-	hdrs[1].name = "Host";
-	hdrs[1].value = s->host;
-	hdrs[2].name = "X-Project-Id";
-	hdrs[2].value = s->conf->project_id;
-	hdrs[3].name = "X-Sdk-Date";
-	hdrs[3].value = date;
+	hdrs[n].name = "Content-Type";
+	hdrs[n++].value = ctype;
+	hdrs[n].name = "Host";
+	hdrs[n++].value = s->host;
+	hdrs[n].name = "X-Project-Id";
+	hdrs[n++].value = s->conf->project_id;
+	hdrs[n].name = "X-Sdk-Date";
+	hdrs[n++].value = date;
+	for (i = 0; i < nextra && n < ARRAY_SIZE(hdrs); i++)
+		hdrs[n++] = extra[i];
 	memset(&req, 0, sizeof(req));
 	req.method = method;
 	req.path = path;
 	req.headers = hdrs;
-	req.nheaders = ARRAY_SIZE(hdrs);
+	req.nheaders = n;
 	req.body = body;
 	req.bodylen = len;
 	key.ak = s->conf->ak;
@@ -393,11 +404,9 @@ sign_headers(struct sink *s, const char *method, const char *path,
 		return rc;
 	}
 	out->n = 0;
-	out->lines[out->n++] = xasprintf("Content-Type: %s", ctype);
-	out->lines[out->n++] = xasprintf("Host: %s", s->host);
-	out->lines[out->n++] = xasprintf("X-Project-Id: %s",
-	    s->conf->project_id);
-	out->lines[out->n++] = xasprintf("X-Sdk-Date: %s", date);
+	for (i = 0; i < n; i++)
+		out->lines[out->n++] = xasprintf("%s: %s", hdrs[i].name,
+		    hdrs[i].value);
 	out->lines[out->n++] = xasprintf("Authorization: %s", auth.data);
 	buf_cleanup(&auth);
 	return 0;
@@ -405,13 +414,14 @@ sign_headers(struct sink *s, const char *method, const char *path,
 
 static int
 submit(struct sink *s, const char *method, const char *url, const char *path,
-    const void *body, size_t len, http_done_cb cb, void *arg)
+    const void *body, size_t len, const struct sign_header *extra,
+    size_t nextra, http_done_cb cb, void *arg)
 {
 	struct sent_headers h;
 	struct http_request req;
 	int		 rc;
 
-	rc = sign_headers(s, method, path, body, len, &h);
+	rc = sign_headers(s, method, path, body, len, extra, nextra, &h);
 	if (rc != 0)
 		return rc;
 	memset(&req, 0, sizeof(req));
@@ -459,16 +469,51 @@ build_body(struct sink *s, struct batch *b)
 	codec_put_end(&b->body);
 }
 
+/*
+ * body.compress.enabled: replace the JSON body by its lz4 block or zstd
+ * frame (signed as sent) and fill the two headers DIS needs.
+ */
+static int
+compress_body(struct sink *s, struct batch *b, struct sign_header *zhdr,
+    char *zlen)
+{
+	struct buf	 z;
+	int		 rc;
+
+	if (s->zip == CODEC_ZIP_NONE)
+		return 0;
+	buf_init(&z);
+	rc = codec_compress(s->zip, b->body.data, b->body.len, &z);
+	if (rc != 0) {
+		buf_cleanup(&z);
+		return rc;
+	}
+	snprintf(zlen, 24, "%zu", b->body.len);
+	buf_cleanup(&b->body);
+	b->body = z;
+	zhdr[0].name = "Content-Encoding";
+	zhdr[0].value = codec_zip_name(s->zip);
+	zhdr[1].name = s->zip == CODEC_ZIP_LZ4 ? "x-dis-lz4-content-length" :
+	    "x-dis-zstd-content-length";
+	zhdr[1].value = zlen;
+	return 0;
+}
+
 static void
 send_batch(struct sink *s, struct batch *b)
 {
-	int	 rc;
+	struct sign_header zhdr[2];
+	char		 zlen[24];
+	int		 rc;
 
 	build_body(s, b);
+	rc = compress_body(s, b, zhdr, zlen);
 	b->sending = true;
 	b->sent_ms = mono_ms();
-	rc = submit(s, "POST", s->put_url, s->put_path, b->body.data,
-	    b->body.len, on_put_done, b);
+	if (rc == 0)
+		rc = submit(s, "POST", s->put_url, s->put_path, b->body.data,
+		    b->body.len, zhdr, s->zip != CODEC_ZIP_NONE ? 2 : 0,
+		    on_put_done, b);
 	if (rc != 0) {
 		b->sending = false;
 		body_free(b);
@@ -973,7 +1018,7 @@ describe(struct sink *s)
 	if (s->closing || s->describing)
 		return;
 	rc = submit(s, "GET", s->describe_url, s->describe_path, NULL, 0,
-	    on_describe_done, s);
+	    NULL, 0, on_describe_done, s);
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));

@@ -469,7 +469,9 @@ class State:
         self.stats = {"requests": 0, "put_requests": 0,
                       "records_received": 0, "records_accepted": 0,
                       "records_failed_by_code": {}, "status_counts": {},
-                      "auth_failures": 0, "dropped": 0}
+                      "auth_failures": 0, "dropped": 0,
+                      "put_bytes_sent": 0, "put_bytes_decoded": 0,
+                      "put_by_encoding": {}}
         self.records_fp = None
         if args.records_file:
             self.records_fp = open(args.records_file, "a", encoding="utf-8")
@@ -583,6 +585,12 @@ def decode_body(headers, body):
 def validate_put(state, headers, body):
     """Parse and check a PutRecords body; return (stream, records, raws)."""
     raw = decode_body(headers, body)
+    enc = headers.get("content-encoding", "").strip().lower() or "identity"
+    with state.lock:
+        st = state.stats
+        st["put_bytes_sent"] += len(body)
+        st["put_bytes_decoded"] += len(raw)
+        st["put_by_encoding"][enc] = st["put_by_encoding"].get(enc, 0) + 1
     try:
         req = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
