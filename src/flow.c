@@ -319,7 +319,7 @@ next_readable(struct flow *f)
 	t = start;
 	do {
 		if (t->fd >= 0 && readable(f, t) && !t->stalled &&
-		    !held(f, t)) {
+		    !held(f, t) && !t->truncate_pending) {
 			f->cursor = t->next ? t->next : f->tailers;
 			return t;
 		}
@@ -615,8 +615,11 @@ refresh(struct flow *f, struct tailer *t)
 		t->stalled = false;
 		t->active_ms = mono_ms();
 	}
-	if (!truncated && t->size > old && old < t->fp_max &&
-	    tailer_head_changed(t))
+	/* A new head means the file was truncated and written again, maybe
+	 * past the old offset before we looked (R6): a 512-byte pread per
+	 * change is cheap next to missing that. */
+	if (!truncated && (t->truncate_pending || (t->size != old &&
+	    tailer_head_changed(t))))
 		truncated = true;
 	if (!truncated)
 		return;
@@ -735,7 +738,8 @@ drop_finished(struct flow *f)
 		log_info("[%s] finished %s (inode %ju) at offset %ju",
 		    f->fc->name, t->path, (uintmax_t)t->ino,
 		    (uintmax_t)t->wm.committed);
-		registry_remove(f->reg, f->fc->name, t->dev, t->ino);
+		/* The entry stays (until checkpointTimeToLiveDays): a file
+		 * moved away and back resumes instead of starting over. */
 		f->st.files_done++;
 		unlink_tailer(f, pp, t);
 	}

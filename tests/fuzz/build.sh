@@ -47,8 +47,8 @@ cat >"$out/config.h" <<EOH
 #define PACKAGE_VERSION "fuzz"
 EOH
 
-deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8)
-depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8)
+deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd)
+depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8 liblz4 libzstd)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -I$out -I$src ${FUZZ_CFLAGS:-}"
 # The targets are held to the project's warnings; src/ is, by the real
