@@ -23,6 +23,8 @@
 #include "notify.h"
 #include "registry.h"
 
+#define MAX_CONNECTIONS	16
+
 struct agent {
 	uv_loop_t	 loop;
 	struct conf	**confp;	/* owned by the caller, replaced on HUP */
@@ -51,6 +53,9 @@ struct agent {
 	uv_timer_t	 metrics_timer;	/* metricsFile */
 	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
+	/* Failed records by code at the last progress line. */
+	struct metrics_code_count last_failed[4 * METRICS_NCODES];
+	size_t		 nlast_failed;
 };
 
 static void	finish(struct agent *);
@@ -112,6 +117,58 @@ on_ckpt_timer(uv_timer_t *t)
 	save_state(container_of(t, struct agent, ckpt_timer), false);
 }
 
+static uint64_t *
+code_slot(struct metrics_code_count *v, size_t *n, size_t max,
+    const char *code)
+{
+	size_t	 i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(v[i].code, code) == 0)
+			return &v[i].count;
+	if (*n == max)
+		return NULL;
+	snprintf(v[*n].code, sizeof(v[*n].code), "%s", code);
+	v[*n].count = 0;
+	return &v[(*n)++].count;
+}
+
+/* "DIS.4303 12, DIS.5000 3": records failed by code since the last line. */
+static void
+report_failures(struct agent *a)
+{
+	struct metrics_code_count cur[4 * METRICS_NCODES];
+	struct metrics_flow m;
+	struct buf	 line;
+	size_t		 ncur = 0, i, j;
+	uint64_t	*slot, before;
+
+	for (i = 0; i < a->nflows; i++) {
+		flow_metrics(a->flows[i], &m);
+		for (j = 0; j < m.nfailed; j++) {
+			slot = code_slot(cur, &ncur, ARRAY_SIZE(cur),
+			    m.failed[j].code);
+			if (slot != NULL)
+				*slot += m.failed[j].count;
+		}
+	}
+	buf_init(&line);
+	for (i = 0; i < ncur; i++) {
+		slot = code_slot(a->last_failed, &a->nlast_failed,
+		    ARRAY_SIZE(a->last_failed), cur[i].code);
+		before = slot != NULL && *slot <= cur[i].count ? *slot : 0;
+		if (cur[i].count > before)
+			buf_printf(&line, "%s%s %" PRIu64, line.len ? ", " : "",
+			    cur[i].code, cur[i].count - before);
+		if (slot != NULL)
+			*slot = cur[i].count;
+	}
+	if (line.len > 0)
+		log_info("Agent: failed records since the last report: %s",
+		    line.data);
+	buf_cleanup(&line);
+}
+
 static void
 report(struct agent *a)
 {
@@ -126,6 +183,7 @@ report(struct agent *a)
 		sum.records_sent += fs.records_sent;
 		sum.records_failed += fs.records_failed;
 		sum.records_dead += fs.records_dead;
+		sum.records_truncated += fs.records_truncated;
 		sum.paused += fs.paused;
 		sum.files_tracked += fs.files_tracked;
 		sum.files_done += fs.files_done;
@@ -143,10 +201,13 @@ report(struct agent *a)
 	    "%" PRIu64 " files, %d paused flows", sum.records_sent,
 	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.files_tracked,
 	    (int)sum.paused);
-	if (sum.records_failed > 0 || sum.records_dead > 0 || sum.paused)
+	report_failures(a);
+	if (sum.records_failed > 0 || sum.records_dead > 0 || sum.paused ||
+	    sum.records_truncated > 0)
 		log_info("Agent: %" PRIu64 " records failed and were retried, "
-		    "%" PRIu64 " dead-lettered; %d flow%s paused",
-		    sum.records_failed, sum.records_dead, (int)sum.paused,
+		    "%" PRIu64 " dead-lettered, %" PRIu64 " truncated to the "
+		    "record limit; %d flow%s paused", sum.records_failed,
+		    sum.records_dead, sum.records_truncated, (int)sum.paused,
 		    sum.paused == 1 ? "" : "s");
 }
 
@@ -313,6 +374,7 @@ reload_http_closed(void *arg)
 	memset(&ho, 0, sizeof(ho));
 	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
 	ho.ssl_verify = a->conf->ssl_verify;
+	ho.max_host_connections = MAX_CONNECTIONS;
 	a->http = http_new(&a->loop, &ho);
 	if (a->http == NULL)
 		fatalx("cannot set up the HTTP client");
@@ -515,6 +577,9 @@ agent_run(struct conf **confp, const char *path, bool once)
 	memset(&ho, 0, sizeof(ho));
 	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
 	ho.ssl_verify = conf->ssl_verify;
+	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
+	 * partition anyway.  Requests beyond this wait in curl's queue. */
+	ho.max_host_connections = MAX_CONNECTIONS;
 	a.http = http_new(&a.loop, &ho);
 	if (a.http == NULL)
 		fatalx("cannot set up the HTTP client");

@@ -218,8 +218,9 @@ static const struct key keys[] = {
 	{ KS_FLOW, "filePattern", KT_STRING, .off = FOFF(file_pattern),
 	  .flags = KF_REQUIRED | KF_NONEMPTY, .example = "/var/log/app/*.log",
 	  .check = check_abs_path,
-	  .help = "Absolute path of the files to read; the file name may "
-	  "contain shell wildcards (* ? [...])." },
+	  .help = "Absolute path of the files to read. Any component may "
+	  "hold shell wildcards (* ? [...]), and ** matches any number of "
+	  "directories: /var/log/*/app-*.log, /srv/**/logs/*.log." },
 	{ KS_FLOW, "initialPosition", KT_ENUM, position_words,
 	  .off = FOFF(initial_position), .def = "START_OF_FILE",
 	  .help = "Where to start reading a file that has no checkpoint yet." },
@@ -280,8 +281,9 @@ static const struct key keys[] = {
 	  "change; files with bytes not yet delivered stay open." },
 	{ KS_FLOW, "ignoreNotUpdatedFileSeconds", KT_INT, .min = 0,
 	  .max = 315360000, .off = FOFF(ignore_older_s), .def = "0",
-	  .help = "Skip files not modified for this many seconds when they "
-	  "are first seen (0: read every file)." },
+	  .help = "A file not modified for this many seconds when it is "
+	  "first seen is read from its end: only lines added later are sent "
+	  "(0: every file is read from its beginning)." },
 	{ KS_FLOW, "headerBytesLength", KT_INT, .min = 16, .max = 65536,
 	  .off = FOFF(header_bytes), .def = "512",
 	  .help = "Bytes at the start of a file whose checksum, with the "
@@ -478,8 +480,13 @@ check_credential(const char *s)
 static const char *
 check_abs_path(const char *s)
 {
+	size_t	 n = strlen(s);
+
 	if (s[0] != '/')
 		return "is not an absolute path";
+	if (strstr(s, "//") != NULL || s[n - 1] == '/')
+		return "must name files: no empty directory name, no '/' at "
+		    "the end";
 	return NULL;
 }
 
@@ -1405,19 +1412,49 @@ conf_print_sample(FILE *fp)
 			sample_key(fp, k);
 }
 
-/* Text for groff: backslashes escaped, no control character at the start. */
+/*
+ * Text for groff: backslashes escaped, one sentence per line (the roff
+ * convention, which also keeps the sentence spacing right) and lines
+ * wrapped near 72 columns, none starting with a control character.
+ */
 static void
 man_text(FILE *fp, const char *s)
 {
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", fp);
-	for (; *s != '\0'; s++) {
-		if (*s == '\\')
-			fputs("\\e", fp);
-		else
-			fputc(*s, fp);
+	const char	*w, *end;
+	size_t		 col = 0, n;
+
+	for (w = s; *w != '\0'; w = end) {
+		while (*w == ' ')
+			w++;
+		if (*w == '\0')
+			break;
+		end = strchr(w, ' ');
+		if (end == NULL)
+			end = w + strlen(w);
+		n = (size_t)(end - w);
+		if (col > 0 && col + 1 + n > 72) {
+			fputc('\n', fp);
+			col = 0;
+		} else if (col > 0) {
+			fputc(' ', fp);
+			col++;
+		}
+		if (col == 0 && (*w == '.' || *w == '\''))
+			fputs("\\&", fp);
+		for (; w < end; w++, col++) {
+			if (*w == '\\')
+				fputs("\\e", fp);
+			else
+				fputc(*w, fp);
+		}
+		/* A sentence ends: start the next one on its own line. */
+		if (n > 1 && end[-1] == '.' && *end == ' ' && col > 0) {
+			fputc('\n', fp);
+			col = 0;
+		}
 	}
-	fputc('\n', fp);
+	if (col > 0 || s[0] == '\0')
+		fputc('\n', fp);
 }
 
 void

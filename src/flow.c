@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <zlib.h>
 
 #include "conf.h"
 #include "flow.h"
@@ -35,6 +36,19 @@
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
 #define READ_CHUNK	(256u * 1024)
 #define EVENT_DELAY_MS	10			/* coalesce fs events */
+
+/* A new file whose head is that of a live file: maybe a copytruncate copy
+ * taken before the truncation; it waits up to COPY_WAIT_MS for it. */
+struct deferred {
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint64_t	 since_ms;
+};
+
+#define COPY_MIN_HEAD	64	/* heads shorter than this prove nothing */
+#define COPY_WAIT_MS	3000
+#define NOT_A_COPY	UINT64_MAX
+#define COPY_WAIT	(UINT64_MAX - 1)
 
 struct flow {
 	uv_loop_t	*loop;
@@ -50,6 +64,7 @@ struct flow {
 	size_t		 nopen;		/* tailers with a descriptor */
 	bool		 first_scan;
 	bool		 warned_fds;
+	struct deferred	 deferred[8];	/* maybe copies, waiting */
 	bool		 warned_dir;
 	struct tailer	*cursor;	/* round-robin position */
 	struct batch	*cur;		/* being filled */
@@ -404,6 +419,8 @@ pump(struct flow *f)
 {
 	struct tailer	*t = NULL;
 	size_t		 budget = PUMP_BUDGET;
+	uint64_t	 cut;
+	bool		 skipping;
 	long		 n;
 
 	if (f->stopping || f->cancelled)
@@ -417,8 +434,17 @@ pump(struct flow *f)
 		if (t == NULL)
 			break;
 		f->reading = t;
+		cut = t->fs.truncated;
+		skipping = t->fs.skipping;
 		n = tailer_read(t, f->fr, &f->scratch, READ_CHUNK,
 		    sink_record_cap(f->sink), on_record, f);
+		f->st.records_truncated += t->fs.truncated - cut;
+		/* The tail of a truncated line is done once its newline is
+		 * read: commit past it, so a restart does not start inside
+		 * the line (R10). */
+		if ((skipping || t->fs.truncated != cut) && !t->fs.skipping &&
+		    wm_skip_to(&t->wm, t->read_off))
+			commit(f, t);
 		if (n < 0) {
 			log_warn("%s: read error: %s; will retry", t->path,
 			    strerror((int)-n));
@@ -540,10 +566,34 @@ open_count(const struct flow *f)
 	return f->nopen;
 }
 
+/*
+ * Committed offsets follow a delimiter, except after the kept head of a
+ * truncated line (and a last line sent without delimiter).  Resuming inside
+ * a line means the head was sent before a stop: skip to the line's end.
+ */
+static bool
+resumes_inside_line(const struct flow *f, const struct tailer *t)
+{
+	char	 c;
+	int	 fd = t->fd;
+
+	if (t->read_off == 0 || fd < 0 || f->fc->miss_last_delimiter)
+		return false;
+	if (pread(fd, &c, 1, (off_t)t->read_off - 1) != 1)
+		return false;
+	return (unsigned char)c != (unsigned char)conf_delimiter(
+	    f->fc->record_delimiter);
+}
+
 static void
 link_tailer(struct flow *f, struct tailer *t)
 {
 	framer_state_init(&t->fs, f->fr, t->read_off == 0);
+	if (resumes_inside_line(f, t)) {
+		log_info("%s: resuming inside a truncated line at offset %ju; "
+		    "skipping to its end", t->path, (uintmax_t)t->read_off);
+		t->fs.skipping = true;
+	}
 	if (f->once)
 		t->target = t->size;
 	t->seen = true;
@@ -555,15 +605,92 @@ link_tailer(struct flow *f, struct tailer *t)
 		f->nopen++;
 }
 
+static bool
+head_is(const unsigned char *head, size_t n, uint32_t len, uint32_t crc)
+{
+	return len >= COPY_MIN_HEAD && len <= n &&
+	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, len) == crc;
+}
+
+/*
+ * Whether a new file is a copy of a tracked one (logrotate copytruncate
+ * with a copy the pattern matches, R6): its head is the head the tracked
+ * file had before its last truncation -> read the copy from where the
+ * original had got to; its head is the tracked file's current head -> the
+ * truncation has not happened yet: wait for it (COPY_WAIT).
+ */
+static uint64_t
+copy_offset(struct flow *f, const char *path, const struct stat *st)
+{
+	unsigned char	*head;
+	struct tailer	*t;
+	ssize_t		 n;
+	uint64_t	 off = NOT_A_COPY;
+	int		 fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NOT_A_COPY;
+	head = xmalloc((size_t)f->fc->header_bytes);
+	n = pread(fd, head, (size_t)f->fc->header_bytes, 0);
+	close(fd);
+	for (t = f->tailers; t != NULL && n > 0; t = t->next) {
+		if (t->dev == (uint64_t)st->st_dev &&
+		    t->ino == (uint64_t)st->st_ino)
+			continue;
+		if (head_is(head, (size_t)n, t->prev_fp_len, t->prev_fp_crc)) {
+			off = MIN(t->prev_end, (uint64_t)st->st_size);
+			log_info("%s is a copy of %s taken before its truncation "
+			    "(copytruncate); reading it from offset %ju", path,
+			    t->path, (uintmax_t)off);
+			break;
+		}
+		if (!t->gone && head_is(head, (size_t)n, t->fp_len, t->fp_crc))
+			off = COPY_WAIT;
+	}
+	free(head);
+	return off;
+}
+
+/* Whether to hold a possible copy back for now (COPY_WAIT_MS at most). */
+static bool
+defer_copy(struct flow *f, const struct stat *st)
+{
+	struct deferred	*d, *free_slot = NULL;
+	uint64_t	 now = mono_ms();
+	size_t		 i;
+
+	for (i = 0; i < ARRAY_SIZE(f->deferred); i++) {
+		d = &f->deferred[i];
+		if (d->dev == (uint64_t)st->st_dev &&
+		    d->ino == (uint64_t)st->st_ino)
+			return now - d->since_ms < COPY_WAIT_MS;
+		if (free_slot == NULL && (d->since_ms == 0 ||
+		    now - d->since_ms > 10 * COPY_WAIT_MS))
+			free_slot = d;
+	}
+	if (free_slot == NULL)
+		return false;
+	free_slot->dev = (uint64_t)st->st_dev;
+	free_slot->ino = (uint64_t)st->st_ino;
+	free_slot->since_ms = now;
+	return true;
+}
+
 static void
 track(struct flow *f, const char *path, const struct stat *st, bool first,
     bool gone)
 {
 	struct tailer	*t;
-	uint64_t	 off;
+	uint64_t	 off, copy = NOT_A_COPY;
 	uint32_t	 fp = (uint32_t)f->fc->header_bytes;
 
-	off = start_offset(f, path, st, first);
+	if (!first && !gone && registry_find(f->reg, f->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
+		copy = copy_offset(f, path, st);
+	if (copy == COPY_WAIT && defer_copy(f, st))
+		return;		/* the next scan decides */
+	off = copy < COPY_WAIT ? copy : start_offset(f, path, st, first);
 	if (open_count(f) >= (size_t)f->fc->max_open_files)
 		t = tailer_new_parked(path, st, off, fp);
 	else
@@ -589,6 +716,9 @@ static void
 restart_at_zero(struct flow *f, struct tailer *t, const char *why)
 {
 	log_warn("%s: %s; reading from 0", t->path, why);
+	t->prev_fp_crc = t->fp_crc;
+	t->prev_fp_len = t->fp_len;
+	t->prev_end = t->read_off;
 	t->read_off = 0;
 	t->stalled = false;
 	framer_state_cleanup(&t->fs);
@@ -811,8 +941,13 @@ scan(struct flow *f, bool first)
 	struct tailer	*t;
 
 	f->first_scan = first;
-	for (t = f->tailers; t != NULL; t = t->next)
+	/* Truncations first: a copytruncate copy found by the walk is then
+	 * recognised by the original's previous head. */
+	for (t = f->tailers; t != NULL; t = t->next) {
 		t->seen = false;
+		if (t->truncate_pending || t->fd >= 0)
+			refresh(f, t);
+	}
 	if (watcher_scan(f->watcher, on_found, on_other, f) == 0 &&
 	    !f->warned_dir) {
 		log_warn("[%s] cannot read directory %s: %s; will retry",
@@ -828,8 +963,6 @@ scan(struct flow *f, bool first)
 			    "reading it to the end", t->path,
 			    (uintmax_t)t->ino);
 		}
-		if (t->truncate_pending || t->fd >= 0)
-			refresh(f, t);
 	}
 	drop_finished(f);
 	balance_fds(f);

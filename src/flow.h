@@ -42,6 +42,7 @@ struct flow_stats {
 	uint64_t	 files_tracked;
 	uint64_t	 files_done;	/* closed after full delivery */
 	uint64_t	 truncations;	/* files read again from 0 */
+	uint64_t	 records_truncated;	/* cut to the record limit */
 	uint64_t	 bytes_behind;	/* size - committed, over files */
 };
 

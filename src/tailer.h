@@ -34,6 +34,11 @@ struct tailer {
 	bool		 stalled;	/* nothing to frame until it grows */
 	bool		 seen;		/* found by the current scan */
 	bool		 truncate_pending; /* after in-flight ranges settle */
+	/* Its identity before the last in-place truncation, to recognise a
+	 * copytruncate copy of it (R6). */
+	uint32_t	 prev_fp_crc;
+	uint32_t	 prev_fp_len;
+	uint64_t	 prev_end;	/* bytes of it read before then */
 	uint64_t	 gone_size;	/* size when last seen gone */
 	uint64_t	 active_ms;	/* last time it had bytes to read */
 	struct watermark wm;		/* committed = wm.committed */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "conf.h"
 #include "log.h"
@@ -32,6 +33,7 @@ struct watcher {
 	char		*base;		/* literal leading directories */
 	const char	*name_glob;	/* last component of pattern */
 	bool		 inotify;
+	bool		 warned_remote;
 	struct watchdir	*dirs;
 	size_t		 ndirs;
 	int		 closing;	/* handles left to close */
@@ -217,9 +219,35 @@ watchdir_close(struct watchdir *d)
 	uv_close((uv_handle_t *)&d->ev, watchdir_closed);
 }
 
+/* Whether dir is on a file system where inotify misses writes made by
+ * other hosts (lessons R9). */
+static const char *
+remote_fs(const char *dir)
+{
+	struct statfs	 sf;
+
+	if (statfs(dir, &sf) != 0)
+		return NULL;
+	switch ((unsigned long)sf.f_type) {
+	case 0x6969UL:
+		return "NFS";
+	case 0xFF534D42UL:
+		return "CIFS";
+	case 0xFE534D42UL:
+		return "SMB2";
+	case 0x517BUL:
+		return "SMB";
+	case 0x65735546UL:
+		return "FUSE";
+	default:
+		return NULL;
+	}
+}
+
 static void
 watch(struct watcher *w, const char *dir)
 {
+	const char	*fs;
 	struct watchdir	*d;
 	int		 rc;
 
@@ -228,6 +256,14 @@ watch(struct watcher *w, const char *dir)
 			d->seen = true;
 			return;
 		}
+	fs = w->warned_remote ? NULL : remote_fs(dir);
+	if (fs != NULL) {
+		log_warn("[%s] %s is on %s, where inotify does not see writes "
+		    "from other hosts; new lines there wait for the rescan "
+		    "every %lld ms.  Set watchMode = POLL for this flow.",
+		    w->fc->name, dir, fs, w->fc->rescan_interval_ms);
+		w->warned_remote = true;
+	}
 	d = xcalloc(1, sizeof(*d));
 	d->path = xstrdup(dir);
 	d->w = w;

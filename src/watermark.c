@@ -63,6 +63,23 @@ wm_extend(struct watermark *w, uint64_t id, uint64_t end)
 }
 
 bool
+wm_skip_to(struct watermark *w, uint64_t end)
+{
+	struct wm_range	*r;
+
+	if (w->n == 0) {
+		if (end <= w->committed)
+			return false;
+		w->committed = end;
+		return true;
+	}
+	r = &w->r[(w->head + w->n - 1) % w->cap];
+	if (end > r->end)
+		r->end = end;
+	return false;
+}
+
+bool
 wm_ack(struct watermark *w, uint64_t id)
 {
 	bool	 moved = false;

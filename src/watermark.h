@@ -38,6 +38,14 @@ uint64_t	wm_push(struct watermark *, uint64_t end);
 void		wm_extend(struct watermark *, uint64_t id, uint64_t end);
 
 /*
+ * Bytes after the newest range up to end are done without a record (the
+ * skipped tail of a truncated line): the newest range now ends at end, or,
+ * with no range pending, the committed offset moves to end.  Returns true
+ * when the committed offset moved.
+ */
+bool		wm_skip_to(struct watermark *, uint64_t end);
+
+/*
  * Acknowledge range id.  Returns true when the committed offset moved.
  * Acknowledging an unknown or already committed id is a no-op.
  */

@@ -937,9 +937,10 @@ START_TEST(man_entries_match_sample_keys)
 	ck_assert_int_eq(fclose(fp), 0);
 	ck_assert_ptr_nonnull(strstr(man, ".SS [agent]\n"));
 	ck_assert_ptr_nonnull(strstr(man, ".SS [flow:NAME]\n"));
+	/* One sentence per line, none over 72 columns. */
 	ck_assert_ptr_nonnull(strstr(man, "\n.B maxBufferAgeMillis\n"
-	    "Longest time a record waits to be sent, in milliseconds. "
-	    "Range 100..900000. Default: 5000.\n"));
+	    "Longest time a record waits to be sent, in milliseconds.\n"
+	    "Range 100..900000.\nDefault: 5000.\n"));
 	for (line = strtok_r(sample, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == ';' && line[1] != ' ' && line[1] != '\0')

@@ -91,6 +91,23 @@ START_TEST(watermark_reset_forgets_in_flight_ranges)
 }
 END_TEST
 
+START_TEST(watermark_skip_extends_the_newest_range_or_commits)
+{
+	struct watermark w;
+	uint64_t	 a;
+
+	wm_init(&w, 10);
+	ck_assert(wm_skip_to(&w, 50));		/* nothing pending: commit */
+	ck_assert_uint_eq(w.committed, 50);
+	ck_assert(!wm_skip_to(&w, 40));		/* never backwards */
+	a = wm_push(&w, 80);
+	ck_assert(!wm_skip_to(&w, 120));	/* the range now ends at 120 */
+	ck_assert(wm_ack(&w, a));
+	ck_assert_uint_eq(w.committed, 120);
+	wm_cleanup(&w);
+}
+END_TEST
+
 /* --- retry -------------------------------------------------------------- */
 
 START_TEST(backoff_is_full_jitter_within_the_cap)
@@ -328,6 +345,7 @@ core_suite(void)
 	tcase_add_test(tc, watermark_ignores_unknown_and_repeated_acks);
 	tcase_add_test(tc, watermark_grows_and_wraps);
 	tcase_add_test(tc, watermark_reset_forgets_in_flight_ranges);
+	tcase_add_test(tc, watermark_skip_extends_the_newest_range_or_commits);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("retry");
 	tcase_add_test(tc, backoff_is_full_jitter_within_the_cap);

@@ -170,7 +170,7 @@ static const char expected_ini[] =
 ";   never drops records)\n"
 "records.retriable.error.code = DIS.4303,DIS.5\n"
 "; same in disagent: body.serialize.type = json\n"
-"; same in disagent: body.compress.enabled = false\n"
+"body.compress.enabled = false\n"
 "; not carried over: dataEncryptEnabled = true (not supported: "
 "disagent\n"
 ";   always works as with dataEncryptEnabled = false)\n"

@@ -8,9 +8,12 @@ control API under /_test/ that only this test server has.  Standard library
 only; lz4 and zstandard are imported lazily, when a compressed body arrives.
 
 Every accepted record is appended as one JSON line to --records-file:
-  {"stream","partition_id","sequence_number","partition_key","data","req"}
-where "data" is the Base64 text as received and "req" the request counter;
-the lines of one request are written with one write() and flushed.
+  {"stream","partition_id","sequence_number","partition_key","data","req","t"}
+where "data" is the Base64 text as received, "req" the request counter and
+"t" the time the request was acknowledged (time.time_ns(), taken just
+before its records are written and the reply is sent; bench/ measures
+latency with it); the lines of one request are written with one write()
+and flushed.
 
 Authentication (HTTP 441 unless noted).  A request passes with either
 X-Auth-Token equal to --token, or an Authorization header in one of three
@@ -669,6 +672,7 @@ def put_records(state, reqno, headers, body):
                        "bytes > %d" % (sum(sizes), limit))
     cap = RECORD_CAP[stream.type]
     out, lines, failed = [], [], {}
+    acked_ns = time.time_ns()
     with state.lock:
         for r, size in zip(records, sizes):
             code = None
@@ -694,7 +698,7 @@ def put_records(state, reqno, headers, body):
                     "stream": stream.name, "partition_id": partition_name(p),
                     "sequence_number": seq,
                     "partition_key": r.get("partition_key"),
-                    "data": r["data"], "req": reqno},
+                    "data": r["data"], "req": reqno, "t": acked_ns},
                     separators=(",", ":")))
         if lines:
             state.records_fp.write("\n".join(lines) + "\n")

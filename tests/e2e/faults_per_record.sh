@@ -36,5 +36,18 @@ if [ -s "$TMP/state/deadletter.jsonl" ]; then
 fi
 grep -q "records failed and were retried" "$TMP/agent.log" ||
 	fail "no progress line reported the retried records"
+# The progress lines break failures down by code, counting each once.
+"$PYTHON3" - "$TMP/agent.log" "$n4303" "$n5000" <<'PY' || fail "failures by code"
+import re, sys
+log, want = open(sys.argv[1]).read(), {"DIS.4303": int(sys.argv[2]),
+                                       "DIS.5000": int(sys.argv[3])}
+got = {}
+for m in re.finditer(r"failed records since the last report: (.*)", log):
+    for part in m.group(1).split(", "):
+        code, n = part.rsplit(" ", 1)
+        got[code] = got.get(code, 0) + int(n)
+print("failed by code in the progress lines:", got, "endpoint:", want)
+sys.exit(0 if got == want else 1)
+PY
 no_secret_in "$TMP/agent.log"
 pass
