@@ -109,19 +109,11 @@ static void
 partition_key(const struct flow *f, const struct tailer *t, const char *data,
     size_t len, struct buf *key)
 {
-	const char	*p, *end, *base;
+	const char	*list = f->fc->partition_key_option, *base;
 	char		 tok[64], hex[33];
-	size_t		 n;
 
 	buf_reset(key);
-	for (p = f->fc->partition_key_option; *p != '\0';
-	    p = *end ? end + 1 : end) {
-		end = strchr(p, ',');
-		if (end == NULL)
-			end = p + strlen(p);
-		n = MIN((size_t)(end - p), sizeof(tok) - 1);
-		memcpy(tok, p, n);
-		tok[n] = '\0';
+	while (list_next(&list, tok, sizeof(tok))) {
 		if (key->len > 0)
 			buf_addc(key, ',');
 		if (strcmp(tok, "RANDOM_INT") == 0)

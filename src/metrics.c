@@ -467,22 +467,6 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 
 /* --- the file ---------------------------------------------------------- */
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 int
 metrics_write_file(const char *path, const struct metrics_snapshot *s)

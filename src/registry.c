@@ -819,22 +819,6 @@ registry_each(const struct registry *reg,
 
 /* --- saving ------------------------------------------------------------ */
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Create path (mode 0600), write data, fsync, close. */
 static int

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "retry.h"
+#include "util.h"
 
 uint64_t
 retry_backoff_ms(unsigned attempt, uint64_t initial_ms, uint64_t max_ms,
@@ -98,27 +99,12 @@ retry_action_name(enum retry_action a)
 bool
 retry_record_retriable(const char *code, const char *list)
 {
-	const char	*p, *end;
-	size_t		 n;
-	char		 tok[64];
+	char	 tok[64];
 
 	if (list == NULL)
 		list = "DIS.4303,DIS.5";
-	for (p = list; *p != '\0'; p = *end ? end + 1 : end) {
-		end = strchr(p, ',');
-		if (end == NULL)
-			end = p + strlen(p);
-		while (p < end && *p == ' ')
-			p++;
-		n = (size_t)(end - p);
-		while (n > 0 && p[n - 1] == ' ')
-			n--;
-		if (n == 0 || n >= sizeof(tok))
-			continue;
-		memcpy(tok, p, n);
-		tok[n] = '\0';
+	while (list_next(&list, tok, sizeof(tok)))
 		if (strstr(code, tok) != NULL)
 			return true;
-	}
 	return false;
 }

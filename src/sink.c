@@ -602,22 +602,6 @@ release_waiting(struct sink *s)
 
 /* --- dead letters ------------------------------------------------------- */
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /*
  * Append record i to the dead-letter file and sync it; only then may the

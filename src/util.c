@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -173,6 +174,50 @@ buf_trim(struct buf *b, size_t n)
 		return;
 	b->data = xrealloc(b->data, n);
 	b->cap = n;
+}
+
+int
+write_all(int fd, const void *buf, size_t n)
+{
+	const char	*p = buf;
+	ssize_t		 w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+bool
+list_next(const char **list, char *tok, size_t toklen)
+{
+	const char	*p = *list, *end;
+	size_t		 n;
+
+	while (*p != '\0') {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		*list = *end != '\0' ? end + 1 : end;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		n = (size_t)(end - p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n > 0 && n < toklen) {
+			memcpy(tok, p, n);
+			tok[n] = '\0';
+			return true;
+		}
+		p = *list;
+	}
+	return false;
 }
 
 uint64_t

@@ -88,6 +88,16 @@ mem_release(struct mem_budget *m, size_t n)
 		m->used -= n <= m->used ? n : m->used;
 }
 
+/* write(2) all n bytes, retrying short writes and EINTR; 0 or -errno. */
+int	 write_all(int fd, const void *, size_t) WARN_UNUSED;
+
+/*
+ * The next item of the comma-separated *list, blanks around it trimmed,
+ * into tok (items of toklen bytes or more are skipped).  Advances *list;
+ * false at the end.
+ */
+bool	 list_next(const char **list, char *tok, size_t toklen);
+
 /* Monotonic milliseconds, and wall-clock seconds. */
 uint64_t mono_ms(void);
 int64_t	 wall_s(void);

@@ -152,31 +152,17 @@ watcher_skipped_name(const char *pattern_name, const char *name,
 bool
 watcher_excluded(const char *excl, const char *path)
 {
-	const char	*p, *end, *base;
+	const char	*base;
 	char		 tok[256];
-	size_t		 n;
 
-	if (excl == NULL || excl[0] == '\0')
+	if (excl == NULL)
 		return false;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (p = excl; *p != '\0'; p = *end ? end + 1 : end) {
-		end = strchr(p, ',');
-		if (end == NULL)
-			end = p + strlen(p);
-		while (p < end && *p == ' ')
-			p++;
-		n = (size_t)(end - p);
-		while (n > 0 && p[n - 1] == ' ')
-			n--;
-		if (n == 0 || n >= sizeof(tok))
-			continue;
-		memcpy(tok, p, n);
-		tok[n] = '\0';
+	while (list_next(&excl, tok, sizeof(tok)))
 		if (tok[0] == '/' ? fnmatch(tok, path, FNM_PATHNAME) == 0 :
 		    fnmatch(tok, base, 0) == 0)
 			return true;
-	}
 	return false;
 }
 
