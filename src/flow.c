@@ -69,7 +69,8 @@ struct flow {
 	struct tailer	*cursor;	/* round-robin position */
 	struct batch	*cur;		/* being filled */
 	struct batch	*out;		/* submitted, not done */
-	struct buf	 scratch;
+	struct readbuf	 rb;		/* read window */
+	struct buf	 key;		/* partition key being built */
 	struct mem_budget *mem;
 	bool		 once;
 	bool		 stopping;
@@ -104,6 +105,19 @@ md5_hex(const void *data, size_t len, char out[33])
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+/* Decimal digits of v, without printf: this runs for every record. */
+static void
+add_uint(struct buf *b, unsigned v)
+{
+	char	 d[12];
+	size_t	 i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	buf_add(b, d + i, sizeof(d) - i);
+}
+
 /* Expand partitionKeyOption for one record into key. */
 static void
 partition_key(const struct flow *f, const struct tailer *t, const char *data,
@@ -117,7 +131,7 @@ partition_key(const struct flow *f, const struct tailer *t, const char *data,
 		if (key->len > 0)
 			buf_addc(key, ',');
 		if (strcmp(tok, "RANDOM_INT") == 0)
-			buf_printf(key, "%u", (unsigned)(rand_u64() % 1000000));
+			add_uint(key, (unsigned)(rand_u64() % 1000000));
 		else if (strcmp(tok, "RANDOM_DOUBLE") == 0)
 			buf_printf(key, "%.6f", rand_unit() * 1e6);
 		else if (strcmp(tok, "FILE_NAME") == 0) {
@@ -207,7 +221,6 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	struct flow	*f = arg;
 	struct tailer	*t = f->reading;
 	struct batch_seg *sg;
-	struct buf	 key;
 
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		f->blocked = true;
@@ -241,11 +254,9 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		sg->wm_id = wm_push(&t->wm, end_off);
 	} else
 		wm_extend(&t->wm, sg->wm_id, end_off);
-	buf_init(&key);
-	partition_key(f, t, data, len, &key);
-	batch_add(f->cur, data, len, key.data ? key.data : "",
+	partition_key(f, t, data, len, &f->key);
+	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)(sg - f->cur->segs), start_off);
-	buf_cleanup(&key);
 	f->st.records_parsed++;
 	f->st.bytes_parsed += len;
 	return 0;
@@ -359,7 +370,7 @@ flush_quiet(struct flow *f, struct tailer *t, uint64_t now)
 	f->reading = t;
 	if (f->fc->miss_last_delimiter && t->stalled && t->read_off < t->size &&
 	    (now == 0 || quiet >= (uint64_t)f->fc->max_file_checking_ms)) {
-		if (tailer_read_last(t, f->fr, &f->scratch,
+		if (tailer_read_last(t, f->fr, &f->rb,
 		    sink_record_cap(f->sink), on_record, f) != 0)
 			return;
 	}
@@ -428,7 +439,7 @@ pump(struct flow *f)
 		f->reading = t;
 		cut = t->fs.truncated;
 		skipping = t->fs.skipping;
-		n = tailer_read(t, f->fr, &f->scratch, READ_CHUNK,
+		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
 		    sink_record_cap(f->sink), on_record, f);
 		f->st.records_truncated += t->fs.truncated - cut;
 		/* The tail of a truncated line is done once its newline is
@@ -451,7 +462,6 @@ pump(struct flow *f)
 		for (t = f->tailers; t != NULL && !f->blocked; t = t->next)
 			if (waits_for_quiet(f, t))
 				flush_quiet(f, t, 0);
-	buf_trim(&f->scratch, 2 * READ_CHUNK);
 	arm_quiet_timer(f);
 	if (budget == 0 && !f->blocked)
 		schedule_pump(f);
@@ -712,6 +722,7 @@ restart_at_zero(struct flow *f, struct tailer *t, const char *why)
 	t->prev_fp_len = t->fp_len;
 	t->prev_end = t->read_off;
 	t->read_off = 0;
+	readbuf_forget(&f->rb);
 	t->stalled = false;
 	framer_state_cleanup(&t->fs);
 	framer_state_init(&t->fs, f->fr, true);
@@ -1014,7 +1025,8 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->once = once;
 	f->cb = cb;
 	f->arg = arg;
-	buf_init(&f->scratch);
+	buf_init(&f->rb.b);
+	buf_init(&f->key);
 	f->sink = sink_new(loop, http, conf, fc, mem, on_batch_done, on_halt,
 	    f);
 	uv_timer_init(loop, &f->rescan_timer);
@@ -1180,7 +1192,8 @@ flow_handle_closed(uv_handle_t *h)
 
 	if (--f->open_handles > 0)
 		return;
-	buf_cleanup(&f->scratch);
+	buf_cleanup(&f->rb.b);
+	buf_cleanup(&f->key);
 	framer_free(f->fr);
 	free(f);
 }

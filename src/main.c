@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,11 @@ main(int argc, char **argv)
 	/* libcurl runs with CURLOPT_NOSIGNAL: a peer closing a TLS socket
 	 * must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Request bodies are large and short-lived: keep them in the heap
+	 * instead of an mmap, page faults and munmap for every request (the
+	 * memory budget bounds how much is held at once). */
+	mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
 	rand_seed((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 	if (http_global_init() != 0)
 		fatalx("cannot initialise libcurl");

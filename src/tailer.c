@@ -17,6 +17,8 @@
 #include "log.h"
 #include "tailer.h"
 
+static uint64_t	next_id;
+
 static void
 fingerprint_now(struct tailer *t)
 {
@@ -34,6 +36,7 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 	struct tailer	*t;
 
 	t = xcalloc(1, sizeof(*t));
+	t->id = ++next_id;
 	t->path = xstrdup(path);
 	t->fd = -1;
 	t->dev = (uint64_t)st->st_dev;
@@ -188,23 +191,51 @@ want_bytes(const struct tailer *t, size_t max, size_t max_record)
 	return t->size > t->read_off ? want : 0;
 }
 
-static ssize_t
-read_at(struct tailer *t, struct buf *scratch, size_t want)
+void
+readbuf_forget(struct readbuf *rb)
 {
-	ssize_t	 n;
+	rb->owner = 0;
+	buf_reset(&rb->b);
+}
 
-	buf_reset(scratch);
-	buf_reserve(scratch, want);
+/*
+ * Bytes of t from read_off, at least want of them (or up to the size seen)
+ * when the file has them: from the window if it holds them, else read.
+ * Returns the number available at *p, or -errno.
+ */
+static ssize_t
+window(struct tailer *t, struct readbuf *rb, size_t want, const char **p)
+{
+	uint64_t	 end = rb->off + rb->b.len, have;
+	ssize_t		 n;
+
+	if (rb->owner == t->id && rb->off <= t->read_off && t->read_off < end) {
+		have = end - t->read_off;
+		if (have >= want || end >= t->size) {
+			*p = rb->b.data + (t->read_off - rb->off);
+			return (ssize_t)MIN(have, (uint64_t)want);
+		}
+	}
+	rb->owner = 0;
+	buf_reset(&rb->b);
+	buf_reserve(&rb->b, want);
 	do
-		n = pread(t->fd, scratch->data, want, (off_t)t->read_off);
+		n = pread(t->fd, rb->b.data, want, (off_t)t->read_off);
 	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		return -errno;
+	rb->b.len = (size_t)n;
+	rb->owner = t->id;
+	rb->off = t->read_off;
+	*p = rb->b.data;
+	return n;
 }
 
 long
-tailer_read(struct tailer *t, struct framer *fr, struct buf *scratch,
+tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
     size_t max, size_t max_record, framer_cb cb, void *arg)
 {
+	const char	*p;
 	ssize_t		 n;
 	size_t		 used, want;
 	uint64_t	 cut = t->fs.truncated;
@@ -212,10 +243,10 @@ tailer_read(struct tailer *t, struct framer *fr, struct buf *scratch,
 	want = want_bytes(t, max, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = read_at(t, scratch, want);
+	n = window(t, rb, want, &p);
 	if (n <= 0)
 		return (long)n;
-	used = framer_feed(fr, &t->fs, scratch->data, (size_t)n, t->read_off,
+	used = framer_feed(fr, &t->fs, p, (size_t)n, t->read_off,
 	    max_record, cb, arg);
 	if (t->fs.truncated != cut)
 		log_warn("%s: record longer than %zu bytes near offset %ju "
@@ -225,9 +256,10 @@ tailer_read(struct tailer *t, struct framer *fr, struct buf *scratch,
 }
 
 int
-tailer_read_last(struct tailer *t, struct framer *fr, struct buf *scratch,
+tailer_read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
     size_t max_record, framer_cb cb, void *arg)
 {
+	const char	*p;
 	ssize_t		 n;
 	size_t		 want;
 	int		 rc;
@@ -235,11 +267,11 @@ tailer_read_last(struct tailer *t, struct framer *fr, struct buf *scratch,
 	want = want_bytes(t, max_record, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = read_at(t, scratch, MIN(want, max_record));
+	n = window(t, rb, MIN(want, max_record), &p);
 	if (n <= 0)
 		return (int)n;
-	rc = framer_feed_last(fr, &t->fs, scratch->data, (size_t)n,
-	    t->read_off, max_record, cb, arg);
+	rc = framer_feed_last(fr, &t->fs, p, (size_t)n, t->read_off,
+	    max_record, cb, arg);
 	if (rc == 0)
 		t->read_off += (uint64_t)n;
 	return rc;

@@ -20,6 +20,7 @@
 #include "watermark.h"
 
 struct tailer {
+	uint64_t	 id;		/* unique in the process */
 	char		*path;		/* last path it was seen at */
 	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
 	uint64_t	 dev;
@@ -87,21 +88,36 @@ bool		 tailer_head_changed(struct tailer *);
 bool		 tailer_poll(struct tailer *, bool *truncated);
 
 /*
+ * A read window shared by the tailers of a flow: bytes of one tailer from
+ * offset off.  A batch takes far less than one read, so the next batch is
+ * framed from the same window instead of reading it again.
+ */
+struct readbuf {
+	struct buf	 b;
+	uint64_t	 owner;		/* tailer id, 0: empty */
+	uint64_t	 off;
+};
+
+/* Drop what the window holds (the file was truncated or rewritten). */
+void		 readbuf_forget(struct readbuf *);
+
+/*
  * Read at most max bytes after read_off into scratch (grown up to
  * max_record + 1) and hand them to the framer, which emits each complete
  * record through cb (and may refuse-stop when cb returns non-zero; the
  * record is then not taken and read_off stays before it).  Returns the bytes
  * consumed (>= 0), or -errno on a read error.
  */
-long		 tailer_read(struct tailer *, struct framer *, struct buf *scratch,
-		    size_t max, size_t max_record, framer_cb cb, void *arg);
+long		 tailer_read(struct tailer *, struct framer *,
+		    struct readbuf *, size_t max, size_t max_record,
+		    framer_cb cb, void *arg);
 
 /*
  * isMissLastRecordDelimiter: send the bytes after read_off (a last line
  * without delimiter) as a record.  0, or cb's refusal, or -errno.
  */
 int		 tailer_read_last(struct tailer *, struct framer *,
-		    struct buf *scratch, size_t max_record, framer_cb cb,
+		    struct readbuf *, size_t max_record, framer_cb cb,
 		    void *arg);
 
 #endif

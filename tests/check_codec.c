@@ -458,6 +458,38 @@ START_TEST(parse_describe_bad_input_is_ebadmsg)
 }
 END_TEST
 
+/* The scanner that takes the all-acknowledged shortcut must agree with the
+ * full parser on every body, whatever the shape. */
+START_TEST(parse_put_shortcut_agrees_with_the_full_parser)
+{
+	static const struct {
+		const char	*body;
+		size_t		 n;
+		int		 want;
+	} cases[] = {
+		{ "{\"failed_record_count\":0,\"records\":[{\"partition_id\":"
+		  "\"shardId-0000000000\",\"sequence_number\":\"1\"},{}]}", 2, 0 },
+		{ " { \"records\" : [ { \"error_code\" : \"\" } ] , \"x\": "
+		  "[1, -2.5e+3, true, false, null, {\"a\":\"\\\"\"}] } ", 1, 0 },
+		{ "{\"records\":[{\"error_code\":\"DIS.4303\"}]}", 1, 1 },
+		{ "{\"records\":[{\"error\\u005fcode\":\"DIS.4303\"}]}", 1, 1 },
+		{ "{\"records\":[{\"error_code\":null}]}", 1, 0 },
+		{ "{\"records\":[{},{}]}", 3, -EBADMSG },
+		{ "{\"records\":[{\"x\":tru}]}", 1, -EBADMSG },
+		{ "{\"records\":[{}]} trailing", 1, -EBADMSG },
+		{ "{\"records\":[{}],\"records\":[{}]}", 1, 0 },
+		{ "{\"records\":[{\"x\":01x}]}", 1, -EBADMSG },
+	};
+	struct codec_result res[3];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(codec_parse_put(cases[i].body,
+		    strlen(cases[i].body), res, cases[i].n) == cases[i].want,
+		    "case %zu", i);
+}
+END_TEST
+
 static Suite *
 codec_suite(void)
 {
@@ -482,6 +514,7 @@ codec_suite(void)
 
 	tc = tcase_create("parse_put");
 	tcase_add_test(tc, parse_put_all_acknowledged);
+	tcase_add_test(tc, parse_put_shortcut_agrees_with_the_full_parser);
 	tcase_add_test(tc, parse_put_spec_partial_failure);
 	tcase_add_test(tc, parse_put_mixed_codes_by_position);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);

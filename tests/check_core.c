@@ -221,7 +221,7 @@ START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
 {
 	char		 path[64], content[200], err[128];
 	struct tailer	*t;
-	struct buf	 scratch;
+	struct readbuf	 rb = { .owner = 0 };
 	struct got	 g = { .n = 0 };
 	struct framer	*fr;
 	struct framer_opts fo = { .delim = '\n' };
@@ -235,15 +235,15 @@ START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
 	ck_assert_ptr_nonnull(t);
 	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
 	framer_state_init(&t->fs, fr, true);
-	buf_init(&scratch);
+	buf_init(&rb.b);
 	ck_assert(tailer_poll(t, &trunc));
-	while ((n = tailer_read(t, fr, &scratch, 8, 16, collect, &g)) > 0)
+	while ((n = tailer_read(t, fr, &rb, 8, 16, collect, &g)) > 0)
 		;
 	ck_assert_int_eq(n, 0);
 	ck_assert_str_eq(g.text, "AAAAAAAAAAAAAAAA|next|");
 	ck_assert_uint_eq(t->read_off, 46);
 	ck_assert_uint_eq(t->fs.truncated, 1);
-	buf_cleanup(&scratch);
+	buf_cleanup(&rb.b);
 	tailer_free(t);
 	framer_free(fr);
 	unlink(path);

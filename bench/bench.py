@@ -1,0 +1,994 @@
+#!/usr/bin/env python3
+"""The disagent benchmark (issue 6): cost per GiB shipped, memory, idle
+wake-ups and end-to-end latency, each figure beside a floor measured in the
+same run, because the machine may be shared and noisy.  Run it through
+bench/run (or `make bench`); everything it creates lives in one work
+directory, removed at the end unless --keep or --workdir is given.
+
+Scenarios (--only takes a comma list of these names):
+  reference  a backlog of --lines lines of 101 bytes (100 characters and a
+             newline; 2,000,000 lines = 193 MiB) in one file, shipped with
+             `disagent --once` from the start of the file to a 4-partition
+             COMMON stream over HTTPS with AK/SK signing, default config.
+  lz4, zstd  the same with body.compress.enabled = true and
+             body.compress.type = lz4 / zstd.
+  protobuf   the same with body.serialize.type = protobuf.
+             A variant whose keys `disagent -t` rejects is reported as
+             skipped, with the reason, never measured.
+  long-lines 20,000 lines of 4,096 bytes (78 MiB), default config: the
+             memory budget (maxMemoryBytes) fills up, which 100-byte lines
+             never do (four requests of 500 records hold ~1.3 MB), so this
+             is the peak-RSS worst case, and the per-byte rather than
+             per-record cost.
+  latency    100 files written concurrently at 20 lines/s each for 60 s
+             (--quick: 15 s), every line carrying its write time; the
+             endpoint records the acknowledgement time of each record:
+             p50/p99 of (ack - write), with the default maxBufferAgeMillis
+             (5000) and with 500.  At 2,000 lines/s the 500-record batches
+             fill in 0.25 s, so the batch size, not the age, bounds it.
+  latency-low  the same at 0.5 lines/s per file (50 lines/s), where the
+             maxBufferAgeMillis timer sends every batch: the target
+             p99 < maxBufferAgeMillis + 200 ms is about this one.
+  idle       1,000 tracked files, all shipped, then 60 s (--quick: 15 s)
+             idle: agent CPU as % of one core and wake-ups per second.
+  discovery  10,000 one-line files found at start, --once: time, memory.
+
+Measurements: wall seconds; agent CPU (user + sys of the agent process
+only, from wait4's rusage, or /proc/PID/stat deltas for the idle window);
+CPU seconds per GiB of file bytes; MiB/s; peak RSS (ru_maxrss = VmHWM);
+latency percentiles.  The floor (bench/floor.c) reads the same file in
+1 MiB chunks, Base64-encodes it with the project's encoder and SHA-256
+hashes the text: the ratio agent/floor is the figure to compare between
+machines.  Each figure is the median of --runs runs (default 3, --quick 1).
+
+The endpoint is bench/dis_ackd (C, ack-only, verifies nothing and costs
+little CPU) for the throughput, idle and discovery scenarios, and
+tests/dis_server.py (signature checks, records file with ack times) for
+the latency scenario, whose load is low.  Every run checks that the
+endpoint acknowledged exactly the records written.
+
+Environment: top_srcdir, top_builddir, DISAGENT, PYTHON3 (for
+dis_server.py), OPENSSL, BENCH_FLOOR, BENCH_ENDPOINT (prebuilt helpers;
+otherwise they are compiled into the work directory with the build's
+compiler and libraries).
+
+`--profile` also runs the reference workload once under `perf record`
+(cpu-clock, call graphs) and prints the top functions by self time.
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import random
+import shlex
+import shutil
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MIB = 1 << 20
+GIB = 1 << 30
+AK = "BENCHACCESSKEY"
+SK = "bench-Secret-Key-0123456789abcdefXYZ"
+PROJECT = "0123456789abcdef0123456789abcdef"
+STREAM = "bench"
+PARTITIONS = 4
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SCENARIOS = ["reference", "lz4", "zstd", "protobuf", "long-lines",
+             "latency", "latency-low", "idle", "discovery"]
+LONG_LINES = 20000          # of 4096 bytes: 78 MiB
+# Lines per second per file of the latency scenarios (100 files each).
+LATENCY_RATE = {"latency": 20.0, "latency-low": 0.5}
+VARIANTS = {
+    "reference": [],
+    "lz4": ["body.compress.enabled = true", "body.compress.type = lz4"],
+    "zstd": ["body.compress.enabled = true", "body.compress.type = zstd"],
+    "protobuf": ["body.serialize.type = protobuf"],
+    "long-lines": [],
+}
+T0 = time.monotonic()
+
+
+def note(msg):
+    """Progress on stderr, so stdout carries only the results."""
+    sys.stderr.write("[bench %6.1fs] %s\n" % (time.monotonic() - T0, msg))
+    sys.stderr.flush()
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Processes we start; each is ended by its own pid, never by name.
+
+STARTED = []
+
+
+def spawn(argv, **kw):
+    p = subprocess.Popen(argv, **kw)
+    STARTED.append(p)
+    return p
+
+
+def stop(p, sig=signal.SIGTERM, timeout=30):
+    """Signal p and reap it; (exit code, rusage; None if reaped before)."""
+    if p.returncode is not None:
+        return p.returncode, None
+    try:
+        os.kill(p.pid, sig)
+    except ProcessLookupError:
+        pass
+    killer = threading.Timer(timeout, lambda: kill_quietly(p))
+    killer.start()
+    try:
+        _, status, ru = os.wait4(p.pid, 0)
+    finally:
+        killer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, ru
+
+
+def kill_quietly(p):
+    """SIGKILL p and its children (the agent under GNU time), by pid."""
+    try:
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        kids = []
+    for pid in kids + [p.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def stop_all():
+    for p in STARTED:
+        if p.returncode is None and p.poll() is None:
+            kill_quietly(p)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+GNU_TIME = "/usr/bin/time"
+
+
+def run_measured(argv, timeout, **kw):
+    """Run argv to its end; (exit code, wall s, user s, sys s, maxrss KiB).
+
+    CPU comes from wait4 on the child, so it counts the agent process (all
+    its threads) and nothing else (but GNU time's own few microseconds).
+    Peak RSS cannot come from that rusage: Linux carries the forking
+    parent's high-water mark over exec into ru_maxrss, and this parent is
+    a large Python process.  GNU time forks the agent from a small process
+    and reports the agent's own figure; without it, VmHWM is polled every
+    10 ms (a lower bound).
+    """
+    rssfile = None
+    if os.access(GNU_TIME, os.X_OK):
+        fd, rssfile = tempfile.mkstemp(prefix="bench-rss.")
+        os.close(fd)
+        argv = [GNU_TIME, "-f", "%M", "-o", rssfile, "--"] + list(argv)
+    t0 = time.monotonic()
+    p = spawn(argv, **kw)
+    killer = threading.Timer(timeout, lambda: kill_quietly(p))
+    killer.start()
+    hwm = [0]
+    if rssfile is None:
+        threading.Thread(target=poll_hwm, args=(p, hwm), daemon=True).start()
+    try:
+        _, status, ru = os.wait4(p.pid, 0)
+    finally:
+        killer.cancel()
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if rssfile is not None:
+        with open(rssfile) as f:
+            hwm[0] = int(f.read().split()[-1])
+        os.unlink(rssfile)
+    return p.returncode, wall, ru.ru_utime, ru.ru_stime, hwm[0]
+
+
+def poll_hwm(p, hwm):
+    while p.returncode is None:
+        try:
+            hwm[0] = max(hwm[0], proc_status_kib(p.pid, "VmHWM"))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            return
+        time.sleep(0.01)
+
+
+def proc_cpu(pid):
+    """utime + stime of a live process (all threads), in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def tasks(pid):
+    try:
+        return os.listdir("/proc/%d/task" % pid)
+    except FileNotFoundError:
+        return []
+
+
+def proc_switches(pid):
+    """Context switches (voluntary + not) summed over the live threads."""
+    total = 0
+    for tid in tasks(pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches",
+                                        "nonvoluntary_ctxt_switches")):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def proc_runtime_ns(pid):
+    """CPU time in ns from schedstat, summed over the live threads."""
+    total = 0
+    for tid in tasks(pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ValueError, IndexError):
+            pass
+    return total
+
+
+def proc_status_kib(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Tools: the agent, the floor, the endpoints.
+
+class Tools:
+    def __init__(self, args, work):
+        env = os.environ
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.srcdir = os.path.abspath(env.get("top_srcdir") or
+                                      os.path.dirname(here))
+        agent = env.get("DISAGENT")
+        builddir = env.get("top_builddir")
+        if not builddir:
+            builddir = (os.path.dirname(os.path.dirname(agent)) if agent
+                        else self.srcdir)
+        self.builddir = os.path.abspath(builddir)
+        self.agent = os.path.abspath(agent or os.path.join(
+            self.builddir, "src", "disagent"))
+        if not os.access(self.agent, os.X_OK):
+            raise BenchError("no agent at %s (build it, or set DISAGENT)"
+                             % self.agent)
+        self.python = env.get("PYTHON3") or sys.executable
+        self.openssl = env.get("OPENSSL") or "openssl"
+        self.work = work
+        self.floor = self.helper("BENCH_FLOOR", "floor", "floor.c", True)
+        self.ackd = self.helper("BENCH_ENDPOINT", "dis_ackd", "dis_ackd.c",
+                                False)
+        self.ca = os.path.join(work, "ca")
+        subprocess.run(["sh", os.path.join(self.srcdir, "tests",
+                                           "make_test_ca.sh"), self.ca],
+                       check=True, stdout=subprocess.DEVNULL,
+                       env=dict(env, OPENSSL=self.openssl))
+        self.perf = shutil.which("perf")
+
+    def helper(self, var, name, source, with_lib):
+        """A prebuilt helper (env var, then the build tree), else build."""
+        path = os.environ.get(var)
+        if path:
+            return os.path.abspath(path)
+        src = os.path.join(self.srcdir, "bench", source)
+        built = os.path.join(self.builddir, "bench", name)
+        if os.access(built, os.X_OK) and \
+                os.path.getmtime(built) >= os.path.getmtime(src):
+            return built
+        return self.compile(name, src, with_lib)
+
+    def make_vars(self):
+        """CC, CFLAGS and DEP_LIBS as the build tree's Makefile has them."""
+        rule = ("bench-print-vars:\n"
+                "\t@echo 'CC='$(CC)\n\t@echo 'CFLAGS='$(CFLAGS)\n"
+                "\t@echo 'DEP_LIBS='$(DEP_LIBS)\n")
+        out = subprocess.run(
+            ["make", "-s", "-C", self.builddir, "-f", "Makefile", "-f", "-",
+             "bench-print-vars"], input=rule, capture_output=True,
+            text=True)
+        if out.returncode != 0:
+            raise BenchError("cannot read %s/Makefile: %s" % (
+                self.builddir, out.stderr.strip()))
+        v = {}
+        for line in out.stdout.splitlines():
+            k, _, val = line.partition("=")
+            v[k] = shlex.split(val)
+        return v
+
+    def compile(self, name, src, with_lib):
+        v = self.make_vars()
+        out = os.path.join(self.work, "bin", name)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        argv = (v.get("CC") or ["cc"]) + (v.get("CFLAGS") or ["-O2"])
+        if with_lib:
+            lib = os.path.join(self.builddir, "src", "libdisagent.a")
+            argv += ["-I", os.path.join(self.srcdir, "src"),
+                     "-I", self.builddir, "-o", out, src, lib] + \
+                v.get("DEP_LIBS", [])
+        else:
+            argv += ["-o", out, src, "-lssl", "-lcrypto", "-lpthread",
+                     "-ldl"]
+        note("building %s" % name)
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError("cannot build %s:\n%s\n%s" % (
+                name, " ".join(argv), r.stderr))
+        return out
+
+
+class Endpoint:
+    """A running endpoint: dis_ackd (kind "ackd") or dis_server.py."""
+
+    def __init__(self, tools, kind, tag, records_file=None):
+        self.tools = tools
+        self.kind = kind
+        d = os.path.join(tools.work, "ep-" + tag)
+        os.makedirs(d, exist_ok=True)
+        portfile = os.path.join(d, "port")
+        self.log = open(os.path.join(d, "log"), "ab")
+        if kind == "ackd":
+            argv = [tools.ackd, "--cert", tools.ca + "/server.pem",
+                    "--key", tools.ca + "/server.key", "--port-file",
+                    portfile, "--partitions", str(PARTITIONS)]
+        else:
+            argv = [tools.python, os.path.join(tools.srcdir, "tests",
+                                               "dis_server.py"),
+                    "--cert", tools.ca + "/server.pem",
+                    "--key", tools.ca + "/server.key",
+                    "--port", "0", "--port-file", portfile,
+                    "--ak", AK, "--sk", SK, "--project-id", PROJECT,
+                    "--stream", "%s:COMMON:%d" % (STREAM, PARTITIONS),
+                    "--records-file", records_file, "--quiet",
+                    "--log-file", os.path.join(d, "server.log")]
+        self.proc = spawn(argv, stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(portfile):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise BenchError("endpoint %s did not start (see %s)" % (
+                    kind, d))
+            time.sleep(0.02)
+        with open(portfile) as f:
+            self.port = int(f.read())
+        self.ctx = ssl.create_default_context(cafile=tools.ca + "/ca.pem")
+
+    def stats(self):
+        c = http.client.HTTPSConnection("127.0.0.1", self.port,
+                                        context=self.ctx, timeout=10)
+        try:
+            c.request("GET", "/_test/stats")
+            return json.loads(c.getresponse().read())
+        finally:
+            c.close()
+
+    def records(self):
+        s = self.stats()
+        return s["records"] if self.kind == "ackd" else \
+            s["records_accepted"]
+
+    def cpu(self):
+        try:
+            return proc_cpu(self.proc.pid)
+        except FileNotFoundError:
+            return 0.0
+
+    def close(self):
+        stop(self.proc)
+        self.log.close()
+
+
+def write_conf(tools, path, port, state, flow, agent_extra=(),
+               flow_extra=()):
+    """An agent.ini for one flow named "bench" reading `flow` (a glob)."""
+    os.makedirs(state, exist_ok=True)
+    lines = ["[agent]", "region = cn-north-1", "projectId = " + PROJECT,
+             "endpoint = https://127.0.0.1:%d" % port, "ak = " + AK,
+             "sk = " + SK, "caFile = %s/ca.pem" % tools.ca,
+             "checkpointFile = %s/state.json" % state]
+    lines += list(agent_extra)
+    lines += ["", "[flow:bench]", "DISStream = " + STREAM,
+              "filePattern = " + flow]
+    lines += list(flow_extra)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def conf_check(tools, path):
+    """None when `disagent -t` accepts path, else its message."""
+    r = subprocess.run([tools.agent, "-t", "-c", path], capture_output=True,
+                       text=True)
+    if r.returncode == 0:
+        return None
+    return (r.stderr.strip() or r.stdout.strip()).splitlines()[0]
+
+
+def wait_until(what, fn, timeout, every=0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise BenchError("timed out waiting for " + what)
+        time.sleep(every)
+
+
+# ---------------------------------------------------------------------------
+# Data.
+
+def gen_backlog(path, n):
+    """n log-like lines of exactly 100 characters plus a newline."""
+    rnd = random.Random(6)
+    levels = ("INFO ", "INFO ", "INFO ", "INFO ", "DEBUG", "WARN ", "ERROR")
+    verbs = ("GET", "GET", "GET", "POST", "PUT", "DELETE")
+    paths = ("/api/v1/items/", "/api/v1/users/", "/api/v2/orders/",
+             "/static/app/", "/healthz/", "/api/v1/search?q=")
+    tail = " agent=Mozilla/5.0 (X11; Linux x86_64) trace=%016x"
+    with open(path, "wb") as f:
+        for start in range(0, n, 50000):
+            out = []
+            for i in range(start, min(n, start + 50000)):
+                r = rnd.getrandbits(64)
+                s = ("2025-11-30T%02d:%02d:%02d.%03dZ %s w-%02d %s %s%06d "
+                     "st=%d %dB %dms" % (
+                         i // 3600000 % 24, i // 60000 % 60, i // 1000 % 60,
+                         i % 1000, levels[r % 7], r >> 8 & 15,
+                         verbs[r >> 12 & 3], paths[(r >> 14) % 6],
+                         r >> 20 & 0xfffff, 200 + (r >> 40 & 3) * 100,
+                         r >> 42 & 0xffff, r >> 58)) + tail % r
+                out.append(s[:100].ljust(100) + "\n")
+            f.write("".join(out).encode())
+
+
+def gen_long_lines(path, n):
+    """n lines of 4095 characters plus a newline, text-like."""
+    rnd = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "request", "user", "id",
+             "status", "200", "404", "GET", "POST", "latency", "ms"]
+    with open(path, "wb") as f:
+        for i in range(n):
+            parts, size = ["%07d" % i], 7
+            while size < 4095:
+                w = words[rnd.getrandbits(4) % len(words)]
+                parts.append(w)
+                size += len(w) + 1
+            f.write((" ".join(parts)[:4095] + "\n").encode())
+
+
+def gen_small_files(d, n, tag):
+    os.makedirs(d, exist_ok=True)
+    for i in range(n):
+        with open(os.path.join(d, "f%05d.log" % i), "w") as f:
+            f.write("%s file %05d %s\n" % (tag, i, "x" * 60))
+
+
+# ---------------------------------------------------------------------------
+# Scenarios.  Each returns a row: a dict of figures (medians) and notes.
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def floor_run(tools, path):
+    r = subprocess.run([tools.floor, path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BenchError("floor failed: " + r.stderr.strip())
+    kv = dict(x.split("=", 1) for x in r.stdout.split())
+    return float(kv["cpu_s"]), int(kv["bytes"])
+
+
+def variant_place(tools, conf, name, d):
+    """Where `disagent -t` takes the variant's keys: write_conf keyword
+    arguments (the flow section, else [agent]), or why it takes neither."""
+    why = None
+    for place in ({"flow_extra": VARIANTS[name]},
+                  {"agent_extra": VARIANTS[name]}):
+        write_conf(tools, conf, 1, os.path.join(d, "state"), "/nonexistent",
+                   **place)
+        msg = conf_check(tools, conf)
+        if msg is None:
+            return place
+        why = why or msg
+    return "disagent -t rejects %s: %s" % ("; ".join(VARIANTS[name]), why)
+
+
+def throughput(tools, args, name, backlog, nlines):
+    size = os.path.getsize(backlog)
+    d = os.path.join(tools.work, name)
+    os.makedirs(d, exist_ok=True)
+    conf = os.path.join(d, "agent.ini")
+    place = variant_place(tools, conf, name, d)
+    if isinstance(place, str):
+        return {"scenario": name, "skipped": place}
+    runs = []
+    for k in range(args.runs):
+        fcpu, fbytes = floor_run(tools, backlog)
+        ep = Endpoint(tools, "ackd", "%s-%d" % (name, k))
+        state = os.path.join(d, "state%d" % k)
+        write_conf(tools, conf, ep.port, state, backlog, **place)
+        with open(os.path.join(d, "agent%d.log" % k), "wb") as log:
+            rc, wall, user, sys_, rss = run_measured(
+                [tools.agent, "-c", conf, "--once"], args.timeout,
+                stdout=log, stderr=log)
+        got, st = ep.records(), ep.stats()
+        ecpu = ep.cpu()
+        ep.close()
+        if rc != 0 or got != nlines:
+            raise BenchError("%s run %d: agent exit %d, endpoint acked %d "
+                             "records of %d (see %s)" % (
+                                 name, k, rc, got, nlines, d))
+        cpu = user + sys_
+        runs.append({"wall": wall, "cpu": cpu, "user": user, "sys": sys_,
+                     "rss": rss / 1024.0, "floor": fcpu / (fbytes / GIB),
+                     "ecpu": ecpu, "reqs": st["put_requests"],
+                     "wire": st["body_bytes"]})
+        note("%s run %d: wall %.2fs cpu %.2fs (user %.2f sys %.2f) rss "
+             "%.1f MiB; floor %.3fs; endpoint cpu %.2fs; %d requests" % (
+                 name, k + 1, wall, cpu, user, sys_, rss / 1024.0, fcpu,
+                 ecpu, st["put_requests"]))
+    m = {k: median([r[k] for r in runs]) for k in runs[0]}
+    gib = size / GIB
+    return {
+        "scenario": name, "runs": len(runs), "wall": m["wall"],
+        "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / gib,
+        "mib_s": size / MIB / m["wall"], "rss": m["rss"],
+        "floor": m["floor"], "ratio": m["cpu"] / gib / m["floor"],
+        "notes": "user %.2f sys %.2f; %d req, wire %.0f MiB; endpoint cpu "
+                 "%.2fs" % (m["user"], m["sys"], m["reqs"], m["wire"] / MIB,
+                            m["ecpu"]),
+        "all_runs": runs,
+    }
+
+
+def writer_main(argv):
+    """Child process of the latency scenario: appends stamped lines."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--dir")
+    p.add_argument("--files", type=int)
+    p.add_argument("--rate", type=float)
+    p.add_argument("--seconds", type=float)
+    a = p.parse_args(argv)
+    fds = [os.open(os.path.join(a.dir, "f%03d.log" % i),
+                   os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+           for i in range(a.files)]
+    per_s = a.files * a.rate
+    total = int(a.seconds * per_s)
+    pad = "y" * 100
+    start = time.monotonic()
+    start_ns = time.time_ns()
+    for j in range(total):
+        due = start + j / per_s
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        i = j % a.files
+        line = "T=%019d f=%03d n=%07d " % (time.time_ns(), i, j // a.files)
+        os.write(fds[i], (line + pad)[:100].encode() + b"\n")
+    for fd in fds:
+        os.close(fd)
+    print(start_ns, total)
+    return 0
+
+
+def latency_percentiles(records_file, lo_ns, hi_ns):
+    """(records, p50, p99, max) in ms over lines written in [lo, hi)."""
+    lat, n = [], 0
+    with open(records_file, "rb") as f:
+        for line in f:
+            r = json.loads(line)
+            written = int(base64.b64decode(r["data"])[2:21])
+            n += 1
+            if lo_ns <= written < hi_ns:
+                lat.append((r["t"] - written) / 1e6)
+    if not lat:
+        raise BenchError("latency: no record written in the window")
+    lat.sort()
+
+    def pct(q):
+        return lat[min(len(lat) - 1, int(q * len(lat)))]
+    return n, len(lat), pct(0.50), pct(0.99), lat[-1]
+
+
+def latency_run(tools, args, name, age, k):
+    rate = LATENCY_RATE[name]
+    d = os.path.join(tools.work, "%s-%d-%d" % (name, age, k))
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    for i in range(100):
+        open(os.path.join(logs, "f%03d.log" % i), "w").close()
+    records = os.path.join(d, "records.jsonl")
+    ep = Endpoint(tools, "py", "%s-%d-%d" % (name, age, k), records)
+    conf = os.path.join(d, "agent.ini")
+    extra = [] if age == 5000 else ["maxBufferAgeMillis = %d" % age]
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"),
+               logs + "/*.log", flow_extra=extra)
+    log = open(os.path.join(d, "agent.log"), "wb")
+    agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
+    wait_until("the agent's DescribeStream",
+               lambda: ep.stats()["requests"] >= 1, 30)
+    time.sleep(1)
+    # Steady state only: 1 s of warm-up, the window, then writing goes on
+    # for maxBufferAgeMillis + 1 s so that the window's last lines leave
+    # with the flow's ordinary batches, not with the final partial batch
+    # that only the age timer flushes once writing stops.
+    t0 = time.monotonic()
+    w = subprocess.run([sys.executable, os.path.abspath(__file__),
+                        "_writer", "--dir", logs, "--files", "100",
+                        "--rate", str(rate), "--seconds",
+                        str(1 + args.seconds + age / 1000 + 1)],
+                       capture_output=True, text=True, check=True)
+    start_ns, written = (int(x) for x in w.stdout.split())
+    wait_until("%d records at the endpoint" % written,
+               lambda: ep.records() >= written, age / 1000 + 60)
+    wall = time.monotonic() - t0
+    rss = proc_status_kib(agent.pid, "VmHWM") / 1024.0
+    rc, ru = stop(agent)
+    log.close()
+    ep.close()
+    if rc != 0:
+        raise BenchError("latency: agent exit %s (see %s)" % (rc, d))
+    lo = start_ns + 10 ** 9
+    n, m, p50, p99, worst = latency_percentiles(
+        records, lo, lo + int(args.seconds * 1e9))
+    if n != written:
+        raise BenchError("latency: %d records for %d lines" % (n, written))
+    cpu = ru.ru_utime + ru.ru_stime
+    note("%s %d run %d: %d lines (%d in the window), p50 %.0f ms p99 "
+         "%.0f ms max %.0f ms; agent cpu %.2fs over %.1fs" % (
+             name, age, k + 1, n, m, p50, p99, worst, cpu, wall))
+    return {"wall": wall, "cpu": cpu, "rss": rss, "p50": p50, "p99": p99,
+            "max": worst, "n": m}
+
+
+def latency(tools, args, name, age):
+    runs = [latency_run(tools, args, name, age, k)
+            for k in range(args.runs)]
+    m = {k: median([r[k] for r in runs]) for k in runs[0]}
+    return {
+        "scenario": "%s-%d" % (name, age), "runs": len(runs),
+        "wall": m["wall"], "cpu": m["cpu"], "rss": m["rss"],
+        "p50": m["p50"], "p99": m["p99"], "age": age,
+        "notes": "100 files x %g lines/s, %gs window (%d lines); max %.0f "
+                 "ms; target p99 < %d ms" % (
+                     LATENCY_RATE[name], args.seconds, m["n"], m["max"],
+                     age + 200),
+        "all_runs": runs,
+    }
+
+
+def perf_switches(pid, seconds):
+    """Start `perf stat` on pid for seconds; a function returning counts."""
+    if not shutil.which("perf"):
+        return lambda: None
+    out = os.path.join(tempfile.gettempdir(), "bench-perf-%d.csv" % pid)
+    p = spawn(["perf", "stat", "-x", ",", "-o", out, "-e",
+               "sched:sched_switch,sched:sched_wakeup", "-p", str(pid),
+               "--", "sleep", str(seconds)], stdout=subprocess.DEVNULL,
+              stderr=subprocess.DEVNULL)
+
+    def result():
+        p.wait()
+        counts = {}
+        try:
+            with open(out) as f:
+                for line in f:
+                    parts = line.strip().split(",")
+                    if len(parts) > 2 and parts[0].isdigit():
+                        counts[parts[2]] = int(parts[0])
+            os.unlink(out)
+        except OSError:
+            return None
+        return counts or None
+    return result
+
+
+def idle_run(tools, args, k):
+    d = os.path.join(tools.work, "idle%d" % k)
+    gen_small_files(os.path.join(d, "logs"), 1000, "idle%d" % k)
+    ep = Endpoint(tools, "ackd", "idle%d" % k)
+    conf = os.path.join(d, "agent.ini")
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"),
+               os.path.join(d, "logs") + "/*.log")
+    log = open(os.path.join(d, "agent.log"), "wb")
+    agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
+    wait_until("1000 records", lambda: ep.records() >= 1000, 120)
+    time.sleep(3)          # the last commit and checkpoint write
+    pid = agent.pid
+    perf = perf_switches(pid, args.seconds)
+    c0, n0, s0, t0 = (proc_cpu(pid), proc_runtime_ns(pid),
+                      proc_switches(pid), time.monotonic())
+    time.sleep(args.seconds)
+    c1, n1, s1, t1 = (proc_cpu(pid), proc_runtime_ns(pid),
+                      proc_switches(pid), time.monotonic())
+    pc = perf()
+    rss = proc_status_kib(pid, "VmHWM") / 1024.0
+    threads = len(tasks(pid))
+    rc, _ = stop(agent)
+    log.close()
+    ep.close()
+    if rc != 0:
+        raise BenchError("idle: agent exit %s (see %s)" % (rc, d))
+    span = t1 - t0
+    r = {"wall": span, "cpu": c1 - c0, "pct": (c1 - c0) / span * 100,
+         "pct_ns": (n1 - n0) / 1e9 / span * 100, "wakeups": (s1 - s0) / span,
+         "rss": rss, "threads": threads,
+         "perf_switch": pc.get("sched:sched_switch") / span
+         if pc and "sched:sched_switch" in pc else None}
+    note("idle run %d: %.3f%% of a core (schedstat %.4f%%), %.1f switches/s"
+         " (perf sched_switch %s/s), %d threads" % (
+             k + 1, r["pct"], r["pct_ns"], r["wakeups"],
+             "%.1f" % r["perf_switch"] if r["perf_switch"] is not None
+             else "n/a", threads))
+    return r
+
+
+def idle(tools, args):
+    runs = [idle_run(tools, args, k) for k in range(args.runs)]
+    m = {k: median([r[k] for r in runs]) for k in runs[0]}
+    return {
+        "scenario": "idle", "runs": len(runs), "wall": m["wall"],
+        "cpu": m["cpu"], "rss": m["rss"], "idle_pct": m["pct_ns"],
+        "wakeups": m["wakeups"],
+        "notes": "1000 files, %gs: %.4f%% core (schedstat; /proc/stat "
+                 "%.3f%%), %.2f wakeups/s (ctxt switches%s)" % (
+                     args.seconds, m["pct_ns"], m["pct"], m["wakeups"],
+                     "; perf sched_switch %.2f/s" % m["perf_switch"]
+                     if m["perf_switch"] is not None else ""),
+        "all_runs": runs,
+    }
+
+
+def discovery(tools, args):
+    d = os.path.join(tools.work, "discovery")
+    logs = os.path.join(d, "logs")
+    gen_small_files(logs, 10000, "disc")
+    conf = os.path.join(d, "agent.ini")
+    runs = []
+    for k in range(args.runs):
+        ep = Endpoint(tools, "ackd", "discovery%d" % k)
+        write_conf(tools, conf, ep.port, os.path.join(d, "state%d" % k),
+                   logs + "/*.log")
+        with open(os.path.join(d, "agent%d.log" % k), "wb") as log:
+            rc, wall, user, sys_, rss = run_measured(
+                [tools.agent, "-c", conf, "--once"], args.timeout,
+                stdout=log, stderr=log)
+        got = ep.records()
+        ep.close()
+        if rc != 0 or got != 10000:
+            raise BenchError("discovery run %d: agent exit %d, %d records "
+                             "of 10000 (see %s)" % (k, rc, got, d))
+        runs.append({"wall": wall, "cpu": user + sys_, "rss": rss / 1024.0})
+        note("discovery run %d: wall %.2fs cpu %.2fs rss %.1f MiB" % (
+            k + 1, wall, user + sys_, rss / 1024.0))
+    m = {k: median([r[k] for r in runs]) for k in runs[0]}
+    return {"scenario": "discovery", "runs": len(runs), "wall": m["wall"],
+            "cpu": m["cpu"], "rss": m["rss"],
+            "notes": "10000 one-line files, --once", "all_runs": runs}
+
+
+def profile(tools, args, backlog):
+    """The reference workload once under perf record; top self symbols."""
+    if not tools.perf:
+        return "perf is not installed"
+    d = os.path.join(tools.work, "profile")
+    os.makedirs(d, exist_ok=True)
+    ep = Endpoint(tools, "ackd", "profile")
+    conf = os.path.join(d, "agent.ini")
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"), backlog)
+    data = os.path.join(d, "perf.data")
+    with open(os.path.join(d, "agent.log"), "wb") as log:
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock",
+                            "-F", "999", "--call-graph", "dwarf,16384",
+                            "-o", data, "--", tools.agent, "-c", conf,
+                            "--once"], stdout=log, stderr=log)
+    ep.close()
+    if r.returncode != 0:
+        return "perf record failed (see %s)" % d
+    # Self time per library, then inclusive time of the agent's own
+    # functions (DWARF unwinding reaches them through libc, libcurl, ...).
+    by_dso = perf_report(data, ["--no-children", "--sort", "dso"], 0.2)
+    name = os.path.basename(tools.agent)
+    agent = [x.replace(name, "", 1) for x in perf_report(
+        data, ["--children", "--sort", "dso,symbol"], 0.5)
+        if " %s " % name in x]
+    return ("self time by object:\n" + "\n".join(by_dso[:12]) +
+            "\n\ninclusive time of the agent's functions (>= 0.5%):\n" +
+            "\n".join(agent[:45]) + "\n(perf.data: %s; e.g. perf report -i "
+            "%s --children)" % (data, data))
+
+
+def perf_report(data, how, limit):
+    rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "-g",
+                          "none", "--percent-limit", str(limit)] + how,
+                         capture_output=True, text=True)
+    return [x.rstrip().rstrip("-").rstrip() for x in rep.stdout.splitlines()
+            if x.strip() and not x.startswith("#")]
+
+
+# ---------------------------------------------------------------------------
+# Output.
+
+def fmt(v, spec="%.2f"):
+    return "-" if v is None else spec % v
+
+
+def print_table(rows, out):
+    head = ("scenario", "runs", "wall s", "CPU s", "CPU s/GiB", "MiB/s",
+            "RSS MiB", "p50/p99 ms", "floor s/GiB", "ratio", "notes")
+    table = [head]
+    for r in rows:
+        if "skipped" in r:
+            table.append((r["scenario"], "0") + ("-",) * 8 +
+                         ("SKIPPED: " + r["skipped"],))
+            continue
+        lat = ("%.0f/%.0f" % (r["p50"], r["p99"]) if "p50" in r else "-")
+        table.append((r["scenario"], str(r["runs"]), fmt(r.get("wall")),
+                      fmt(r.get("cpu"), "%.3f"),
+                      fmt(r.get("cpu_per_gib")), fmt(r.get("mib_s"), "%.1f"),
+                      fmt(r.get("rss"), "%.1f"), lat,
+                      fmt(r.get("floor")), fmt(r.get("ratio"), "%.2fx"),
+                      r.get("notes", "")))
+    widths = [max(len(t[i]) for t in table) for i in range(len(head) - 1)]
+    for t in table:
+        out.write("  ".join(c.rjust(w) if i else c.ljust(w)
+                            for i, (c, w) in enumerate(zip(t, widths))))
+        out.write("  " + t[-1] + "\n")
+
+
+def targets(rows, out):
+    by = {r["scenario"]: r for r in rows if "skipped" not in r}
+    lines = []
+
+    def check(label, ok, got):
+        lines.append("  %-4s %-52s %s" % ("MET" if ok else "MISS", label,
+                                          got))
+    ref = by.get("reference")
+    if ref:
+        check("CPU <= 4 s/GiB (reference)", ref["cpu_per_gib"] <= 4,
+              "%.2f s/GiB" % ref["cpu_per_gib"])
+        check("CPU <= 2.5x floor (reference)", ref["ratio"] <= 2.5,
+              "%.2fx" % ref["ratio"])
+    for r in rows:
+        if "skipped" not in r and r.get("rss") is not None:
+            check("peak RSS <= 20 MiB (%s)" % r["scenario"], r["rss"] <= 20,
+                  "%.1f MiB" % r["rss"])
+    if "idle" in by:
+        i = by["idle"]
+        check("idle < 0.1% of a core", i["idle_pct"] < 0.1,
+              "%.4f%%" % i["idle_pct"])
+        check("idle: a few wake-ups/s (<= 5)", i["wakeups"] <= 5,
+              "%.2f/s" % i["wakeups"])
+    for r in rows:
+        if r["scenario"].startswith("latency") and "skipped" not in r:
+            check("latency p99 < %d ms (%s)" % (r["age"] + 200,
+                                                r["scenario"]),
+                  r["p99"] < r["age"] + 200, "%.0f ms" % r["p99"])
+    if lines:
+        out.write("targets:\n" + "\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="bench/run", description="The disagent benchmark (see the "
+        "header of bench/bench.py).")
+    p.add_argument("--quick", action="store_true",
+                   help="1 run, 15 s latency and idle windows")
+    p.add_argument("--runs", type=int, help="runs per figure (default 3)")
+    p.add_argument("--only", help="comma list of: " + ", ".join(SCENARIOS))
+    p.add_argument("--lines", type=int, default=2000000,
+                   help="lines of the reference backlog (default 2000000)")
+    p.add_argument("--seconds", type=float,
+                   help="latency and idle windows (default 60, quick 15)")
+    p.add_argument("--workdir", help="work directory (kept)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the temporary work directory")
+    p.add_argument("--json", help="also write the results here as JSON")
+    p.add_argument("--profile", action="store_true",
+                   help="perf record the reference workload once")
+    p.add_argument("--timeout", type=float, default=900,
+                   help="limit for one --once run, seconds")
+    a = p.parse_args(argv)
+    a.runs = a.runs or (1 if a.quick else 3)
+    a.seconds = a.seconds or (15 if a.quick else 60)
+    a.only = a.only.split(",") if a.only else list(SCENARIOS)
+    bad = [x for x in a.only if x not in SCENARIOS]
+    if bad or a.runs < 1:
+        p.error("unknown scenario %s" % ",".join(bad) if bad
+                else "--runs must be positive")
+    return a
+
+
+def run_all(args, work):
+    tools = Tools(args, work)
+    note("agent %s, floor %s, endpoint %s, work %s" % (
+        tools.agent, tools.floor, tools.ackd, work))
+    rows, backlog = [], None
+    if set(args.only) & (set(VARIANTS) - {"long-lines"}) or args.profile:
+        backlog = os.path.join(work, "backlog.log")
+        note("writing %d lines to %s" % (args.lines, backlog))
+        gen_backlog(backlog, args.lines)
+    for name in args.only:
+        note("scenario %s" % name)
+        if name == "long-lines":
+            path = os.path.join(work, "long.log")
+            gen_long_lines(path, LONG_LINES)
+            rows.append(throughput(tools, args, name, path, LONG_LINES))
+        elif name in VARIANTS:
+            rows.append(throughput(tools, args, name, backlog, args.lines))
+        elif name in LATENCY_RATE:
+            rows.append(latency(tools, args, name, 5000))
+            rows.append(latency(tools, args, name, 500))
+        elif name == "idle":
+            rows.append(idle(tools, args))
+        elif name == "discovery":
+            rows.append(discovery(tools, args))
+    prof = profile(tools, args, backlog) if args.profile else None
+    return rows, prof, tools
+
+
+def main(argv):
+    if argv[:1] == ["_writer"]:
+        return writer_main(argv[1:])
+    args = parse_args(argv)
+    work = args.workdir or tempfile.mkdtemp(prefix="disagent-bench.")
+    os.makedirs(work, exist_ok=True)
+    keep = args.keep or args.workdir is not None
+    ok = False
+    try:
+        rows, prof, tools = run_all(args, work)
+        out = sys.stdout
+        out.write("\ndisagent benchmark: %s lines x 101 B backlog, %d run(s)"
+                  " per figure (median), %s\n" % (
+                      format(args.lines, ","), args.runs,
+                      time.strftime("%Y-%m-%d %H:%M:%S")))
+        print_table(rows, out)
+        targets(rows, out)
+        if prof:
+            out.write("\nprofile of the reference workload (perf record, "
+                      "cpu-clock):\n" + prof + "\n")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"lines": args.lines, "runs": args.runs,
+                           "rows": rows}, f, indent=1)
+        ok = True
+    except BenchError as e:
+        sys.stderr.write("bench: %s\n" % e)
+        keep = True
+    finally:
+        stop_all()
+        if keep:
+            sys.stderr.write("bench: work directory kept: %s\n" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
