@@ -6,6 +6,10 @@
 # inode out again at once): a larger one, so no size check can tell, and
 # again exactly 10 bytes, the committed offset.  After a restart both new
 # files are read from 0 and arrive whole, and nothing old is sent again.
+# /tmp is often a tmpfs, which never reuses inode numbers: work in the
+# build tree, which is on the disk the build uses.
+[ -n "${top_builddir:-}" ] && [ -d "$top_builddir" ] && TMPDIR=$top_builddir &&
+	export TMPDIR
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/rotate_lib.sh"
 
