@@ -251,7 +251,7 @@ static const struct key keys[] = {
 	  .off = FOFF(max_in_flight), .def = "4",
 	  .help = "Most requests of this flow under way at once." },
 	{ KS_FLOW, "rescanIntervalMillis", KT_INT, .min = 100,
-	  .max = 3600000, .off = FOFF(rescan_interval_ms), .def = "5000",
+	  .max = 3600000, .off = FOFF(rescan_interval_ms), .def = "10000",
 	  .help = "How often the directories are listed again to find new, "
 	  "renamed or removed files, in milliseconds." },
 	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",

@@ -209,7 +209,7 @@ START_TEST(good_file_sets_every_field)
 	ck_assert_int_eq(f->retry_initial_backoff_ms, 100);
 	ck_assert_int_eq(f->retry_max_backoff_ms, 10000);
 	ck_assert_int_eq(f->max_in_flight, 4);
-	ck_assert_int_eq(f->rescan_interval_ms, 5000);
+	ck_assert_int_eq(f->rescan_interval_ms, 10000);
 	conf_free(c);
 }
 END_TEST
