@@ -605,6 +605,12 @@ fail:
 	return rc;
 }
 
+int
+framer_delim(const struct framer *f)
+{
+	return f->delim;
+}
+
 void
 framer_free(struct framer *fr)
 {

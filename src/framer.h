@@ -91,6 +91,8 @@ int	framer_new(const struct framer_opts *, struct framer **out, char *err,
 	    size_t errlen) WARN_UNUSED;
 /* Free a framer (NULL is fine).  Its states must be cleaned up first. */
 void	framer_free(struct framer *);
+/* The record delimiter byte. */
+int	framer_delim(const struct framer *);
 
 /*
  * Bytes currently held by the framer's own scratch buffers (not counting

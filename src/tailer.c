@@ -204,14 +204,20 @@ readbuf_forget(struct readbuf *rb)
  * Returns the number available at *p, or -errno.
  */
 static ssize_t
-window(struct tailer *t, struct readbuf *rb, size_t want, const char **p)
+window(struct tailer *t, struct readbuf *rb, size_t want, int delim,
+    const char **p)
 {
 	uint64_t	 end = rb->off + rb->b.len, have;
 	ssize_t		 n;
 
 	if (rb->owner == t->id && rb->off <= t->read_off && t->read_off < end) {
 		have = end - t->read_off;
-		if (have >= want || end >= t->size) {
+		/* Enough for a full record, the rest of the file, or at
+		 * least one whole record: frame from the window; read
+		 * again only for what it cannot hold. */
+		if (have >= want || end >= t->size || (delim >= 0 &&
+		    memchr(rb->b.data + (t->read_off - rb->off), delim,
+		    (size_t)have) != NULL)) {
 			*p = rb->b.data + (t->read_off - rb->off);
 			return (ssize_t)MIN(have, (uint64_t)want);
 		}
@@ -243,7 +249,7 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	want = want_bytes(t, max, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = window(t, rb, want, &p);
+	n = window(t, rb, want, framer_delim(fr), &p);
 	if (n <= 0)
 		return (long)n;
 	used = framer_feed(fr, &t->fs, p, (size_t)n, t->read_off,
@@ -267,7 +273,7 @@ tailer_read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	want = want_bytes(t, max_record, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = window(t, rb, MIN(want, max_record), &p);
+	n = window(t, rb, MIN(want, max_record), -1, &p);
 	if (n <= 0)
 		return (int)n;
 	rc = framer_feed_last(fr, &t->fs, p, (size_t)n, t->read_off,
