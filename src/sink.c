@@ -153,12 +153,6 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	mem_charge(b->mem, len + klen + sizeof(*r) + body_share(len, klen));
 }
 
-size_t
-batch_bytes(const struct batch *b)
-{
-	return b->charged;
-}
-
 /* --- setup -------------------------------------------------------------- */
 
 /* "https://h:443/x" -> "h" ; "https://h:8443" -> "h:8443" */

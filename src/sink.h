@@ -74,8 +74,6 @@ void		 batch_free(struct batch *);
 /* Add a record of file segment seg starting at file_off. */
 void		 batch_add(struct batch *, const char *data, size_t len,
 		    const char *key, uint16_t seg, uint64_t file_off);
-/* Bytes of memory the batch holds (records and request body). */
-size_t		 batch_bytes(const struct batch *);
 
 /* The sink calls done(batch, arg) when every record is acknowledged. */
 typedef void	(*sink_done_cb)(struct batch *, void *arg);

@@ -167,15 +167,6 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void
-buf_trim(struct buf *b, size_t n)
-{
-	if (b->cap <= n || b->len >= n)
-		return;
-	b->data = xrealloc(b->data, n);
-	b->cap = n;
-}
-
 int
 write_all(int fd, const void *buf, size_t n)
 {

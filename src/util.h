@@ -23,13 +23,6 @@
 #define MAX(a, b)	((a) > (b) ? (a) : (b))
 #endif
 
-/* Statics that unit tests reach are TESTABLE: static in the product. */
-#ifdef UNITTEST
-#define TESTABLE
-#else
-#define TESTABLE static
-#endif
-
 /* Allocation failure ends the process (tmux xmalloc). */
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
@@ -58,8 +51,6 @@ void	 buf_add(struct buf *, const void *, size_t);
 void	 buf_addstr(struct buf *, const char *);
 void	 buf_addc(struct buf *, char);
 void	 buf_printf(struct buf *, const char *, ...) PRINTFLIKE(2, 3);
-/* Shrink capacity back to at most n bytes when it grew past it. */
-void	 buf_trim(struct buf *, size_t);
 
 /*
  * A memory budget shared by every flow: bytes of records held in batches
