@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -29,37 +30,79 @@ codec_base64_len(size_t n)
 	return (n + 2) / 3 * 4;
 }
 
-void
-codec_base64(const void *src, size_t n, struct buf *out)
-{
-	const unsigned char	*p = src;
-	char			*o;
-	uint32_t		 v;
-	size_t			 i, olen;
+/*
+ * Two output characters for every 12-bit group (8 KiB, built on first
+ * use): half the table lookups of a 6-bit encoder, and the main loop reads
+ * 6 input bytes with one 8-byte load.
+ */
+static uint16_t	b64pair[4096];
 
-	olen = codec_base64_len(n);
-	buf_reserve(out, olen);
-	o = out->data + out->len;
-	for (i = 0; i + 3 <= n; i += 3) {
-		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-		*o++ = b64[v >> 18];
-		*o++ = b64[(v >> 12) & 0x3f];
-		*o++ = b64[(v >> 6) & 0x3f];
-		*o++ = b64[v & 0x3f];
+static void
+b64pair_init(void)
+{
+	unsigned char	 pr[2];
+	size_t		 i;
+
+	for (i = 0; i < 4096; i++) {
+		pr[0] = (unsigned char)b64[i >> 6];
+		pr[1] = (unsigned char)b64[i & 0x3f];
+		memcpy(&b64pair[i], pr, 2);
+	}
+}
+
+static inline char *
+b64_put2(char *o, uint64_t group)
+{
+	memcpy(o, &b64pair[group & 0xfff], 2);
+	return o + 2;
+}
+
+/* Encode n bytes at p into o (room for codec_base64_len(n)); the end. */
+static char *
+b64_encode(const unsigned char *p, size_t n, char *o)
+{
+	uint64_t	 v;
+	size_t		 i = 0;
+
+	if (b64pair[0] == 0)
+		b64pair_init();
+	for (; i + 8 <= n; i += 6) {
+		memcpy(&v, p + i, 8);
+		v = be64toh(v);
+		o = b64_put2(o, v >> 52);
+		o = b64_put2(o, v >> 40);
+		o = b64_put2(o, v >> 28);
+		o = b64_put2(o, v >> 16);
+	}
+	for (; i + 3 <= n; i += 3) {
+		v = (uint64_t)p[i] << 16 | (uint64_t)p[i + 1] << 8 | p[i + 2];
+		o = b64_put2(o, v >> 12);
+		o = b64_put2(o, v);
 	}
 	if (n - i == 1) {
-		v = (uint32_t)p[i] << 16;
-		*o++ = b64[v >> 18];
-		*o++ = b64[(v >> 12) & 0x3f];
+		v = p[i];
+		*o++ = b64[v >> 2];
+		*o++ = b64[(v & 0x03) << 4];
 		*o++ = '=';
 		*o++ = '=';
 	} else if (n - i == 2) {
-		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-		*o++ = b64[v >> 18];
-		*o++ = b64[(v >> 12) & 0x3f];
-		*o++ = b64[(v >> 6) & 0x3f];
+		v = (uint64_t)p[i] << 8 | p[i + 1];
+		*o++ = b64[v >> 10];
+		*o++ = b64[(v >> 4) & 0x3f];
+		*o++ = b64[(v & 0x0f) << 2];
 		*o++ = '=';
 	}
+	return o;
+}
+
+void
+codec_base64(const void *src, size_t n, struct buf *out)
+{
+	size_t	 olen;
+
+	olen = codec_base64_len(n);
+	buf_reserve(out, olen);
+	b64_encode(src, n, out->data + out->len);
 	out->len += olen;
 	out->data[out->len] = '\0';
 }
@@ -104,23 +147,58 @@ codec_put_begin(struct buf *out, const char *stream_name,
 	buf_addstr(out, "\",\"records\":[");
 }
 
+/* True when s (n bytes) can go inside a JSON string as it is. */
+static bool
+json_plain(const char *s, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * Hot: called once per record shipped.  The common case (a key that needs
+ * no escaping) is written with one reservation and plain stores.
+ */
 void
 codec_put_add(struct buf *out, const void *data, size_t len,
     const char *partition_key)
 {
+	static const char head[] = "{\"data\":\"";
+	static const char mid[] = "\",\"partition_key\":\"";
+	size_t		 klen = partition_key ? strlen(partition_key) : 0;
+	char		*o;
+
+	buf_reserve(out, codec_base64_len(len) + klen + sizeof(head) +
+	    sizeof(mid) + 4);
+	o = out->data + out->len;
 	/* The first record follows the '[' written by codec_put_begin. */
-	if (out->len > 0 && out->data[out->len - 1] != '[')
-		buf_addc(out, ',');
-	buf_reserve(out, codec_base64_len(len) + 32);
-	buf_addstr(out, "{\"data\":\"");
-	codec_base64(data, len, out);
-	buf_addc(out, '"');
-	if (partition_key != NULL) {
-		buf_addstr(out, ",\"partition_key\":\"");
+	if (out->len > 0 && o[-1] != '[')
+		*o++ = ',';
+	memcpy(o, head, sizeof(head) - 1);
+	o = b64_encode(data, len, o + sizeof(head) - 1);
+	if (partition_key == NULL) {
+		*o++ = '"';
+		*o++ = '}';
+		out->len = (size_t)(o - out->data);
+	} else if (json_plain(partition_key, klen)) {
+		memcpy(o, mid, sizeof(mid) - 1);
+		o += sizeof(mid) - 1;
+		memcpy(o, partition_key, klen);
+		o += klen;
+		*o++ = '"';
+		*o++ = '}';
+		out->len = (size_t)(o - out->data);
+	} else {
+		out->len = (size_t)(o - out->data);
+		buf_addstr(out, mid);
 		json_escape(out, partition_key);
-		buf_addc(out, '"');
+		buf_addstr(out, "\"}");
 	}
-	buf_addc(out, '}');
+	out->data[out->len] = '\0';
 }
 
 void
@@ -239,31 +317,37 @@ sc_char(struct scan *s, char c)
 	return true;
 }
 
-/* A string; its raw (still escaped) text in *str, *n. */
+/*
+ * A string; its raw (still escaped) text in *str, *n.  Reply strings are
+ * short ("shardId-0000000003", "1024"): a plain loop beats memchr here.
+ */
 static bool
 sc_string(struct scan *s, const char **str, size_t *n)
 {
-	const char	*q;
+	const char	*p, *end = s->end;
+	unsigned char	 c;
 
 	if (!sc_char(s, '"'))
 		return false;
-	*str = s->p;
-	while (s->p < s->end && *s->p != '"') {
-		/* Runs of plain characters at a time. */
-		q = memchr(s->p, '"', (size_t)(s->end - s->p));
-		if (q == NULL)
+	*str = p = s->p;
+	for (;;) {
+		if (p >= end)
 			return false;
-		for (; s->p < q; s->p++) {
-			if ((unsigned char)*s->p < 0x20)
-				return false;
-			if (*s->p == '\\' && ++s->p >= s->end)
-				return false;
+		c = (unsigned char)*p;
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			p++;
+			continue;
 		}
+		if (c != '\\')
+			break;
+		if (++p >= end)
+			return false;
+		p++;
 	}
-	if (s->p >= s->end)
-		return false;
-	*n = (size_t)(s->p - *str);
-	s->p++;
+	if (c != '"')
+		return false;	/* a control character */
+	*n = (size_t)(p - *str);
+	s->p = p + 1;
 	return true;
 }
 
