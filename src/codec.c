@@ -17,6 +17,9 @@
 #include <jansson.h>
 #include <lz4.h>
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "codec.h"
 #include "util.h"
@@ -318,34 +321,58 @@ sc_char(struct scan *s, char c)
 }
 
 /*
- * A string; its raw (still escaped) text in *str, *n.  Reply strings are
- * short ("shardId-0000000003", "1024"): a plain loop beats memchr here.
+ * The first byte at or after p, before end, that ends a run of plain
+ * string characters: '"', '\\' or a control character.  end when none.
+ * Sixteen bytes per step with SSE2 (every x86-64 has it): the replies to a
+ * backlog are ~65 bytes per record and this loop reads all of them.
  */
+static inline const char *
+sc_plain_run(const char *p, const char *end)
+{
+#ifdef __SSE2__
+	const __m128i	 quote = _mm_set1_epi8('"');
+	const __m128i	 bslash = _mm_set1_epi8('\\');
+	const __m128i	 ctl = _mm_set1_epi8(0x1f);
+	__m128i		 v, hit;
+	unsigned	 m;
+
+	for (; end - p >= 16; p += 16) {
+		v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* v <= 0x1f unsigned  <=>  max(v, 0x1f) == 0x1f */
+		hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+		    _mm_cmpeq_epi8(v, bslash)),
+		    _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+		m = (unsigned)_mm_movemask_epi8(hit);
+		if (m != 0)
+			return p + __builtin_ctz(m);
+	}
+#endif
+	for (; p < end; p++)
+		if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\')
+			return p;
+	return end;
+}
+
+/* A string; its raw (still escaped) text in *str, *n. */
 static bool
 sc_string(struct scan *s, const char **str, size_t *n)
 {
 	const char	*p, *end = s->end;
-	unsigned char	 c;
 
 	if (!sc_char(s, '"'))
 		return false;
 	*str = p = s->p;
 	for (;;) {
-		if (p >= end)
-			return false;
-		c = (unsigned char)*p;
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			p++;
-			continue;
-		}
-		if (c != '\\')
+		p = sc_plain_run(p, end);
+		if (p >= end || *p != '\\')
 			break;
-		if (++p >= end)
+		/* An escape: skip it and the character it escapes. */
+		if (end - p < 2)
 			return false;
-		p++;
+		p += 2;
 	}
-	if (c != '"')
-		return false;	/* a control character */
+	if (p >= end || *p != '"')
+		return false;	/* unterminated, or a control character */
 	*n = (size_t)(p - *str);
 	s->p = p + 1;
 	return true;

@@ -127,6 +127,11 @@ partition_key(const struct flow *f, const struct tailer *t, const char *data,
 	char		 tok[64], hex[33];
 
 	buf_reset(key);
+	/* The default, on every record: no tokenising. */
+	if (strcmp(list, "RANDOM_INT") == 0) {
+		add_uint(key, (unsigned)(rand_u64() % 1000000));
+		return;
+	}
 	while (list_next(&list, tok, sizeof(tok))) {
 		if (key->len > 0)
 			buf_addc(key, ',');

@@ -501,6 +501,42 @@ START_TEST(parse_put_shortcut_agrees_with_the_full_parser)
 }
 END_TEST
 
+/*
+ * The shortcut scans strings 16 bytes at a time: a control character,
+ * an escape or the closing quote at every offset of a long string must be
+ * seen exactly where it is.
+ */
+START_TEST(parse_put_shortcut_long_strings_at_every_offset)
+{
+	struct codec_result res[1];
+	char		 body[256], pad[64];
+	size_t		 off;
+
+	for (off = 0; off < 40; off++) {
+		memset(pad, 'a', off);
+		pad[off] = '\0';
+		/* A control character: not JSON. */
+		snprintf(body, sizeof(body), "{\"records\":[{\"partition_id\":"
+		    "\"%s\x01" "bbbbbbbbbbbbbbbbbbbb\",\"sequence_number\":\"1\"}]}",
+		    pad);
+		ck_assert_msg(codec_parse_put(body, strlen(body), res, 1) ==
+		    -EBADMSG, "control at %zu", off);
+		/* An escaped quote is not the end of the string. */
+		snprintf(body, sizeof(body), "{\"records\":[{\"partition_id\":"
+		    "\"%s\\\"bbbbbbbbbbbbbbbbbbbbbbb\",\"error_code\":\"E\"}]}",
+		    pad);
+		ck_assert_msg(codec_parse_put(body, strlen(body), res, 1) == 1,
+		    "escape at %zu", off);
+		ck_assert_str_eq(res[0].code, "E");
+		/* Cut short anywhere inside the last string: not JSON. */
+		snprintf(body, sizeof(body), "{\"records\":[{\"partition_id\":"
+		    "\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb%s", pad);
+		ck_assert_msg(codec_parse_put(body, strlen(body), res, 1) ==
+		    -EBADMSG, "cut at %zu", off);
+	}
+}
+END_TEST
+
 static Suite *
 codec_suite(void)
 {
@@ -526,6 +562,7 @@ codec_suite(void)
 	tc = tcase_create("parse_put");
 	tcase_add_test(tc, parse_put_all_acknowledged);
 	tcase_add_test(tc, parse_put_shortcut_agrees_with_the_full_parser);
+	tcase_add_test(tc, parse_put_shortcut_long_strings_at_every_offset);
 	tcase_add_test(tc, parse_put_spec_partial_failure);
 	tcase_add_test(tc, parse_put_mixed_codes_by_position);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);
