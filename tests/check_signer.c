@@ -587,6 +587,46 @@ START_TEST(v11_secret_depends_on_day)
 }
 END_TEST
 
+/*
+ * The derived signing key is kept between requests: a change of secret,
+ * day, region or dialect must never reuse it, and going back must give
+ * the first signature again.
+ */
+START_TEST(kept_signing_key_follows_secret_day_and_region)
+{
+	static const char *const want = "Signature=30ff4359061bc57f8995f414d31c"
+	    "962db66dd650d6bb51f9195197f368e77d9f";
+	struct sign_request	 r = dis_request(v1_body);
+	struct sign_key		 other = my_key, west = my_key;
+	char			*first, *a, *b;
+
+	other.sk = "MYSK2";
+	west.region = "cn-west-1";
+	/* Computed first, with nothing kept yet. */
+	first = authorization(SIGN_DIS, &other, "20240101T000000Z", &r);
+	a = authorization(SIGN_DIS, &my_key, "20240101T000000Z", &r);
+	ck_assert_str_eq(strstr(a, "Signature="), want);
+	free(a);
+	a = authorization(SIGN_DIS, &other, "20240101T000000Z", &r);
+	ck_assert_str_eq(a, first);
+	free(a);
+	a = authorization(SIGN_DIS, &my_key, "20240102T000000Z", &r);
+	ck_assert_str_ne(strstr(a, "Signature="), want);
+	b = authorization(SIGN_DIS, &west, "20240101T000000Z", &r);
+	ck_assert_str_ne(strstr(b, "Signature="), want);
+	free(a);
+	free(b);
+	a = authorization(SIGN_V11, &my_key, "20240101T000000Z", &r);
+	ck_assert_str_eq(strstr(a, "Signature="), "Signature=ab8bad35a22740ff"
+	    "c2b0dfcd4a94dd0d67a47e733172e114a055e1cced491607");
+	free(a);
+	a = authorization(SIGN_DIS, &my_key, "20240101T000000Z", &r);
+	ck_assert_str_eq(strstr(a, "Signature="), want);
+	free(a);
+	free(first);
+}
+END_TEST
+
 static Suite *
 signer_suite(void)
 {
@@ -598,6 +638,7 @@ signer_suite(void)
 	tcase_add_test(tc, sha256_hex_of_empty_and_known_input);
 	tcase_add_test(tc, v1_canonical_request_matches_spec_text);
 	tcase_add_test(tc, v1_dis_authorization_matches_spec);
+	tcase_add_test(tc, kept_signing_key_follows_secret_day_and_region);
 	tcase_add_test(tc, precomputed_body_hash_gives_same_signature);
 	tcase_add_test(tc, put_records_example_signature_matches_spec);
 	tcase_add_test(tc, v2_apig_example_matches_published_hash_and_signature);
