@@ -81,6 +81,8 @@ struct conf {
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
 	bool		 compress;		/* body.compress.enabled */
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
+	char		*serialize_type;	/* body.serialize.type: json,
+						   protobuf */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	struct conf_flow *flows;

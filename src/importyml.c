@@ -81,7 +81,6 @@ static const struct rule rules[] = {
 	{ "agent", "PROXY_USERNAME", R_SKIP, USE_PROXY_ENV },
 	{ "agent", "PROXY_PASSWORD", R_SKIP, USE_PROXY_ENV },
 	{ "agent", "NON_PROXY_HOSTS", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "body.serialize.type", R_SAME, "json" },
 	{ "agent", "data.compress.enabled", R_SAME, "false" },
 	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "

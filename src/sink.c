@@ -23,6 +23,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "pbuf.h"
 #include "retry.h"
 #include "signer.h"
 #include "sink.h"
@@ -34,6 +35,30 @@
 #define DESCRIBE_RETRY_MS	1000
 #define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000
+#define JSON_CONTENT_TYPE	"application/json; charset=utf-8"
+
+/* A PutRecords body format (body.serialize.type): its writer and parser. */
+struct body_format {
+	const char	*ctype;		/* Content-Type of PutRecords */
+	size_t		 entry_overhead;	/* bytes around a record's data
+					   and key, beyond the data's size */
+	bool		 base64;	/* data sent as base64 text */
+	void		(*begin)(struct buf *, const char *, const char *);
+	void		(*add)(struct buf *, const void *, size_t,
+			    const char *);
+	void		(*end)(struct buf *);
+	int		(*parse)(const char *, size_t, struct codec_result *,
+			    size_t);
+};
+
+static const struct body_format json_format = {
+	JSON_CONTENT_TYPE, 40, true,
+	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
+};
+static const struct body_format protobuf_format = {
+	PBUF_CONTENT_TYPE, PBUF_ENTRY_OVERHEAD, false,
+	pbuf_put_begin, pbuf_put_add, pbuf_put_end, pbuf_parse_put,
+};
 
 struct sink {
 	uv_loop_t	*loop;
@@ -42,6 +67,7 @@ struct sink {
 	const struct conf_flow *fc;
 	struct mem_budget *mem;
 	enum codec_zip	 zip;		/* body.compress.* */
+	const struct body_format *fmt;	/* body.serialize.type */
 	char		*host;		/* Host header, signed as sent */
 	char		*put_path;
 	char		*put_url;
@@ -99,12 +125,16 @@ body_free(struct batch *b)
 }
 
 /* Bytes of the JSON body one record takes: its base64 data, its key and
- * the {"data":"","partition_key":""}, around them. */
+ * the {"data":"","partition_key":""}, around them.  The batch does not
+ * know its format, so this bounds the protobuf entry too (raw data, and
+ * fewer bytes around it), at the price of a larger share than it needs. */
 static size_t
 body_share(size_t len, size_t klen)
 {
 	return codec_base64_len(len) + klen + 40;
 }
+_Static_assert(PBUF_ENTRY_OVERHEAD <= 40,
+    "body_share must bound a protobuf record too");
 
 static void
 batch_closed(uv_handle_t *h)
@@ -245,6 +275,8 @@ sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
 	s->window = max_window(s);
 	s->zip = conf->compress ? codec_zip_parse(conf->compress_type) :
 	    CODEC_ZIP_NONE;
+	s->fmt = strcmp(conf->serialize_type, "protobuf") == 0 ?
+	    &protobuf_format : &json_format;
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -360,7 +392,7 @@ sign_headers(struct sink *s, const char *method, const char *path,
     const void *body, size_t len, const struct sign_header *extra,
     size_t nextra, struct sent_headers *out)
 {
-	const char	*ctype = "application/json; charset=utf-8";
+	const char	*ctype = JSON_CONTENT_TYPE;
 	char		 date[17];
 	struct buf	 auth;
 	struct sign_header hdrs[6];
@@ -369,6 +401,9 @@ sign_headers(struct sink *s, const char *method, const char *path,
 	size_t		 i, n = 0;
 	int		 rc;
 
+	/* PutRecords is the only POST; DescribeStream stays JSON. */
+	if (strcmp(method, "POST") == 0)
+		ctype = s->fmt->ctype;
 	signer_date(wall_s(), date);
 	hdrs[n].name = "Content-Type";
 	hdrs[n++].value = ctype;
@@ -440,14 +475,16 @@ static void	schedule(struct sink *, struct batch *, uint64_t);
 static void
 build_body(struct sink *s, struct batch *b)
 {
+	const struct body_format *fmt = s->fmt;
 	const struct batch_rec *r;
 	size_t		 i;
 
 	body_free(b);
 	/* Exactly what was reserved, not a doubled capacity. */
-	buf_alloc_exact(&b->body, codec_base64_len(b->data.len) +
-	    b->keys.len + (b->nrecs - b->ndone) * 40 + 128);
-	codec_put_begin(&b->body, s->fc->stream, s->fc->stream_id);
+	buf_alloc_exact(&b->body, (fmt->base64 ?
+	    codec_base64_len(b->data.len) : b->data.len) + b->keys.len +
+	    (b->nrecs - b->ndone) * fmt->entry_overhead + 128);
+	fmt->begin(&b->body, s->fc->stream, s->fc->stream_id);
 	b->sent_idx = xrealloc(b->sent_idx, b->nrecs * sizeof(*b->sent_idx));
 	b->nsent = 0;
 	for (i = 0; i < b->nrecs; i++) {
@@ -456,16 +493,16 @@ build_body(struct sink *s, struct batch *b)
 			continue;
 		if (b->limit > 0 && b->nsent == b->limit)
 			break;
-		codec_put_add(&b->body, b->data.data + r->off, r->len,
+		fmt->add(&b->body, b->data.data + r->off, r->len,
 		    b->keys.data + r->key);
 		b->sent_idx[b->nsent++] = i;
 	}
-	codec_put_end(&b->body);
+	fmt->end(&b->body);
 }
 
 /*
- * body.compress.enabled: replace the JSON body by its lz4 block or zstd
- * frame (signed as sent) and fill the two headers DIS needs.
+ * body.compress.enabled: replace the body, JSON or protobuf, by its lz4
+ * block or zstd frame (signed as sent) and fill the two headers DIS needs.
  */
 static int
 compress_body(struct sink *s, struct batch *b, struct sign_header *zhdr,
@@ -835,7 +872,7 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	bool		 retry;
 
 	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
-	nfail = codec_parse_put(r->body, r->bodylen, res, b->nsent);
+	nfail = s->fmt->parse(r->body, r->bodylen, res, b->nsent);
 	if (nfail < 0) {
 		free(res);
 		s->stats.requests_failed++;

@@ -169,7 +169,7 @@ static const char expected_ini[] =
 "limit and\n"
 ";   never drops records)\n"
 "records.retriable.error.code = DIS.4303,DIS.5\n"
-"; same in disagent: body.serialize.type = json\n"
+"body.serialize.type = json\n"
 "body.compress.enabled = false\n"
 "; not carried over: dataEncryptEnabled = true (not supported: "
 "disagent\n"

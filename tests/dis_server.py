@@ -7,9 +7,16 @@ request authentication (6), plus fault injection and an unauthenticated
 control API under /_test/ that only this test server has.  Standard library
 only; lz4 and zstandard are imported lazily, when a compressed body arrives.
 
+PutRecords bodies are JSON, or protobuf when the Content-Type is
+application/x-protobuf (section 1: PutRecordsRequest, field numbers as in
+the DIS SDK); a protobuf request gets its 200 reply as a PutRecordsResult
+in protobuf, and every error reply in JSON, as for JSON requests.  Both go
+through the same checks, faults and records file.
+
 Every accepted record is appended as one JSON line to --records-file:
   {"stream","partition_id","sequence_number","partition_key","data","req","t"}
-where "data" is the Base64 text as received, "req" the request counter and
+where "data" is the Base64 text as received (for protobuf, the Base64 of
+the record's bytes), "req" the request counter and
 "t" the time the request was acknowledged (time.time_ns(), taken just
 before its records are written and the reply is sent; bench/ measures
 latency with it); the lines of one request are written with one write()
@@ -56,7 +63,7 @@ one lock.
 A DIS API request is handled in this order: read the whole body; outage or
 drop (close without a reply); latency; route (404); authentication (441);
 project id (400 DIS.4117); PutRecords request faults; decode lz4/zstd; JSON
-and stream checks (400); the 413 size check; per-record results.
+or protobuf and stream checks (400); the 413 size check; per-record results.
 
 Typical use (see tests/e2e/server_selftest.sh):
   sh tests/make_test_ca.sh DIR
@@ -69,7 +76,8 @@ then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
 Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"name","type","partitions"}, DELETE /_test/streams/NAME, POST
 /_test/credentials {"ak","sk"[,"token"]}, GET /_test/stats.  Counters in
-stats cover DIS API requests only.
+stats cover DIS API requests only; put_by_content_type counts PutRecords
+requests by media type ("application/json", "application/x-protobuf").
 """
 
 import argparse
@@ -107,6 +115,8 @@ MIB = 1024 * 1024
 RECORD_CAP = {"COMMON": MIB, "ADVANCED": 5 * MIB}
 REQUEST_CAP = {"COMMON": MIB, "ADVANCED": 5 * MIB}
 BODY_HARD_CAP = 64 * MIB
+PROTOBUF_TYPE = "application/x-protobuf"
+PROTOBUF_CTYPE = PROTOBUF_TYPE + "; charset=utf-8"
 
 
 def sha256_hex(data):
@@ -384,6 +394,131 @@ def raw_len_b64(s):
 
 
 # ---------------------------------------------------------------------------
+# Protobuf (section 1; proto2 wire format, by hand: standard library only).
+
+# PutRecordsRequest and PutRecordsRequestEntry fields -> JSON names; each
+# is length-delimited.  "data" is bytes, the others UTF-8 strings.
+PB_REQUEST = {1: "stream_name", 30: "stream_id"}
+PB_RECORDS = 2
+PB_ENTRY = {3: "data", 4: "explicit_hash_key", 5: "partition_key",
+            6: "partition_id"}
+
+
+def pb_varint(buf, i):
+    """(value, next index) of the varint at buf[i]; ValueError if bad."""
+    v = shift = 0
+    while True:
+        if i >= len(buf) or shift >= 64:
+            raise ValueError("truncated or overlong varint")
+        c = buf[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if not c & 0x80:
+            if v >= 1 << 64:
+                raise ValueError("varint over 64 bits")
+            return v, i
+        shift += 7
+
+
+def pb_fields(buf):
+    """Yield (field, wire type, value) of a message: value is an int for
+    wire types 0, 1, 5 and bytes for 2.  ValueError on groups, bad wire
+    types, field 0 or anything past the end."""
+    i = 0
+    while i < len(buf):
+        k, i = pb_varint(buf, i)
+        f, wt = k >> 3, k & 7
+        if f == 0:
+            raise ValueError("field number 0")
+        if wt == 0:
+            v, i = pb_varint(buf, i)
+        elif wt in (1, 5):
+            n = 8 if wt == 1 else 4
+            if i + n > len(buf):
+                raise ValueError("truncated fixed%d" % (n * 8))
+            v, i = int.from_bytes(buf[i:i + n], "little"), i + n
+        elif wt == 2:
+            n, i = pb_varint(buf, i)
+            if i + n > len(buf):
+                raise ValueError("length past the end")
+            v, i = buf[i:i + n], i + n
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield f, wt, v
+
+
+def pb_string(f, wt, v):
+    if wt != 2:
+        raise ValueError("field %d is not length-delimited" % f)
+    return v.decode("utf-8")
+
+
+def pb_decode_put(raw):
+    """A PutRecordsRequest -> the dict a JSON body would give (data as
+    Base64 text); ValueError or UnicodeDecodeError when malformed."""
+    req, records = {}, []
+    for f, wt, v in pb_fields(raw):
+        if f in PB_REQUEST:
+            req[PB_REQUEST[f]] = pb_string(f, wt, v)
+        elif f == PB_RECORDS:
+            if wt != 2:
+                raise ValueError("records is not length-delimited")
+            rec = {}
+            for ef, ewt, ev in pb_fields(v):
+                if ef == 3:
+                    if ewt != 2:
+                        raise ValueError("data is not length-delimited")
+                    rec["data"] = base64.b64encode(ev).decode("ascii")
+                elif ef in PB_ENTRY:
+                    rec[PB_ENTRY[ef]] = pb_string(ef, ewt, ev)
+            records.append(rec)
+    req["records"] = records
+    return req
+
+
+def pb_key(f, wt):
+    return pb_encode_varint(f << 3 | wt)
+
+
+def pb_encode_varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def pb_bytes(f, b):
+    if isinstance(b, str):
+        b = b.encode("utf-8")
+    return pb_key(f, 2) + pb_encode_varint(len(b)) + b
+
+
+def pb_encode_result(obj):
+    """A PutRecords reply dict -> PutRecordsResult bytes (fields 21-26)."""
+    out = [pb_key(21, 0), pb_encode_varint(obj["failed_record_count"])]
+    names = (("partition_id", 23), ("sequence_number", 24),
+             ("error_code", 25), ("error_message", 26))
+    for r in obj["records"]:
+        e = b"".join(pb_bytes(f, r[k]) for k, f in names if k in r)
+        out.append(pb_bytes(22, e))
+    return b"".join(out)
+
+
+class RawReply:
+    """A reply body that is not JSON: its Content-Type and bytes."""
+
+    def __init__(self, ctype, body):
+        self.ctype = ctype
+        self.body = body
+
+
+def media_type(headers):
+    return headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+# ---------------------------------------------------------------------------
 # Server state.
 
 class HttpError(Exception):
@@ -474,7 +609,7 @@ class State:
                       "records_failed_by_code": {}, "status_counts": {},
                       "auth_failures": 0, "dropped": 0,
                       "put_bytes_sent": 0, "put_bytes_decoded": 0,
-                      "put_by_encoding": {}}
+                      "put_by_encoding": {}, "put_by_content_type": {}}
         self.records_fp = None
         if args.records_file:
             self.records_fp = open(args.records_file, "a", encoding="utf-8")
@@ -589,15 +724,30 @@ def validate_put(state, headers, body):
     """Parse and check a PutRecords body; return (stream, records, raws)."""
     raw = decode_body(headers, body)
     enc = headers.get("content-encoding", "").strip().lower() or "identity"
+    mtype = media_type(headers)
     with state.lock:
         st = state.stats
         st["put_bytes_sent"] += len(body)
         st["put_bytes_decoded"] += len(raw)
         st["put_by_encoding"][enc] = st["put_by_encoding"].get(enc, 0) + 1
+        bt = st["put_by_content_type"]
+        bt[mtype] = bt.get(mtype, 0) + 1
+    if mtype == PROTOBUF_TYPE:
+        try:
+            req = pb_decode_put(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise dis_error(400, "DIS.4200", "invalid protobuf body: %s"
+                            % e)
+        return check_put(state, req)
     try:
         req = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise dis_error(400, "DIS.4200", "invalid JSON body: %s" % e)
+    return check_put(state, req)
+
+
+def check_put(state, req):
+    """Check a decoded PutRecords request; return (stream, records, raws)."""
     if not isinstance(req, dict):
         raise dis_error(400, "DIS.4200", "body must be a JSON object")
     name, sid = req.get("stream_name"), req.get("stream_id")
@@ -834,9 +984,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.readline(1024)
 
     def reply(self, status, obj, close=False):
-        body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+        ctype = "application/json; charset=utf-8"
+        if isinstance(obj, RawReply):
+            ctype, body = obj.ctype, obj.body
+        else:
+            body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         if close:
             self.send_header("Connection", "close")
@@ -935,6 +1089,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return 200, obj, summary
             self.request_faults(f)
             obj, summary = put_records(state, reqno, headers, body)
+            if media_type(headers) == PROTOBUF_TYPE:
+                obj = RawReply(PROTOBUF_CTYPE, pb_encode_result(obj))
             return 200, obj, summary
         except HttpError as e:
             return e.status, e.body, "%s error=%s" % (op, e.code)

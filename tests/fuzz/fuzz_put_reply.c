@@ -1,10 +1,11 @@
 /*
- * libFuzzer target for the reply parsers of codec.c.  The input, minus its
- * first byte, is a response body; the first byte picks n, the number of
- * records the request is said to have held (0..64).  The same body goes
- * through codec_parse_put, codec_parse_error and codec_parse_describe, and
- * each result is checked against the contracts in codec.h: a count within
- * 0..n or -EBADMSG, and NUL-terminated fixed-size strings.
+ * libFuzzer target for the reply parsers of codec.c and pbuf.c.  The input,
+ * minus its first byte, is a response body; the first byte picks n, the
+ * number of records the request is said to have held (0..64).  The same
+ * body goes through codec_parse_put, pbuf_parse_put (the protobuf reply),
+ * codec_parse_error and codec_parse_describe, and each result is checked
+ * against the contracts in codec.h and pbuf.h: a count within 0..n or
+ * -EBADMSG, and NUL-terminated fixed-size strings.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "pbuf.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -28,7 +30,8 @@ check_terminated(const char *s, size_t size)
 }
 
 static void
-fuzz_put(const char *body, size_t len, size_t n)
+fuzz_put(const char *body, size_t len, size_t n,
+    int (*parse)(const char *, size_t, struct codec_result *, size_t))
 {
 	struct codec_result	*res;
 	size_t			 i;
@@ -39,7 +42,7 @@ fuzz_put(const char *body, size_t len, size_t n)
 	if (res == NULL)
 		abort();
 	memset(res, 0xa5, n * sizeof(*res));
-	rc = codec_parse_put(body, len, res, n);
+	rc = parse(body, len, res, n);
 	if (rc != -EBADMSG && (rc < 0 || (size_t)rc > n))
 		abort();
 	if (rc >= 0) {
@@ -118,7 +121,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(copy, data + 1, len);
 	body = copy;
-	fuzz_put(body, len, n);
+	fuzz_put(body, len, n, codec_parse_put);
+	fuzz_put(body, len, n, pbuf_parse_put);
 	fuzz_error(body, len);
 	fuzz_describe(body, len);
 	free(copy);
