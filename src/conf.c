@@ -191,7 +191,7 @@ static const struct key keys[] = {
 	  "can fix (credentials, permissions, missing stream), how often it "
 	  "is tried again, in seconds." },
 	{ KS_AGENT, "maxMemoryBytes", KT_INT, .min = 1048576,
-	  .max = 1073741824, .off = AOFF(max_memory_bytes), .def = "8388608",
+	  .max = 1073741824, .off = AOFF(max_memory_bytes), .def = "4194304",
 	  .help = "Most bytes of records held in memory (batches being "
 	  "filled, waiting and in flight) over all flows. When it is "
 	  "reached, reading stops until DIS acknowledges records: the log "

@@ -283,9 +283,11 @@ on_batch_done(struct batch *b, void *arg)
 	struct flow	*f = arg;
 	size_t		 i;
 
-	for (i = 0; i < b->nsegs; i++)
+	for (i = 0; i < b->nsegs; i++) {
 		if (wm_ack(&b->segs[i].tailer->wm, b->segs[i].wm_id))
 			commit(f, b->segs[i].tailer);
+		tailer_trim(b->segs[i].tailer);
+	}
 	outstanding_remove(f, b);
 	batch_free(b);
 	if (f->blocked || f->stopping) {

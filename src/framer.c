@@ -49,6 +49,16 @@ struct framer {
 	struct buf		 conv;		/* a record converted to UTF-8 */
 };
 
+/* A multi-line record being assembled (framer_state.pending). */
+struct framer_pending {
+	struct buf		 b;
+	uint64_t		 start;		/* offset of its first byte */
+	uint64_t		 end;		/* offset past its last line */
+	size_t			 max;		/* max_record it was built for */
+	bool			 delim;		/* its last line had one */
+	bool			 cut;		/* bytes were dropped from it */
+};
+
 /* One call's arguments, passed down as one. */
 struct feed {
 	struct framer		*fr;
@@ -196,12 +206,14 @@ single(struct feed *fd, const struct line *l)
 static void
 clear_pending(struct framer_state *st)
 {
+	struct framer_pending	*pd = st->pending;
+
 	st->has_pending = false;
-	st->pending_cut = false;
-	if (st->pending.cap > KEEP_BYTES)
-		buf_cleanup(&st->pending);
+	pd->cut = false;
+	if (pd->b.cap > KEEP_BYTES)
+		buf_cleanup(&pd->b);
 	else
-		buf_reset(&st->pending);
+		buf_reset(&pd->b);
 }
 
 /* Send the pending multi-line record; it stays pending when refused. */
@@ -209,9 +221,10 @@ static int
 send_pending(struct feed *fd)
 {
 	struct framer_state	*st = fd->st;
-	struct buf		*b = &st->pending;
+	struct framer_pending	*pd = st->pending;
+	struct buf		*b = &pd->b;
 	size_t			 len = b->len;
-	bool			 cut = st->pending_cut;
+	bool			 cut = pd->cut;
 	int			 rc;
 
 	if (len == 0 && fd->fr->skip_empty) {
@@ -219,15 +232,14 @@ send_pending(struct feed *fd)
 		clear_pending(st);
 		return 0;
 	}
-	if (fd->fr->keep_delim && st->pending_delim) {
+	if (fd->fr->keep_delim && pd->delim) {
 		/* append() left room for this byte and the NUL. */
 		if (len < fd->max)
 			b->data[len++] = (char)fd->fr->delim;
 		else
 			cut = true;
 	}
-	rc = deliver(fd, b->data, len, st->pending_start, st->pending_end,
-	    cut);
+	rc = deliver(fd, b->data, len, pd->start, pd->end, cut);
 	b->data[b->len] = '\0';
 	if (rc != 0)
 		return rc;
@@ -243,14 +255,14 @@ send_pending(struct feed *fd)
 static void
 append(struct feed *fd, const struct line *l, bool join)
 {
-	struct framer_state	*st = fd->st;
-	struct buf		*b = &st->pending;
+	struct framer_pending	*pd = fd->st->pending;
+	struct buf		*b = &pd->b;
 	size_t			 n, left;
 
 	left = b->len < fd->max ? fd->max - b->len : 0;
 	n = l->len + (join ? 1 : 0);
 	if (n > left || l->cut)
-		st->pending_cut = true;
+		pd->cut = true;
 	n = MIN(n, left);
 	room(b, b->len + n + 1, fd->max + 1);
 	if (join && n > 0) {
@@ -260,9 +272,9 @@ append(struct feed *fd, const struct line *l, bool join)
 	memcpy(b->data + b->len, l->p, n);
 	b->len += n;
 	b->data[b->len] = '\0';
-	st->pending_end = l->end;
-	st->pending_delim = l->delim;
-	st->pending_max = fd->max;
+	pd->end = l->end;
+	pd->delim = l->delim;
+	pd->max = fd->max;
 }
 
 /*
@@ -295,10 +307,14 @@ multi(struct feed *fd, const struct line *l)
 		if (rc != 0)
 			return rc;
 	}
+	if (st->pending == NULL) {
+		st->pending = xcalloc(1, sizeof(*st->pending));
+		buf_init(&st->pending->b);
+	}
 	st->has_pending = true;
-	st->pending_start = l->start;
-	st->pending_cut = false;
-	buf_reset(&st->pending);
+	st->pending->start = l->start;
+	st->pending->cut = false;
+	buf_reset(&st->pending->b);
 	append(fd, l, false);
 	return 0;
 }
@@ -482,10 +498,11 @@ int
 framer_flush(struct framer *fr, struct framer_state *st, framer_cb cb,
     void *arg)
 {
-	struct feed	 fd = { fr, st, st->pending_max, cb, arg };
+	struct feed	 fd = { fr, st, 0, cb, arg };
 
 	if (!st->has_pending)
 		return 0;
+	fd.max = st->pending->max;
 	return send_pending(&fd);
 }
 
@@ -498,7 +515,7 @@ framer_pending(const struct framer_state *st)
 uint64_t
 framer_pending_start(const struct framer_state *st)
 {
-	return st->pending_start;
+	return st->has_pending ? st->pending->start : 0;
 }
 
 void
@@ -506,7 +523,7 @@ framer_state_init(struct framer_state *st, const struct framer *fr,
     bool from_start)
 {
 	memset(st, 0, sizeof(*st));
-	buf_init(&st->pending);
+	st->pending = NULL;
 	st->header_left = from_start ? fr->skip_header : 0;
 }
 
@@ -515,9 +532,18 @@ framer_state_cleanup(struct framer_state *st)
 {
 	if (st == NULL)
 		return;
-	buf_cleanup(&st->pending);
+	if (st->pending != NULL)
+		buf_cleanup(&st->pending->b);
+	free(st->pending);
+	st->pending = NULL;
 	st->has_pending = false;
 	st->skipping = false;
+}
+
+size_t
+framer_state_memory(const struct framer_state *st)
+{
+	return st->pending != NULL ? st->pending->b.cap : 0;
 }
 
 static bool

@@ -38,21 +38,19 @@ struct framer_opts {
 };
 
 struct framer;
+struct framer_pending;
 
 /*
  * Per-file framing state.  Visible so that the tailer can embed it; use the
- * API, except for reading the counters.
+ * API, except for reading the counters.  It is small, as every tracked file
+ * has one: the multi-line record being assembled lives in its own
+ * allocation, made by the first one.
  */
 struct framer_state {
-	struct buf	 pending;	/* multi-line record being assembled */
-	uint64_t	 pending_start;	/* offset of its first byte */
-	uint64_t	 pending_end;	/* offset past its last line */
-	size_t		 pending_max;	/* max_record it was built with */
-	bool		 has_pending;
-	bool		 pending_delim;	/* its last line had a delimiter */
-	bool		 pending_cut;	/* bytes were dropped from it */
-	bool		 skipping;	/* discarding a runaway line's tail */
+	struct framer_pending *pending;	/* NULL until multi-line needs it */
 	unsigned long	 header_left;	/* header lines still to skip */
+	bool		 has_pending;	/* a multi-line record is pending */
+	bool		 skipping;	/* discarding a runaway line's tail */
 
 	/* Counters, only ever incremented. */
 	uint64_t	 truncated;	/* records cut to max_record */
@@ -108,6 +106,8 @@ void	framer_state_init(struct framer_state *, const struct framer *,
 	    bool from_start);
 /* Release a state's memory, dropping any pending record. */
 void	framer_state_cleanup(struct framer_state *);
+/* Bytes a state holds for its pending multi-line record (0 when none). */
+size_t	framer_state_memory(const struct framer_state *);
 
 /*
  * Frame p[0..n), the file's bytes at offsets base..base+n, calling cb for

@@ -39,11 +39,14 @@ struct reg_node {
 	struct reg_node		*next;
 };
 
-/* Chained hash table; nb is a power of two, grown at 3/4 load. */
+/* Chained hash table; nb is a power of two, grown at 3/4 load.  The flow
+ * names of its entries are kept once each, in flows. */
 struct reg_table {
 	struct reg_node	**b;
 	size_t		  nb;
 	size_t		  n;
+	char		**flows;
+	size_t		  nflows;
 };
 
 struct registry {
@@ -90,12 +93,28 @@ table_init(struct reg_table *t)
 	t->nb = TABLE_MIN;
 	t->n = 0;
 	t->b = xcalloc(t->nb, sizeof(*t->b));
+	t->flows = NULL;
+	t->nflows = 0;
+}
+
+/* The table's copy of flow name, shared by all its entries of that flow:
+ * a name per entry would cost more than the entry's numbers. */
+static char *
+table_flow(struct reg_table *t, const char *flow)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->nflows; i++)
+		if (strcmp(t->flows[i], flow) == 0)
+			return t->flows[i];
+	t->flows = xrealloc(t->flows, (t->nflows + 1) * sizeof(*t->flows));
+	t->flows[t->nflows] = xstrdup(flow);
+	return t->flows[t->nflows++];
 }
 
 static void
 node_free(struct reg_node *nd)
 {
-	free(nd->e.flow);
 	free(nd->e.path);
 	free(nd);
 }
@@ -115,6 +134,11 @@ table_cleanup(struct reg_table *t)
 	free(t->b);
 	t->b = NULL;
 	t->nb = t->n = 0;
+	for (i = 0; i < t->nflows; i++)
+		free(t->flows[i]);
+	free(t->flows);
+	t->flows = NULL;
+	t->nflows = 0;
 }
 
 /* Address of the link that points at the node for the key (or at NULL). */
@@ -258,7 +282,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	nd = *table_slot(&reg->tab, flow, dev, ino);
 	if (nd == NULL) {
 		nd = xcalloc(1, sizeof(*nd));
-		nd->e.flow = xstrdup(flow);
+		nd->e.flow = table_flow(&reg->tab, flow);
 		nd->e.dev = dev;
 		nd->e.ino = ino;
 		table_insert(&reg->tab, nd);
@@ -339,10 +363,48 @@ crc_cb(const char *p, size_t n, void *arg)
 	return 0;
 }
 
-static int
-buf_cb(const char *p, size_t n, void *arg)
+/*
+ * Where the state file's text goes while it is written: a bounded buffer
+ * flushed to fd, so saving many entries does not hold the whole file in
+ * memory.  The first write error is kept in err and ends the writes.
+ */
+struct writer {
+	int		 fd;
+	int		 err;
+	struct buf	 b;
+};
+
+#define SAVE_CHUNK	(64u * 1024)
+
+static void
+out_flush(struct writer *o)
 {
-	buf_add(arg, p, n);
+	if (o->err == 0 && o->b.len > 0)
+		o->err = write_all(o->fd, o->b.data, o->b.len);
+	buf_reset(&o->b);
+}
+
+static void
+out_add(struct writer *o, const char *p, size_t n)
+{
+	if (o->b.len + n > SAVE_CHUNK)
+		out_flush(o);
+	buf_add(&o->b, p, n);
+}
+
+/* json_dump_callback: the entry's text, and its crc. */
+struct dump {
+	struct writer	*o;
+	uLong		 crc;
+};
+
+static int
+dump_cb(const char *p, size_t n, void *arg)
+{
+	struct dump	*d = arg;
+
+	out_add(d->o, p, n);
+	d->crc = crc32(d->crc, (const Bytef *)p, (uInt)n);
 	return 0;
 }
 
@@ -426,40 +488,42 @@ sorted_nodes(const struct reg_table *t)
 	return v;
 }
 
+#define HEAD_CRC	"{\"version\": 1, \"crc32\": \""
+#define HEAD_FILES	"00000000\", \"files\": ["
+
 /*
- * The whole file, one entry per line.  The crc covers exactly what
- * json_dumps(files, JSON_COMPACT) would print: "[" e1 "," e2 ... "]".
+ * The whole file, one entry per line, written to o.  The crc covers exactly
+ * what json_dumps(files, JSON_COMPACT) would print: "[" e1 "," e2 ... "]";
+ * it is returned, to be written over the zeros at offset
+ * strlen(HEAD_CRC) once the entries are out.
  */
-static void
-serialise(const struct reg_table *t, struct buf *out)
+static uint32_t
+serialise(const struct reg_table *t, struct writer *o)
 {
 	struct reg_node	**v;
-	json_t		 *o;
-	uLong		  crc;
-	size_t		  i, at, start;
-	char		  hex[9];
+	struct dump	  d = { o, 0 };
+	json_t		 *e;
+	size_t		  i;
 
 	v = sorted_nodes(t);
-	buf_addstr(out, "{\"version\": 1, \"crc32\": \"");
-	at = out->len;
-	buf_addstr(out, "00000000\", \"files\": [");
-	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[", 1);
+	out_add(o, HEAD_CRC HEAD_FILES, strlen(HEAD_CRC HEAD_FILES));
+	d.crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[", 1);
 	for (i = 0; i < t->n; i++) {
 		if (i > 0)
-			crc = crc32(crc, (const Bytef *)",", 1);
-		buf_addstr(out, i > 0 ? ",\n" : "\n");
-		start = out->len;
-		o = entry_json(&v[i]->e);
-		json_dump_callback(o, buf_cb, out, JSON_COMPACT);
-		json_decref(o);
-		crc = crc32(crc, (const Bytef *)out->data + start,
-		    (uInt)(out->len - start));
+			d.crc = crc32(d.crc, (const Bytef *)",", 1);
+		out_add(o, i > 0 ? ",\n" : "\n", i > 0 ? 2 : 1);
+		e = entry_json(&v[i]->e);
+		json_dump_callback(e, dump_cb, &d, JSON_COMPACT);
+		json_decref(e);
 	}
-	crc = crc32(crc, (const Bytef *)"]", 1);
-	buf_addstr(out, t->n > 0 ? "\n]}\n" : "]}\n");
-	snprintf(hex, sizeof(hex), "%08lx", (unsigned long)crc);
-	memcpy(out->data + at, hex, 8);
+	d.crc = crc32(d.crc, (const Bytef *)"]", 1);
+	if (t->n > 0)
+		out_add(o, "\n]}\n", 4);
+	else
+		out_add(o, "]}\n", 3);
+	out_flush(o);
 	free(v);
+	return (uint32_t)d.crc;
 }
 
 /* --- parsing ----------------------------------------------------------- */
@@ -555,7 +619,7 @@ parse_entry(json_t *o, size_t idx, struct reg_table *t, char *why,
 		return -EBADMSG;
 	}
 	nd = xcalloc(1, sizeof(*nd));
-	nd->e.flow = xstrdup(flow);
+	nd->e.flow = table_flow(t, flow);
 	nd->e.path = xstrdup(path);
 	nd->e.dev = (uint64_t)dev;
 	nd->e.ino = (uint64_t)ino;
@@ -567,37 +631,183 @@ parse_entry(json_t *o, size_t idx, struct reg_table *t, char *why,
 	return 0;
 }
 
-/* Version, crc and shape of the top-level object; 0 or -EBADMSG. */
-static int
-check_header(json_t *root, char *why, size_t whylen)
-{
-	json_t		*files;
-	const char	*hex;
-	json_int_t	 ver;
-	uint32_t	 want;
-	uLong		 crc;
+/*
+ * The state file is read one value at a time: the top-level object key by
+ * key, and "files" entry by entry, each entry's JSON tree freed once its
+ * node is made.  A whole-file tree of many entries would cost several times
+ * the file's size, at start, when everything else is being set up too.
+ */
+struct cursor {
+	const char	*p;
+	size_t		 n;
+	size_t		 at;
+	char		*why;
+	size_t		 whylen;
+};
 
-	if (!json_is_object(root) || !get_int(root, "version", &ver)) {
-		snprintf(why, whylen, "no version");
+static void
+skip_blanks(struct cursor *c)
+{
+	while (c->at < c->n && (c->p[c->at] == ' ' || c->p[c->at] == '\t' ||
+	    c->p[c->at] == '\n' || c->p[c->at] == '\r'))
+		c->at++;
+}
+
+/* Past blanks and ch, if ch is next. */
+static bool
+at_char(struct cursor *c, char ch)
+{
+	skip_blanks(c);
+	if (c->at < c->n && c->p[c->at] == ch) {
+		c->at++;
+		return true;
+	}
+	return false;
+}
+
+/* The JSON value at the cursor (new), or NULL with why filled in. */
+static json_t *
+next_value(struct cursor *c)
+{
+	json_error_t	 jerr;
+	json_t		*v;
+
+	skip_blanks(c);
+	v = json_loadb(c->p + c->at, c->n - c->at, JSON_DECODE_ANY |
+	    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+	if (v == NULL) {
+		snprintf(c->why, c->whylen, "at byte %zu: %s",
+		    c->at + (size_t)MAX(jerr.position, 0), jerr.text);
+		return NULL;
+	}
+	c->at += (size_t)jerr.position;
+	return v;
+}
+
+static int
+bad(struct cursor *c, const char *what)
+{
+	snprintf(c->why, c->whylen, "%s", what);
+	return -EBADMSG;
+}
+
+/* The elements of "files" into t, their compact text into *crc. */
+static int
+parse_files(struct cursor *c, struct reg_table *t, uLong *crc)
+{
+	json_t		*e;
+	size_t		 i;
+	int		 r;
+
+	*crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[", 1);
+	if (!at_char(c, '['))
+		return bad(c, "missing or malformed crc32 or files");
+	for (i = 0; !at_char(c, ']'); i++) {
+		if (i > 0 && !at_char(c, ','))
+			return bad(c, "malformed files array");
+		if ((e = next_value(c)) == NULL)
+			return -EBADMSG;
+		if (i > 0)
+			*crc = crc32(*crc, (const Bytef *)",", 1);
+		json_dump_callback(e, crc_cb, crc, JSON_COMPACT);
+		r = parse_entry(e, i, t, c->why, c->whylen);
+		json_decref(e);
+		if (r != 0)
+			return r;
+	}
+	*crc = crc32(*crc, (const Bytef *)"]", 1);
+	return 0;
+}
+
+/* Version, crc and shape of the top-level object, read so far. */
+struct header {
+	unsigned	 seen;		/* HAS_* */
+	json_int_t	 version;	/* when an integer */
+	uint32_t	 want;		/* the crc32, when 8 lowercase hex */
+	uLong		 crc;		/* computed over "files" */
+};
+
+#define HAS_VERSION	0x1
+#define HAS_CRC		0x2
+#define HAS_FILES	0x4
+#define BAD_VERSION	0x8
+#define BAD_CRC		0x10
+
+/* The flag of a known key, 0 for others (ignored, as they always were). */
+static unsigned
+key_flag(const char *key)
+{
+	if (strcmp(key, "version") == 0)
+		return HAS_VERSION;
+	if (strcmp(key, "crc32") == 0)
+		return HAS_CRC;
+	if (strcmp(key, "files") == 0)
+		return HAS_FILES;
+	return 0;
+}
+
+/* The value of "version" or "crc32" (or of an unknown key) into h. */
+static void
+take_value(struct header *h, unsigned flag, json_t *v)
+{
+	const char	*hex = json_string_value(v);
+
+	if (flag == HAS_VERSION && json_is_integer(v))
+		h->version = json_integer_value(v);
+	else if (flag == HAS_VERSION)
+		h->seen |= BAD_VERSION;
+	if (flag == HAS_CRC && (hex == NULL || strlen(hex) != 8 ||
+	    !parse_hex32(hex, 8, &h->want)))
+		h->seen |= BAD_CRC;
+}
+
+/* One "key": value of the top-level object. */
+static int
+parse_member(struct cursor *c, struct reg_table *t, struct header *h)
+{
+	json_t		*k, *v;
+	unsigned	 flag;
+	int		 r = 0;
+
+	if ((k = next_value(c)) == NULL)
+		return -EBADMSG;
+	if (!json_is_string(k) || !at_char(c, ':')) {
+		json_decref(k);
+		return bad(c, "malformed object");
+	}
+	flag = key_flag(json_string_value(k));
+	json_decref(k);
+	if (h->seen & flag)
+		return bad(c, "duplicate key in the top-level object");
+	h->seen |= flag;
+	if (flag == HAS_FILES)
+		r = parse_files(c, t, &h->crc);
+	else if ((v = next_value(c)) == NULL)
+		r = -EBADMSG;
+	else {
+		take_value(h, flag, v);
+		json_decref(v);
+	}
+	return r;
+}
+
+/* What the header says once the whole object is read. */
+static int
+check_header(struct cursor *c, const struct header *h)
+{
+	if (!(h->seen & HAS_VERSION) || (h->seen & BAD_VERSION))
+		return bad(c, "no version");
+	if (h->version != STATE_VERSION) {
+		snprintf(c->why, c->whylen, "unsupported version %"
+		    JSON_INTEGER_FORMAT, h->version);
 		return -EBADMSG;
 	}
-	if (ver != STATE_VERSION) {
-		snprintf(why, whylen, "unsupported version %" JSON_INTEGER_FORMAT,
-		    ver);
-		return -EBADMSG;
-	}
-	hex = get_str(root, "crc32");
-	files = json_object_get(root, "files");
-	if (hex == NULL || strlen(hex) != 8 || !parse_hex32(hex, 8, &want) ||
-	    !json_is_array(files)) {
-		snprintf(why, whylen, "missing or malformed crc32 or files");
-		return -EBADMSG;
-	}
-	crc = crc32(0L, Z_NULL, 0);
-	json_dump_callback(files, crc_cb, &crc, JSON_COMPACT);
-	if ((uint32_t)crc != want) {
-		snprintf(why, whylen, "crc32 mismatch (stored %08" PRIx32
-		    ", computed %08lx)", want, (unsigned long)crc);
+	if ((h->seen & (HAS_CRC | HAS_FILES | BAD_CRC)) !=
+	    (HAS_CRC | HAS_FILES))
+		return bad(c, "missing or malformed crc32 or files");
+	if ((uint32_t)h->crc != h->want) {
+		snprintf(c->why, c->whylen, "crc32 mismatch (stored %08" PRIx32
+		    ", computed %08lx)", h->want, (unsigned long)h->crc);
 		return -EBADMSG;
 	}
 	return 0;
@@ -607,40 +817,46 @@ static int
 parse_state(const char *text, size_t len, struct reg_table *t, char *why,
     size_t whylen)
 {
-	json_t		*root, *files;
-	json_error_t	 jerr;
-	size_t		 i;
+	struct cursor	 c = { text, len, 0, why, whylen };
+	struct header	 h;
 	int		 r;
 
-	if (len == 0) {
-		snprintf(why, whylen, "empty file");
-		return -EBADMSG;
+	memset(&h, 0, sizeof(h));
+	if (len == 0)
+		return bad(&c, "empty file");
+	if (!at_char(&c, '{'))
+		return bad(&c, "not a JSON object");
+	if (!at_char(&c, '}')) {
+		do
+			r = parse_member(&c, t, &h);
+		while (r == 0 && at_char(&c, ','));
+		if (r != 0)
+			return r;
+		if (!at_char(&c, '}'))
+			return bad(&c, "malformed object");
 	}
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL) {
-		snprintf(why, whylen, "line %d column %d: %s", jerr.line,
-		    jerr.column, jerr.text);
-		return -EBADMSG;
-	}
-	r = check_header(root, why, whylen);
-	files = json_object_get(root, "files");
-	for (i = 0; r == 0 && i < json_array_size(files); i++)
-		r = parse_entry(json_array_get(files, i), i, t, why, whylen);
-	json_decref(root);
-	return r;
+	skip_blanks(&c);
+	if (c.at != c.n)
+		return bad(&c, "data after the object");
+	return check_header(&c, &h);
 }
 
 /* Whole file into out; 0 or a negative errno (-EFBIG past the cap). */
 static int
 read_file(const char *path, struct buf *out)
 {
-	char	 chunk[65536];
-	ssize_t	 n;
-	int	 fd, r = 0;
+	struct stat	 st;
+	char		 chunk[65536];
+	ssize_t		 n;
+	int		 fd, r = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
 		return -errno;
+	/* Room for the file as it is now, not the next power of two. */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= STATE_MAX_BYTES)
+		buf_reserve_exact(out, (size_t)st.st_size);
 	for (;;) {
 		n = read(fd, chunk, sizeof(chunk));
 		if (n == -1 && errno == EINTR)
@@ -733,7 +949,7 @@ table_swap(struct reg_table *a, struct reg_table *b)
 int
 registry_load(struct registry *reg)
 {
-	struct reg_table t = { NULL, 0, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0 };
 	int		 r, rb;
 
 	table_cleanup(&reg->tab);
@@ -781,7 +997,7 @@ done:
 int
 registry_peek(struct registry *reg, bool *from_bak)
 {
-	struct reg_table t = { NULL, 0, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0 };
 	int		 r, rb;
 
 	*from_bak = false;
@@ -906,19 +1122,55 @@ fsync_dir(const char *dir)
 	return r;
 }
 
+/* Create path (mode 0600), write the state of t, fsync, close. */
+static int
+save_file(const char *path, const struct reg_table *t, struct save_err *err)
+{
+	struct writer	 o;
+	uint32_t	 crc;
+	char		 hex[9];
+	ssize_t		 n;
+	int		 r;
+
+	err->file = path;
+	err->op = "create";
+	o.fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	if (o.fd == -1)
+		return -errno;
+	o.err = 0;
+	buf_init(&o.b);
+	buf_reserve_exact(&o.b, SAVE_CHUNK);
+	err->op = "write";
+	crc = serialise(t, &o);
+	buf_cleanup(&o.b);
+	r = o.err;
+	if (r == 0) {
+		snprintf(hex, sizeof(hex), "%08" PRIx32, crc);
+		n = pwrite(o.fd, hex, 8, (off_t)strlen(HEAD_CRC));
+		r = n == 8 ? 0 : n < 0 ? -errno : -EIO;
+	}
+	if (r == 0) {
+		err->op = "fsync";
+		r = fsync(o.fd) == -1 ? -errno : 0;
+	}
+	if (close(o.fd) == -1 && r == 0) {
+		err->op = "close";
+		r = -errno;
+	}
+	if (r < 0)
+		unlink(path);
+	return r;
+}
+
 int
 registry_save(struct registry *reg, bool force)
 {
-	struct buf	 b;
 	struct save_err	 err;
 	int		 r;
 
 	if (!reg->dirty && !force)
 		return 0;
-	buf_init(&b);
-	serialise(&reg->tab, &b);
-	r = write_file(reg->tmp, b.data, b.len, &err);
-	buf_cleanup(&b);
+	r = save_file(reg->tmp, &reg->tab, &err);
 	if (r < 0)
 		goto fail;
 	keep_backup(reg);

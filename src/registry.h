@@ -16,7 +16,7 @@
 
 /* Identity of a file: (dev, ino) + crc32 of its first fp_len bytes. */
 struct reg_entry {
-	char		*flow;		/* owned */
+	char		*flow;		/* the registry's, shared by its entries */
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint32_t	 fp_crc;

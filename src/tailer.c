@@ -79,6 +79,16 @@ tailer_free(struct tailer *t)
 }
 
 void
+tailer_trim(struct tailer *t)
+{
+	/* wm_cleanup frees the ring and keeps the committed offset and the
+	 * next range id: the watermark stays usable, and grows a ring
+	 * again with its next range. */
+	if (wm_pending(&t->wm) == 0)
+		wm_cleanup(&t->wm);
+}
+
+void
 tailer_park(struct tailer *t)
 {
 	if (t->fd >= 0)
@@ -176,7 +186,7 @@ tailer_poll(struct tailer *t, bool *truncated)
 	return t->size > t->read_off;
 }
 
-/* Bytes to read now: up to max (at least one record and its delimiter),
+/* The most bytes one read may need: at least one record and its delimiter,
  * not past the size last seen nor the --once target. */
 static size_t
 want_bytes(const struct tailer *t, size_t max, size_t max_record)
@@ -198,17 +208,32 @@ readbuf_forget(struct readbuf *rb)
 	buf_reset(&rb->b);
 }
 
+/* pread len bytes of t at off into dst; bytes read or -errno. */
+static ssize_t
+read_at(struct tailer *t, char *dst, size_t len, uint64_t off)
+{
+	ssize_t	 n;
+
+	do
+		n = pread(t->fd, dst, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
 /*
- * Bytes of t from read_off, at least want of them (or up to the size seen)
- * when the file has them: from the window if it holds them, else read.
- * Returns the number available at *p, or -errno.
+ * Bytes of t from read_off, when the file has them: from the window if it
+ * holds a whole record (or the rest of the file), else read.  A read takes
+ * chunk bytes, and only when they hold no delimiter grows to want (one
+ * record and its delimiter), so the window is as large as the longest line
+ * needs, not as the record limit.  Returns the number available at *p (at
+ * most want), or -errno.
  */
 static ssize_t
-window(struct tailer *t, struct readbuf *rb, size_t want, int delim,
-    const char **p)
+window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
+    int delim, const char **p)
 {
 	uint64_t	 end = rb->off + rb->b.len, have;
-	ssize_t		 n;
+	ssize_t		 n, more;
 
 	if (rb->owner == t->id && rb->off <= t->read_off && t->read_off < end) {
 		have = end - t->read_off;
@@ -224,17 +249,27 @@ window(struct tailer *t, struct readbuf *rb, size_t want, int delim,
 	}
 	rb->owner = 0;
 	buf_reset(&rb->b);
-	buf_reserve(&rb->b, want);
-	do
-		n = pread(t->fd, rb->b.data, want, (off_t)t->read_off);
-	while (n < 0 && errno == EINTR);
+	chunk = MIN(chunk, want);
+	buf_reserve_exact(&rb->b, chunk);
+	n = read_at(t, rb->b.data, chunk, t->read_off);
 	if (n < 0)
-		return -errno;
+		return n;
 	rb->b.len = (size_t)n;
+	if ((size_t)n == chunk && chunk < want && delim >= 0 &&
+	    memchr(rb->b.data, delim, (size_t)n) == NULL) {
+		/* A line longer than a chunk: read the rest of a record. */
+		buf_reserve_exact(&rb->b, want - chunk);
+		more = read_at(t, rb->b.data + n, want - chunk,
+		    t->read_off + (uint64_t)n);
+		if (more < 0)
+			return more;
+		rb->b.len += (size_t)more;
+	}
+	rb->b.data[rb->b.len] = '\0';
 	rb->owner = t->id;
 	rb->off = t->read_off;
 	*p = rb->b.data;
-	return n;
+	return (ssize_t)rb->b.len;
 }
 
 long
@@ -249,7 +284,7 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	want = want_bytes(t, max, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = window(t, rb, want, framer_delim(fr), &p);
+	n = window(t, rb, max, want, framer_delim(fr), &p);
 	if (n <= 0)
 		return (long)n;
 	used = framer_feed(fr, &t->fs, p, (size_t)n, t->read_off,
@@ -273,7 +308,8 @@ tailer_read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	want = want_bytes(t, max_record, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
-	n = window(t, rb, MIN(want, max_record), -1, &p);
+	want = MIN(want, max_record);
+	n = window(t, rb, want, want, -1, &p);
 	if (n <= 0)
 		return (int)n;
 	rc = framer_feed_last(fr, &t->fs, p, (size_t)n, t->read_off,

@@ -19,15 +19,16 @@
 #include "util.h"
 #include "watermark.h"
 
+/* One per tracked file, idle ones included: keep it small (no padding). */
 struct tailer {
 	uint64_t	 id;		/* unique in the process */
 	char		*path;		/* last path it was seen at */
 	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
+	uint32_t	 fp_max;	/* headerBytesLength */
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
 	uint32_t	 fp_len;
-	uint32_t	 fp_max;	/* headerBytesLength */
 	uint64_t	 read_off;	/* next byte to frame */
 	uint64_t	 size;		/* size at the last fstat */
 	uint64_t	 target;	/* --once: stop at this size */
@@ -59,6 +60,13 @@ struct tailer	*tailer_new_parked(const char *path, const struct stat *st,
 		    uint64_t offset, uint32_t fp_max);
 void		 tailer_free(struct tailer *);
 
+/*
+ * Free the watermark's ring once every range is committed: most tracked
+ * files are idle, and each would otherwise keep the ring its busiest
+ * moment grew.
+ */
+void		 tailer_trim(struct tailer *);
+
 /* Close the descriptor of an idle tailer; it keeps its identity. */
 void		 tailer_park(struct tailer *);
 /*
@@ -89,8 +97,10 @@ bool		 tailer_poll(struct tailer *, bool *truncated);
 
 /*
  * A read window shared by the tailers of a flow: bytes of one tailer from
- * offset off.  A batch takes far less than one read, so the next batch is
- * framed from the same window instead of reading it again.
+ * offset off.  A read of short lines holds several batches, so the next
+ * batch is framed from the same window instead of reading it again.  It is
+ * as large as the largest read so far: the read size, or one record and its
+ * delimiter after a line longer than that.
  */
 struct readbuf {
 	struct buf	 b;
@@ -102,8 +112,9 @@ struct readbuf {
 void		 readbuf_forget(struct readbuf *);
 
 /*
- * Read at most max bytes after read_off into scratch (grown up to
- * max_record + 1) and hand them to the framer, which emits each complete
+ * Read max bytes after read_off into the window (up to max_record + 1 when
+ * they hold no whole line; none when the window already holds a whole line
+ * at read_off) and hand them to the framer, which emits each complete
  * record through cb (and may refuse-stop when cb returns non-zero; the
  * record is then not taken and read_off stays before it).  Returns the bytes
  * consumed (>= 0), or -errno on a read error.

@@ -117,6 +117,18 @@ buf_reserve(struct buf *b, size_t n)
 }
 
 void
+buf_reserve_exact(struct buf *b, size_t n)
+{
+	size_t	 need = b->len + n + 1;
+
+	if (need <= b->cap)
+		return;
+	b->data = xrealloc(b->data, need);
+	b->cap = need;
+	b->data[b->len] = '\0';
+}
+
+void
 buf_alloc_exact(struct buf *b, size_t n)
 {
 	b->len = 0;

@@ -45,6 +45,12 @@ void	 buf_init(struct buf *);
 void	 buf_cleanup(struct buf *);
 void	 buf_reset(struct buf *);		/* len = 0, keeps memory */
 void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
+/*
+ * Room for n more bytes, growing to exactly that (plus the NUL) instead of
+ * the next power of two: for a buffer whose largest size is known, so that
+ * 1 MiB of data does not take 2 MiB.
+ */
+void	 buf_reserve_exact(struct buf *, size_t);
 /* An empty buffer with capacity exactly n (+1 for the NUL). */
 void	 buf_alloc_exact(struct buf *, size_t);
 void	 buf_add(struct buf *, const void *, size_t);

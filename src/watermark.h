@@ -26,6 +26,11 @@ struct watermark {
 };
 
 void		wm_init(struct watermark *, uint64_t committed);
+/*
+ * Free the ring of ranges.  The committed offset and the next range id are
+ * kept, so the watermark stays usable: the next wm_push grows a new ring
+ * (tailer_trim relies on this to free the rings of idle files).
+ */
 void		wm_cleanup(struct watermark *);
 
 /*

@@ -7,6 +7,8 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -271,6 +273,159 @@ START_TEST(fingerprint_detects_a_different_head)
 }
 END_TEST
 
+/* Records of a file read through tailer_read(); the window checked on the
+ * way.  Counts records and checks each against the line it should be. */
+struct lines {
+	size_t		 n;
+	size_t		 long_at;	/* index of the long line */
+	size_t		 long_len;
+	size_t		 max_cap;	/* largest window seen */
+	struct readbuf	*rb;
+};
+
+static int
+check_line(void *arg, const char *data, size_t len, uint64_t start,
+    uint64_t end)
+{
+	struct lines	*l = arg;
+	char		 want[32];
+
+	ck_assert_uint_eq(end, start + len + 1);
+	if (l->n == l->long_at) {
+		ck_assert_uint_eq(len, l->long_len);
+		ck_assert(data[0] == 'L' && data[len - 1] == 'L');
+	} else {
+		snprintf(want, sizeof(want), "line %06zu", l->n);
+		ck_assert_uint_eq(len, strlen(want));
+		ck_assert(memcmp(data, want, len) == 0);
+	}
+	l->max_cap = MAX(l->max_cap, l->rb->b.cap);
+	l->n++;
+	return 0;
+}
+
+/* A file of n "line NNNNNN" lines, line long_at replaced by long_len 'L's. */
+static struct tailer *
+open_lines(size_t n, size_t long_at, size_t long_len, char *path)
+{
+	struct stat	 st;
+	FILE		*f;
+	size_t		 i, k;
+	int		 fd;
+
+	strcpy(path, "/tmp/check_core.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; i < n; i++) {
+		if (i != long_at) {
+			fprintf(f, "line %06zu\n", i);
+			continue;
+		}
+		for (k = 0; k < long_len; k++)
+			fputc('L', f);
+		fputc('\n', f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	return tailer_open(path, &st, 0, 512);
+}
+
+/* Read all of t with reads of max bytes and a record cap of max_record. */
+static void
+read_all(struct tailer *t, struct lines *l, size_t max, size_t max_record)
+{
+	struct framer	*fr;
+	struct framer_opts fo = { .delim = '\n' };
+	char		 err[128];
+	bool		 trunc;
+	long		 n;
+
+	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
+	framer_state_init(&t->fs, fr, true);
+	buf_init(&l->rb->b);
+	ck_assert(tailer_poll(t, &trunc));
+	while ((n = tailer_read(t, fr, l->rb, max, max_record, check_line,
+	    l)) > 0)
+		;
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(t->read_off, t->size);
+	buf_cleanup(&l->rb->b);
+	framer_state_cleanup(&t->fs);
+	framer_free(fr);
+}
+
+/*
+ * Short lines are read max bytes at a time: the window is the read size,
+ * not the record cap (a 1 MiB window per flow for 100-byte lines, before).
+ */
+START_TEST(read_window_is_the_read_size_for_short_lines)
+{
+	struct readbuf	 rb = { .owner = 0 };
+	struct lines	 l = { .long_at = SIZE_MAX, .rb = &rb };
+	struct tailer	*t;
+	char		 path[64];
+
+	t = open_lines(5000, SIZE_MAX, 0, path);	/* 60,000 bytes */
+	read_all(t, &l, 1024, 65536);
+	ck_assert_uint_eq(l.n, 5000);
+	ck_assert_uint_le(l.max_cap, 1024 + 1);
+	tailer_free(t);
+	unlink(path);
+}
+END_TEST
+
+/* A line longer than a read but within the cap still arrives whole: the
+ * window grows for it (the framer needs a record's worth of bytes). */
+START_TEST(read_window_grows_for_a_line_longer_than_a_read)
+{
+	struct readbuf	 rb = { .owner = 0 };
+	struct lines	 l = { .long_at = 2000, .long_len = 40000,
+			    .rb = &rb };
+	struct tailer	*t;
+	char		 path[64];
+
+	t = open_lines(5000, 2000, 40000, path);
+	read_all(t, &l, 1024, 65536);
+	ck_assert_uint_eq(l.n, 5000);
+	ck_assert_uint_eq(t->fs.truncated, 0);
+	ck_assert_uint_gt(l.max_cap, 40000);
+	ck_assert_uint_le(l.max_cap, 65536 + 2);
+	tailer_free(t);
+	unlink(path);
+}
+END_TEST
+
+/* A settled file keeps no ring of ranges, and its watermark goes on from
+ * where it was (ids and committed offset). */
+START_TEST(trim_frees_the_ring_of_a_settled_file)
+{
+	struct tailer	*t;
+	char		 path[64];
+	uint64_t	 a, b, c;
+
+	t = open_temp("one\ntwo\nthree\n", path);
+	a = wm_push(&t->wm, 4);
+	b = wm_push(&t->wm, 8);
+	tailer_trim(t);			/* ranges pending: kept */
+	ck_assert_uint_gt(t->wm.cap, 0);
+	ck_assert(wm_ack(&t->wm, a));
+	ck_assert(wm_ack(&t->wm, b));
+	tailer_trim(t);
+	ck_assert_uint_eq(t->wm.cap, 0);
+	ck_assert_ptr_null(t->wm.r);
+	ck_assert_uint_eq(t->wm.committed, 8);
+	ck_assert(!wm_ack(&t->wm, b));	/* an old id stays unknown */
+	c = wm_push(&t->wm, 14);
+	ck_assert_uint_gt(c, b);
+	ck_assert(wm_ack(&t->wm, c));
+	ck_assert_uint_eq(t->wm.committed, 14);
+	tailer_free(t);
+	unlink(path);
+}
+END_TEST
+
 /* --- watcher patterns -------------------------------------------------- */
 
 START_TEST(pattern_globs_in_any_component)
@@ -355,6 +510,9 @@ core_suite(void)
 	tc = tcase_create("tailer");
 	tcase_add_test(tc, read_truncates_a_runaway_line_and_skips_its_tail);
 	tcase_add_test(tc, fingerprint_detects_a_different_head);
+	tcase_add_test(tc, read_window_is_the_read_size_for_short_lines);
+	tcase_add_test(tc, read_window_grows_for_a_line_longer_than_a_read);
+	tcase_add_test(tc, trim_frees_the_ring_of_a_settled_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watcher");
 	tcase_add_test(tc, pattern_globs_in_any_component);

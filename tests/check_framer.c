@@ -155,7 +155,7 @@ drive(struct framer *fr, struct framer_state *st, const char *text,
 		n = MIN(win, len - off);
 		used = framer_feed(fr, st, text + off, n, off, max, collect, c);
 		ck_assert_uint_le(used, n);
-		ck_assert_uint_le(st->pending.cap, max + 2);
+		ck_assert_uint_le(framer_state_memory(st), max + 2);
 		ck_assert_uint_le(framer_memory(fr), max + 2);
 		off += used;
 		if (c->refused || used == 0)
@@ -492,7 +492,7 @@ START_TEST(runaway_line_truncated_then_next_line_intact)
 		expect(&c, 1, want, max, 2, 2 + max);
 		EXPECT(&c, 2, "next", len - 5, len);
 		ck_assert_uint_eq(st.truncated, 1);
-		ck_assert_uint_eq(st.pending.cap, 0);
+		ck_assert_uint_eq(framer_state_memory(&st), 0);
 		ck_assert_uint_eq(framer_memory(fr), 0);
 		col_free(&c);
 		framer_state_cleanup(&st);
@@ -872,11 +872,11 @@ START_TEST(multiline_large_record_memory_released_once_sent)
 	framer_state_init(&st, fr, true);
 	ck_assert_uint_eq(framer_feed(fr, &st, text.data, text.len, 0, BIG,
 	    collect, &c), text.len);
-	ck_assert_uint_ge(st.pending.cap, text.len);
+	ck_assert_uint_ge(framer_state_memory(&st), text.len);
 	ck_assert_int_eq(framer_flush(fr, &st, collect, &c), 0);
 	ck_assert_uint_eq(c.n, 1);
 	ck_assert_uint_eq(c.r[0].len, text.len - 1);
-	ck_assert_uint_eq(st.pending.cap, 0);
+	ck_assert_uint_eq(framer_state_memory(&st), 0);
 	col_free(&c);
 	framer_state_cleanup(&st);
 	buf_cleanup(&text);
