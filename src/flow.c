@@ -267,6 +267,21 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	return 0;
 }
 
+/*
+ * The current batch, if it is due (full, its age timer fired, or the flow
+ * stopping), goes out when the window has room; if not, the flow stays
+ * blocked so that the next completion tries again.  Clearing the block
+ * without this left a due batch waiting for a record that, at the end of a
+ * file, never comes: its age timer had fired already.
+ */
+static void
+retry_cur(struct flow *f)
+{
+	if (f->cur != NULL && (f->stopping || batch_full(f, f->cur, 0) ||
+	    !uv_is_active((uv_handle_t *)&f->age_timer)) && !flush_cur(f))
+		f->blocked = true;
+}
+
 /* --- commit ------------------------------------------------------------- */
 
 static void
@@ -292,10 +307,7 @@ on_batch_done(struct batch *b, void *arg)
 	batch_free(b);
 	if (f->blocked || f->stopping) {
 		f->blocked = false;
-		if (f->cur != NULL && (f->stopping ||
-		    batch_full(f, f->cur, 0) || !uv_is_active(
-		    (uv_handle_t *)&f->age_timer)))
-			(void)flush_cur(f);
+		retry_cur(f);
 	}
 	pump(f);
 	f->cb(f, FLOW_PROGRESS, NULL, f->arg);
@@ -1162,6 +1174,7 @@ flow_kick(struct flow *f)
 	if (!f->blocked || f->stopping)
 		return;
 	f->blocked = false;
+	retry_cur(f);
 	pump(f);
 }
 
