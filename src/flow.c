@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ struct flow {
 	struct tailer	*reading;	/* the tailer being framed */
 	struct tailer	*tailers;
 	size_t		 nopen;		/* tailers with a descriptor */
+	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
 	bool		 first_scan;
 	bool		 warned_fds;
 	struct deferred	 deferred[8];	/* maybe copies, waiting */
@@ -712,7 +714,7 @@ track(struct flow *f, const char *path, const struct stat *st, bool first,
 	if (copy == COPY_WAIT && defer_copy(f, st))
 		return;		/* the next scan decides */
 	off = copy < COPY_WAIT ? copy : start_offset(f, path, st, first);
-	if (open_count(f) >= (size_t)f->fc->max_open_files)
+	if (open_count(f) >= f->max_open)
 		t = tailer_new_parked(path, st, off, fp);
 	else
 		t = tailer_open(path, st, off, fp);
@@ -914,7 +916,7 @@ static void
 balance_fds(struct flow *f)
 {
 	struct tailer	*t, *oldest;
-	size_t		 max = (size_t)f->fc->max_open_files, wanting = 0;
+	size_t		 max = f->max_open, wanting = 0;
 	size_t		 target;
 	int		 rc;
 
@@ -950,8 +952,8 @@ balance_fds(struct flow *f)
 	}
 	if (open_count(f) > max && !f->warned_fds) {
 		log_warn("[%s] %zu files with bytes to deliver are open, more "
-		    "than maxOpenFiles = %lld", f->fc->name, open_count(f),
-		    f->fc->max_open_files);
+		    "than maxOpenFiles = %zu", f->fc->name, open_count(f),
+		    f->max_open);
 		f->warned_fds = true;
 	}
 }
@@ -1027,6 +1029,39 @@ on_fs_event(void *arg, const char *dir, const char *name, int events)
 
 /* --- lifecycle ---------------------------------------------------------- */
 
+/* Descriptors kept for everything but tailed files: connections (at most
+ * 16), the state, dead-letter and metrics files, inotify, libuv's own. */
+#define FD_RESERVE	128
+
+/*
+ * maxOpenFiles, lowered when the flows' files together would take the
+ * descriptors the connections need: with the soft RLIMIT_NOFILE of 1024
+ * that systemd gives services, 1,024 open files left no socket for DIS,
+ * and nothing was sent.  main() raises the soft limit to the hard one
+ * first, so this bites only where the hard limit is low.
+ */
+static size_t
+open_file_budget(const struct conf *conf, const struct conf_flow *fc)
+{
+	struct rlimit	 rl;
+	size_t		 i, nflows = 0, share;
+
+	for (i = 0; i < conf->nflows; i++)
+		if (conf->flows[i].enable)
+			nflows++;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return (size_t)fc->max_open_files;
+	share = rl.rlim_cur > FD_RESERVE + 8 * MAX(nflows, 1) ?
+	    (size_t)(rl.rlim_cur - FD_RESERVE) / MAX(nflows, 1) : 8;
+	if ((size_t)fc->max_open_files <= share)
+		return (size_t)fc->max_open_files;
+	log_warn("[%s] maxOpenFiles = %lld leaves no descriptors for the "
+	    "connections (open-file limit %llu over %zu flows); using %zu",
+	    fc->name, fc->max_open_files, (unsigned long long)rl.rlim_cur,
+	    nflows, share);
+	return share;
+}
+
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     struct http *http, struct registry *reg, struct mem_budget *mem,
@@ -1039,6 +1074,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->loop = loop;
 	f->conf = conf;
 	f->fc = fc;
+	f->max_open = open_file_budget(conf, fc);
 	f->reg = reg;
 	f->mem = mem;
 	f->once = once;

@@ -4,6 +4,9 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
+#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -39,6 +42,24 @@ usage(FILE *out)
 	    "  -V, --version       print the version\n"
 	    "  -h, --help          this help\n",
 	    SYSCONFDIR_AGENT_INI);
+}
+
+/*
+ * Every tracked file may hold a descriptor (up to maxOpenFiles per flow):
+ * take the hard RLIMIT_NOFILE, not systemd's soft 1024 (nothing here uses
+ * select()).
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		log_warn("cannot raise the open-file limit to %llu: %s",
+		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
 int
@@ -120,6 +141,7 @@ main(int argc, char **argv)
 	 * memory budget bounds how much is held at once). */
 	mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
+	raise_nofile();
 	rand_seed((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 	if (http_global_init() != 0)
 		fatalx("cannot initialise libcurl");
