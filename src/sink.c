@@ -383,16 +383,17 @@ sent_headers_free(struct sent_headers *h)
 }
 
 /*
- * Sign method+path over body with the fixed headers plus nextra more (all
+ * Sign method+path over body with Content-Type ctype (the caller's format:
+ * PutRecords JSON or protobuf, DescribeStream JSON), the fixed headers and
+ * nextra more (all
  * signed, as dis-api.md 6.1 asks for Content-Encoding and
  * x-dis-*-content-length) and fill the header lines to send.
  */
 static int
-sign_headers(struct sink *s, const char *method, const char *path,
-    const void *body, size_t len, const struct sign_header *extra,
-    size_t nextra, struct sent_headers *out)
+sign_headers(struct sink *s, const char *method, const char *ctype,
+    const char *path, const void *body, size_t len,
+    const struct sign_header *extra, size_t nextra, struct sent_headers *out)
 {
-	const char	*ctype = JSON_CONTENT_TYPE;
 	char		 date[17];
 	struct buf	 auth;
 	struct sign_header hdrs[6];
@@ -401,9 +402,6 @@ sign_headers(struct sink *s, const char *method, const char *path,
 	size_t		 i, n = 0;
 	int		 rc;
 
-	/* PutRecords is the only POST; DescribeStream stays JSON. */
-	if (strcmp(method, "POST") == 0)
-		ctype = s->fmt->ctype;
 	signer_date(wall_s(), date);
 	hdrs[n].name = "Content-Type";
 	hdrs[n++].value = ctype;
@@ -442,15 +440,17 @@ sign_headers(struct sink *s, const char *method, const char *path,
 }
 
 static int
-submit(struct sink *s, const char *method, const char *url, const char *path,
-    const void *body, size_t len, const struct sign_header *extra,
-    size_t nextra, http_done_cb cb, void *arg)
+submit(struct sink *s, const char *method, const char *ctype, const char *url,
+    const char *path, const void *body, size_t len,
+    const struct sign_header *extra, size_t nextra, http_done_cb cb,
+    void *arg)
 {
 	struct sent_headers h;
 	struct http_request req;
 	int		 rc;
 
-	rc = sign_headers(s, method, path, body, len, extra, nextra, &h);
+	rc = sign_headers(s, method, ctype, path, body, len, extra, nextra,
+	    &h);
 	if (rc != 0)
 		return rc;
 	memset(&req, 0, sizeof(req));
@@ -542,9 +542,9 @@ send_batch(struct sink *s, struct batch *b)
 	b->sending = true;
 	b->sent_ms = mono_ms();
 	if (rc == 0)
-		rc = submit(s, "POST", s->put_url, s->put_path, b->body.data,
-		    b->body.len, zhdr, s->zip != CODEC_ZIP_NONE ? 2 : 0,
-		    on_put_done, b);
+		rc = submit(s, "POST", s->fmt->ctype, s->put_url,
+		    s->put_path, b->body.data, b->body.len, zhdr,
+		    s->zip != CODEC_ZIP_NONE ? 2 : 0, on_put_done, b);
 	if (rc != 0) {
 		b->sending = false;
 		body_free(b);
@@ -1032,8 +1032,8 @@ describe(struct sink *s)
 
 	if (s->closing || s->describing)
 		return;
-	rc = submit(s, "GET", s->describe_url, s->describe_path, NULL, 0,
-	    NULL, 0, on_describe_done, s);
+	rc = submit(s, "GET", JSON_CONTENT_TYPE, s->describe_url,
+	    s->describe_path, NULL, 0, NULL, 0, on_describe_done, s);
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));
