@@ -385,8 +385,7 @@ sent_headers_free(struct sent_headers *h)
 /*
  * Sign method+path over body with Content-Type ctype (the caller's format:
  * PutRecords JSON or protobuf, DescribeStream JSON), the fixed headers and
- * nextra more (all
- * signed, as dis-api.md 6.1 asks for Content-Encoding and
+ * nextra more (all signed, as dis-api.md 6.1 asks for Content-Encoding and
  * x-dis-*-content-length) and fill the header lines to send.
  */
 static int
