@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "conf.h"
+#include "disapi.h"
 #include "flow.h"
 #include "http.h"
 #include "log.h"
@@ -33,6 +34,7 @@ struct agent {
 	struct conf	*next_conf;	/* being switched to */
 	struct mem_budget mem;
 	struct http	*http;
+	struct disapi	*api;		/* signs every DIS call; uses http */
 	struct registry	*reg;
 	struct flow	**flows;
 	size_t		 nflows;
@@ -59,6 +61,24 @@ struct agent {
 };
 
 static void	finish(struct agent *);
+
+/* The HTTP client and the DIS client on it, from the current conf. */
+static void
+open_client(struct agent *a)
+{
+	struct http_opts ho;
+
+	memset(&ho, 0, sizeof(ho));
+	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
+	ho.ssl_verify = a->conf->ssl_verify;
+	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
+	 * partition anyway.  Requests beyond this wait in curl's queue. */
+	ho.max_host_connections = MAX_CONNECTIONS;
+	a->http = http_new(&a->loop, &ho);
+	if (a->http == NULL)
+		fatalx("cannot set up the HTTP client");
+	a->api = disapi_new(a->http, a->conf);
+}
 static void	finish_reload(struct agent *);
 static int	start_flows(struct agent *);
 
@@ -356,7 +376,6 @@ static void
 reload_http_closed(void *arg)
 {
 	struct agent	*a = arg;
-	struct http_opts ho;
 	size_t		 i;
 
 	for (i = 0; i < a->nflows; i++)
@@ -364,6 +383,8 @@ reload_http_closed(void *arg)
 	a->nflows = 0;
 	free(a->flows);
 	a->flows = NULL;
+	disapi_free(a->api);
+	a->api = NULL;
 	if (a->finishing)	/* a stop signal came during the reload */
 		return;
 	conf_free(*a->confp);
@@ -371,13 +392,7 @@ reload_http_closed(void *arg)
 	a->conf = a->next_conf;
 	a->next_conf = NULL;
 	a->mem.limit = (size_t)a->conf->max_memory_bytes;
-	memset(&ho, 0, sizeof(ho));
-	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
-	ho.ssl_verify = a->conf->ssl_verify;
-	ho.max_host_connections = MAX_CONNECTIONS;
-	a->http = http_new(&a->loop, &ho);
-	if (a->http == NULL)
-		fatalx("cannot set up the HTTP client");
+	open_client(a);
 	a->reloading = false;
 	if (start_flows(a) != 0) {
 		a->exit_code = 1;
@@ -445,6 +460,8 @@ http_closed(void *arg)
 	for (i = 0; i < a->nflows; i++)
 		flow_free(a->flows[i]);
 	a->nflows = 0;
+	disapi_free(a->api);
+	a->api = NULL;
 }
 
 /* Save, cancel what is left, and close every handle. */
@@ -540,7 +557,7 @@ start_flows(struct agent *a)
 		if (!c->flows[i].enable)
 			continue;
 		a->flows[a->nflows] = flow_new(&a->loop, c, &c->flows[i],
-		    a->http, a->reg, &a->mem, a->once, on_flow_event, a);
+		    a->api, a->reg, &a->mem, a->once, on_flow_event, a);
 		rc = flow_start(a->flows[a->nflows++]);
 		if (rc != 0)
 			return rc;
@@ -552,7 +569,6 @@ int
 agent_run(struct conf **confp, const char *path, bool once)
 {
 	struct agent	 a;
-	struct http_opts ho;
 	const struct conf *conf = *confp;
 	int		 rc;
 
@@ -574,15 +590,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_loop_close(&a.loop);
 		return 1;
 	}
-	memset(&ho, 0, sizeof(ho));
-	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
-	ho.ssl_verify = conf->ssl_verify;
-	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
-	 * partition anyway.  Requests beyond this wait in curl's queue. */
-	ho.max_host_connections = MAX_CONNECTIONS;
-	a.http = http_new(&a.loop, &ho);
-	if (a.http == NULL)
-		fatalx("cannot set up the HTTP client");
+	open_client(&a);
 	(void)start_handles(&a);
 	rc = start_flows(&a);
 	if (rc != 0) {

@@ -1064,7 +1064,7 @@ open_file_budget(const struct conf *conf, const struct conf_flow *fc)
 
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
-    struct http *http, struct registry *reg, struct mem_budget *mem,
+    struct disapi *api, struct registry *reg, struct mem_budget *mem,
     bool once, flow_cb cb, void *arg)
 {
 	struct flow	*f;
@@ -1082,7 +1082,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	buf_init(&f->rb.b);
 	buf_init(&f->key);
-	f->sink = sink_new(loop, http, conf, fc, mem, on_batch_done, on_halt,
+	f->sink = sink_new(loop, api, conf, fc, mem, on_batch_done, on_halt,
 	    f);
 	uv_timer_init(loop, &f->rescan_timer);
 	uv_timer_init(loop, &f->age_timer);

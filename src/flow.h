@@ -16,7 +16,7 @@
 
 struct conf;
 struct conf_flow;
-struct http;
+struct disapi;
 struct registry;
 struct flow;
 struct metrics_flow;
@@ -47,7 +47,7 @@ struct flow_stats {
 };
 
 struct flow	*flow_new(uv_loop_t *, const struct conf *,
-		    const struct conf_flow *, struct http *,
+		    const struct conf_flow *, struct disapi *,
 		    struct registry *, struct mem_budget *, bool once,
 		    flow_cb, void *arg);
 /* First scan, watches, timers, stream check.  0 or a negative errno. */

@@ -188,8 +188,8 @@ parse_query(const char *q, struct sparam **out)
 	return n;
 }
 
-static void
-canon_query(struct buf *out, const char *query)
+void
+signer_query(const char *query, struct buf *out)
 {
 	struct sparam	*v;
 	size_t		 i, n;
@@ -295,7 +295,7 @@ signer_canonical(const struct sign_request *req, struct buf *out)
 	buf_addc(out, '\n');
 	canon_uri(out, req->path);
 	buf_addc(out, '\n');
-	canon_query(out, req->query);
+	signer_query(req->query, out);
 	buf_addc(out, '\n');
 	h = shdr_prepare(req);
 	for (i = 0; i < req->nheaders; i++) {

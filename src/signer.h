@@ -51,6 +51,13 @@ void	signer_sha256_hex(const void *, size_t, char out[65]);
 void	signer_canonical(const struct sign_request *, struct buf *out);
 
 /*
+ * The canonical query string of 6.1 into *out (appended): each "k=v" pair
+ * of query (unencoded) percent-encoded, sorted and joined with "&".  Also
+ * the query to put in the URL, so that what is sent is what is signed.
+ */
+void	signer_query(const char *query, struct buf *out);
+
+/*
  * The full Authorization header value for the dialect, for the date
  * sdk_date ("20240101T000000Z"), appended to *out.  Returns 0, or -EINVAL
  * when sdk_date is malformed or a required field is NULL.

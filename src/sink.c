@@ -20,12 +20,12 @@
 
 #include "codec.h"
 #include "conf.h"
+#include "disapi.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "pbuf.h"
 #include "retry.h"
-#include "signer.h"
 #include "sink.h"
 #include "tailer.h"
 
@@ -35,7 +35,6 @@
 #define DESCRIBE_RETRY_MS	1000
 #define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000
-#define JSON_CONTENT_TYPE	"application/json; charset=utf-8"
 
 /* A PutRecords body format (body.serialize.type): its writer and parser. */
 struct body_format {
@@ -52,7 +51,7 @@ struct body_format {
 };
 
 static const struct body_format json_format = {
-	JSON_CONTENT_TYPE, 40, true,
+	DISAPI_JSON, 40, true,
 	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
 };
 static const struct body_format protobuf_format = {
@@ -62,17 +61,13 @@ static const struct body_format protobuf_format = {
 
 struct sink {
 	uv_loop_t	*loop;
-	struct http	*http;
 	const struct conf *conf;
 	const struct conf_flow *fc;
 	struct mem_budget *mem;
 	enum codec_zip	 zip;		/* body.compress.* */
 	const struct body_format *fmt;	/* body.serialize.type */
-	char		*host;		/* Host header, signed as sent */
-	char		*put_path;
-	char		*put_url;
-	char		*describe_path;
-	char		*describe_url;
+	struct disapi	*api;
+	char		*describe_path;	/* "streams/NAME/" */
 	char		*dlq_path;
 	int		 dlq_fd;
 	bool		 ready;		/* stream described and RUNNING */
@@ -185,29 +180,6 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 
 /* --- setup -------------------------------------------------------------- */
 
-/* "https://h:443/x" -> "h" ; "https://h:8443" -> "h:8443" */
-static char *
-host_of(const char *endpoint)
-{
-	const char	*p, *end;
-	char		*h;
-	size_t		 n;
-	bool		 tls;
-
-	tls = strncmp(endpoint, "https://", 8) == 0;
-	p = strstr(endpoint, "://");
-	p = p ? p + 3 : endpoint;
-	end = strchr(p, '/');
-	n = end ? (size_t)(end - p) : strlen(p);
-	h = xstrndup(p, n);
-	n = strlen(h);
-	if (tls && n > 4 && strcmp(h + n - 4, ":443") == 0)
-		h[n - 4] = '\0';
-	else if (!tls && n > 3 && strcmp(h + n - 3, ":80") == 0)
-		h[n - 3] = '\0';
-	return h;
-}
-
 static void
 set_caps(struct sink *s, const char *type)
 {
@@ -242,19 +214,15 @@ max_window(const struct sink *s)
 }
 
 struct sink *
-sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
+sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct mem_budget *mem, sink_done_cb done,
     sink_halt_cb halt, void *arg)
 {
 	struct sink	*s;
-	const char	*ep = conf->endpoint;
-	size_t		 n = strlen(ep);
 
-	while (n > 0 && ep[n - 1] == '/')
-		n--;
 	s = xcalloc(1, sizeof(*s));
 	s->loop = loop;
-	s->http = http;
+	s->api = api;
 	s->conf = conf;
 	s->fc = fc;
 	s->mem = mem;
@@ -263,12 +231,7 @@ sink_new(uv_loop_t *loop, struct http *http, const struct conf *conf,
 	s->arg = arg;
 	s->dlq_fd = -1;
 	s->dlq_path = dead_letter_path(conf);
-	s->host = host_of(ep);
-	s->put_path = xasprintf("/v2/%s/records/", conf->project_id);
-	s->put_url = xasprintf("%.*s%s", (int)n, ep, s->put_path);
-	s->describe_path = xasprintf("/v2/%s/streams/%s/", conf->project_id,
-	    fc->stream);
-	s->describe_url = xasprintf("%.*s%s", (int)n, ep, s->describe_path);
+	s->describe_path = xasprintf("streams/%s/", fc->stream);
 	s->describe_timer = xcalloc(1, sizeof(*s->describe_timer));
 	uv_timer_init(loop, s->describe_timer);
 	s->describe_timer->data = s;
@@ -365,107 +328,7 @@ succeeded(struct sink *s)
 		s->pace_ms = 0;
 }
 
-/* --- signing and sending ------------------------------------------------ */
-
-struct sent_headers {
-	char	*lines[8];
-	size_t	 n;
-};
-
-static void
-sent_headers_free(struct sent_headers *h)
-{
-	size_t	 i;
-
-	for (i = 0; i < h->n; i++)
-		free(h->lines[i]);
-	h->n = 0;
-}
-
-/*
- * Sign method+path over body with Content-Type ctype (the caller's format:
- * PutRecords JSON or protobuf, DescribeStream JSON), the fixed headers and
- * nextra more (all signed, as dis-api.md 6.1 asks for Content-Encoding and
- * x-dis-*-content-length) and fill the header lines to send.
- */
-static int
-sign_headers(struct sink *s, const char *method, const char *ctype,
-    const char *path, const void *body, size_t len,
-    const struct sign_header *extra, size_t nextra, struct sent_headers *out)
-{
-	char		 date[17];
-	struct buf	 auth;
-	struct sign_header hdrs[6];
-	struct sign_request req;
-	struct sign_key	 key;
-	size_t		 i, n = 0;
-	int		 rc;
-
-	signer_date(wall_s(), date);
-	hdrs[n].name = "Content-Type";
-	hdrs[n++].value = ctype;
-	hdrs[n].name = "Host";
-	hdrs[n++].value = s->host;
-	hdrs[n].name = "X-Project-Id";
-	hdrs[n++].value = s->conf->project_id;
-	hdrs[n].name = "X-Sdk-Date";
-	hdrs[n++].value = date;
-	for (i = 0; i < nextra && n < ARRAY_SIZE(hdrs); i++)
-		hdrs[n++] = extra[i];
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.path = path;
-	req.headers = hdrs;
-	req.nheaders = n;
-	req.body = body;
-	req.bodylen = len;
-	key.ak = s->conf->ak;
-	key.sk = s->conf->sk;
-	key.region = s->conf->region;
-	key.service = "dis";
-	buf_init(&auth);
-	rc = signer_authorization(SIGN_DIS, &key, date, &req, &auth);
-	if (rc != 0) {
-		buf_cleanup(&auth);
-		return rc;
-	}
-	out->n = 0;
-	for (i = 0; i < n; i++)
-		out->lines[out->n++] = xasprintf("%s: %s", hdrs[i].name,
-		    hdrs[i].value);
-	out->lines[out->n++] = xasprintf("Authorization: %s", auth.data);
-	buf_cleanup(&auth);
-	return 0;
-}
-
-static int
-submit(struct sink *s, const char *method, const char *ctype, const char *url,
-    const char *path, const void *body, size_t len,
-    const struct sign_header *extra, size_t nextra, http_done_cb cb,
-    void *arg)
-{
-	struct sent_headers h;
-	struct http_request req;
-	int		 rc;
-
-	rc = sign_headers(s, method, ctype, path, body, len, extra, nextra,
-	    &h);
-	if (rc != 0)
-		return rc;
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.url = url;
-	req.headers = (const char *const *)h.lines;
-	req.nheaders = h.n;
-	req.body = body;
-	req.bodylen = len;
-	req.connect_timeout_ms = s->conf->connect_timeout_s * 1000;
-	req.timeout_ms = s->conf->socket_timeout_s * 1000;
-	req.max_response = 4 * MIB;
-	rc = http_submit(s->http, &req, cb, arg);
-	sent_headers_free(&h);
-	return rc;
-}
+/* --- sending ----------------------------------------------------------- */
 
 static void	on_put_done(const struct http_response *, void *);
 static void	schedule(struct sink *, struct batch *, uint64_t);
@@ -532,6 +395,7 @@ compress_body(struct sink *s, struct batch *b, struct sign_header *zhdr,
 static void
 send_batch(struct sink *s, struct batch *b)
 {
+	struct disapi_call c;
 	struct sign_header zhdr[2];
 	char		 zlen[24];
 	int		 rc;
@@ -540,10 +404,17 @@ send_batch(struct sink *s, struct batch *b)
 	rc = compress_body(s, b, zhdr, zlen);
 	b->sending = true;
 	b->sent_ms = mono_ms();
-	if (rc == 0)
-		rc = submit(s, "POST", s->fmt->ctype, s->put_url,
-		    s->put_path, b->body.data, b->body.len, zhdr,
-		    s->zip != CODEC_ZIP_NONE ? 2 : 0, on_put_done, b);
+	if (rc == 0) {
+		memset(&c, 0, sizeof(c));
+		c.method = "POST";
+		c.path = "records/";
+		c.ctype = s->fmt->ctype;
+		c.body = b->body.data;
+		c.bodylen = b->body.len;
+		c.extra = zhdr;
+		c.nextra = s->zip != CODEC_ZIP_NONE ? 2 : 0;
+		rc = disapi_send(s->api, &c, on_put_done, b);
+	}
 	if (rc != 0) {
 		b->sending = false;
 		body_free(b);
@@ -1027,12 +898,15 @@ on_describe_done(const struct http_response *r, void *arg)
 static void
 describe(struct sink *s)
 {
-	int	 rc;
+	struct disapi_call c;
+	int		 rc;
 
 	if (s->closing || s->describing)
 		return;
-	rc = submit(s, "GET", JSON_CONTENT_TYPE, s->describe_url,
-	    s->describe_path, NULL, 0, NULL, 0, on_describe_done, s);
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.path = s->describe_path;
+	rc = disapi_send(s->api, &c, on_describe_done, s);
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));
@@ -1071,10 +945,6 @@ sink_free(struct sink *s)
 	if (s->dlq_fd >= 0)
 		close(s->dlq_fd);
 	free(s->dlq_path);
-	free(s->host);
-	free(s->put_path);
-	free(s->put_url);
 	free(s->describe_path);
-	free(s->describe_url);
 	free(s);
 }

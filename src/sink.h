@@ -18,7 +18,7 @@
 
 struct conf;
 struct conf_flow;
-struct http;
+struct disapi;
 struct tailer;
 struct sink;
 
@@ -80,7 +80,7 @@ typedef void	(*sink_done_cb)(struct batch *, void *arg);
 /* Delivery is impossible without the operator (credentials, stream...). */
 typedef void	(*sink_halt_cb)(const char *reason, void *arg);
 
-struct sink	*sink_new(uv_loop_t *, struct http *, const struct conf *,
+struct sink	*sink_new(uv_loop_t *, struct disapi *, const struct conf *,
 		    const struct conf_flow *, struct mem_budget *,
 		    sink_done_cb, sink_halt_cb, void *arg);
 /* Start: describe the stream (unless streamId is set). */
