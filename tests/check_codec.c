@@ -15,6 +15,7 @@
 
 #include "codec.h"
 #include "util.h"
+#include "testutil.h"
 
 /* The exact one-line body of the spec section 2 example (265 bytes). */
 static const char spec_body[] = "{\"stream_name\":\"app-logs\",\"records\":["
@@ -591,12 +592,5 @@ codec_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(codec_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(codec_suite());
 }

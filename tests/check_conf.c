@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "util.h"
+#include "testutil.h"
 
 #define SECRET	"Zq9SecretValue7x"
 
@@ -1062,12 +1063,5 @@ conf_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(conf_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(conf_suite());
 }

@@ -18,6 +18,7 @@
 #include "tailer.h"
 #include "watcher.h"
 #include "watermark.h"
+#include "testutil.h"
 
 /* --- watermark ---------------------------------------------------------- */
 
@@ -526,11 +527,5 @@ core_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(core_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run(core_suite());
 }

@@ -16,6 +16,7 @@
 
 #include "framer.h"
 #include "util.h"
+#include "testutil.h"
 
 #define MAXREC	512
 #define BIG	(1u << 20)
@@ -1284,12 +1285,5 @@ framer_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(framer_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(framer_suite());
 }

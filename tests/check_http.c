@@ -20,6 +20,7 @@
 #include "http.h"
 #include "log.h"
 #include "util.h"
+#include "testutil.h"
 
 #define WATCHDOG_MS	10000
 #define MAX_GOT		64
@@ -814,8 +815,7 @@ http_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 nfailed;
+	int	 rc;
 
 	/* Loopback only: no proxy from the environment. */
 	unsetenv("http_proxy");
@@ -826,10 +826,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (http_global_init() != 0)
 		return EXIT_FAILURE;
-	sr = srunner_create(http_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = tu_run(http_suite());
 	http_global_cleanup();
-	return nfailed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc;
 }

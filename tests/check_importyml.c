@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "importyml.h"
 #include "util.h"
+#include "testutil.h"
 
 static char	 dir[256];
 static char	 yml[PATH_MAX];		/* dir/agent.yml */
@@ -31,11 +32,9 @@ static char	 ini[PATH_MAX];		/* dir/agent.ini */
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_importyml.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(yml, sizeof(yml), "%s/agent.yml", dir);
-	snprintf(ini, sizeof(ini), "%s/agent.ini", dir);
+	tu_tmpdir(dir, sizeof(dir), "check_importyml");
+	tu_path(yml, sizeof(yml), dir, "agent.yml");
+	tu_path(ini, sizeof(ini), dir, "agent.ini");
 	unsetenv("DIS_AK");
 	unsetenv("DIS_SK");
 }
@@ -43,39 +42,7 @@ setup(void)
 static void
 teardown(void)
 {
-	unlink(yml);
-	unlink(ini);
-	ck_assert_int_eq(rmdir(dir), 0);
-}
-
-static char *
-slurp(const char *path)
-{
-	FILE	*fp;
-	char	*p;
-	long	 n;
-
-	fp = fopen(path, "r");
-	ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	rewind(fp);
-	p = xmalloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(p, 1, (size_t)n, fp), (size_t)n);
-	p[n] = '\0';
-	fclose(fp);
-	return p;
-}
-
-static void
-write_text(const char *path, const char *text)
-{
-	FILE	*fp;
-
-	fp = fopen(path, "w");
-	ck_assert_ptr_nonnull(fp);
-	fputs(text, fp);
-	ck_assert_int_eq(fclose(fp), 0);
+	tu_rmtree(dir);
 }
 
 /* tests/data/agent.yml, from $top_srcdir or next to this file. */
@@ -94,7 +61,7 @@ fixture(void)
 		    slash == NULL ? 1 : (int)(slash - __FILE__),
 		    slash == NULL ? "." : __FILE__);
 	}
-	return slurp(p);
+	return tu_slurp(p, NULL);
 }
 
 /* Import yml; the exit code, what went to out and to err (new). */
@@ -120,9 +87,9 @@ import_ok(const char *text, char **err)
 {
 	char	*out;
 
-	write_text(yml, text);
+	tu_write_str(yml, text);
 	ck_assert_int_eq(import(&out, err), 0);
-	write_text(ini, out);
+	tu_write_str(ini, out);
 	return out;
 }
 
@@ -489,7 +456,7 @@ assert_fails(const char *text, const char *msg)
 	char	*out, *err, *want;
 
 	if (text != NULL)
-		write_text(yml, text);
+		tu_write_str(yml, text);
 	ck_assert_int_eq(import(&out, &err), 1);
 	ck_assert_str_eq(out, "");
 	want = expand(msg);
@@ -629,12 +596,5 @@ importyml_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(importyml_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(importyml_suite());
 }

@@ -21,6 +21,7 @@
 
 #include "metrics.h"
 #include "util.h"
+#include "testutil.h"
 
 static char	 dir[256];
 static char	 mpath[PATH_MAX];	/* dir/disagent.prom */
@@ -28,30 +29,14 @@ static char	 mpath[PATH_MAX];	/* dir/disagent.prom */
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_metrics.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(mpath, sizeof(mpath), "%s/disagent.prom", dir);
-}
-
-static void
-rm(const char *name)
-{
-	char	 p[PATH_MAX * 2];
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	if (unlink(p) == -1 && errno == EISDIR)
-		rmdir(p);
+	tu_tmpdir(dir, sizeof(dir), "check_metrics");
+	tu_path(mpath, sizeof(mpath), dir, "disagent.prom");
 }
 
 static void
 teardown(void)
 {
-	chmod(dir, 0700);
-	rm("disagent.prom");
-	rm("disagent.prom.tmp");
-	rm("old-link");
-	ck_assert_int_eq(rmdir(dir), 0);
+	tu_rmtree(dir);
 }
 
 /* A flow with every kind of value set; name and stream borrowed. */
@@ -102,25 +87,6 @@ render(const struct metrics_snapshot *s)
 	buf_init(&b);
 	metrics_render(s, &b);
 	return b.data;
-}
-
-static char *
-slurp(const char *path)
-{
-	FILE	*fp;
-	char	*p;
-	long	 n;
-
-	fp = fopen(path, "r");
-	ck_assert_ptr_nonnull(fp);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	rewind(fp);
-	p = xmalloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(p, 1, (size_t)n, fp), (size_t)n);
-	p[n] = '\0';
-	fclose(fp);
-	return p;
 }
 
 /* --- an independent checker of the text format ------------------------- */
@@ -538,17 +504,17 @@ START_TEST(write_file_replaces_the_file_by_rename)
 	ck_assert_int_eq(stat(mpath, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0644);
 	ck_assert_int_eq(access(tmp, F_OK), -1);
-	got = slurp(mpath);
+	got = tu_slurp(mpath, NULL);
 	ck_assert_str_eq(got, expected_small);
 	free(got);
 	/* A reader holding the old file keeps seeing all of the old text. */
 	ck_assert_int_eq(link(mpath, link_path), 0);
 	f.records_sent = 9;
 	ck_assert_int_eq(metrics_write_file(mpath, &s), 0);
-	got = slurp(link_path);
+	got = tu_slurp(link_path, NULL);
 	ck_assert_str_eq(got, expected_small);
 	free(got);
-	got = slurp(mpath);
+	got = tu_slurp(mpath, NULL);
 	text = render(&s);
 	ck_assert_str_eq(got, text);
 	ck_assert_ptr_nonnull(strstr(got, "stream=\"s1\"} 9\n"));
@@ -574,7 +540,7 @@ START_TEST(write_file_failure_returns_negative_errno_and_keeps_old_file)
 	ck_assert_int_eq(mkdir(tmp, 0700), 0);
 	f.records_sent = 99;
 	ck_assert_int_eq(metrics_write_file(mpath, &s), -EISDIR);
-	got = slurp(mpath);
+	got = tu_slurp(mpath, NULL);
 	ck_assert_str_eq(got, expected_small);
 	free(got);
 	ck_assert_int_eq(rmdir(tmp), 0);
@@ -672,12 +638,5 @@ metrics_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(metrics_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(metrics_suite());
 }

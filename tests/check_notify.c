@@ -24,6 +24,7 @@
 #include "log.h"
 #include "notify.h"
 #include "util.h"
+#include "testutil.h"
 
 static char	 dir[256];
 static char	 sock_path[PATH_MAX];
@@ -32,9 +33,7 @@ static int	 sock_fd = -1;
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_notify.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_tmpdir(dir, sizeof(dir), "check_notify");
 	sock_path[0] = '\0';
 	sock_fd = -1;
 	unsetenv("NOTIFY_SOCKET");
@@ -47,9 +46,7 @@ teardown(void)
 {
 	if (sock_fd != -1)
 		close(sock_fd);
-	if (sock_path[0] != '\0')
-		unlink(sock_path);
-	ck_assert_int_eq(rmdir(dir), 0);
+	tu_rmtree(dir);
 	unsetenv("NOTIFY_SOCKET");
 }
 
@@ -279,12 +276,5 @@ notify_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(notify_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(notify_suite());
 }

@@ -18,6 +18,7 @@
 
 #include "pbuf.h"
 #include "util.h"
+#include "testutil.h"
 
 /* --- a reply builder (the test's own encoder) --------------------------- */
 
@@ -621,12 +622,5 @@ pbuf_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(pbuf_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(pbuf_suite());
 }

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "registry.h"
 #include "util.h"
+#include "testutil.h"
 
 #define NVAR	3	/* entries in a test generation */
 
@@ -37,11 +38,9 @@ static char	 sbak[PATH_MAX];	/* dir/state.json.bak */
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_registry.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(spath, sizeof(spath), "%s/state.json", dir);
-	snprintf(sbak, sizeof(sbak), "%s/state.json.bak", dir);
+	tu_tmpdir(dir, sizeof(dir), "check_registry");
+	tu_path(spath, sizeof(spath), dir, "state.json");
+	tu_path(sbak, sizeof(sbak), dir, "state.json.bak");
 }
 
 /* Count directory entries starting with prefix; unlink them if asked. */
@@ -71,41 +70,7 @@ count_prefixed(const char *prefix, bool remove)
 static void
 teardown(void)
 {
-	chmod(dir, 0700);
-	count_prefixed("", true);
-	ck_assert_int_eq(rmdir(dir), 0);
-}
-
-static void
-write_bytes(const char *path, const void *p, size_t n)
-{
-	FILE	*f;
-
-	f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* Whole file as a new NUL-terminated string (length in *len). */
-static char *
-read_bytes(const char *path, size_t *len)
-{
-	FILE	*f;
-	char	*p;
-	long	 n;
-
-	f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	p = xmalloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	p[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return p;
+	tu_rmtree(dir);
 }
 
 static bool
@@ -236,7 +201,7 @@ write_with_crc(const char *path, int version, const char *files_json)
 	json_decref(files);
 	text = xasprintf("{\"version\": %d, \"crc32\": \"%08lx\", "
 	    "\"files\": %s}\n", version, (unsigned long)crc, files_json);
-	write_bytes(path, text, strlen(text));
+	tu_write(path, text, strlen(text));
 	free(text);
 }
 
@@ -425,7 +390,7 @@ START_TEST(saved_file_is_private_and_versioned)
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	ck_assert_int_eq(stat(spath, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
-	text = read_bytes(spath, &len);
+	text = tu_slurp(spath, &len);
 	root = json_loadb(text, len, 0, &jerr);
 	ck_assert_ptr_nonnull(root);
 	ck_assert_int_eq(json_integer_value(json_object_get(root, "version")),
@@ -670,7 +635,7 @@ END_TEST
 START_TEST(load_empty_file_falls_back_to_bak)
 {
 	save_variant_as(sbak, 2);
-	write_bytes(spath, "", 0);
+	tu_write(spath, "", 0);
 	assert_falls_back_to_bak();
 }
 END_TEST
@@ -681,7 +646,7 @@ START_TEST(load_nul_filled_file_falls_back_to_bak)
 
 	memset(zeros, 0, sizeof(zeros));
 	save_variant_as(sbak, 2);
-	write_bytes(spath, zeros, sizeof(zeros));
+	tu_write(spath, zeros, sizeof(zeros));
 	assert_falls_back_to_bak();
 }
 END_TEST
@@ -691,7 +656,7 @@ START_TEST(load_garbage_falls_back_to_bak)
 	static const char g[] = "\x89PNG this is not json }{][\"\n";
 
 	save_variant_as(sbak, 2);
-	write_bytes(spath, g, sizeof(g) - 1);
+	tu_write(spath, g, sizeof(g) - 1);
 	assert_falls_back_to_bak();
 }
 END_TEST
@@ -747,7 +712,7 @@ START_TEST(load_accepts_members_in_any_order_and_unknown_keys)
 	text = xasprintf(" {\n \"files\" :%s ,\"note\": {\"a\": [1, \"]\"]},"
 	    "\"crc32\":\"%08lx\",\r\n\"version\"\t: 1 }\n\n", files,
 	    (unsigned long)crc);
-	write_bytes(spath, text, strlen(text));
+	tu_write(spath, text, strlen(text));
 	free(text);
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
@@ -843,11 +808,11 @@ START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
 
 	save_variant_as(spath, 1);
 	save_variant_as(sbak, 2);
-	text = read_bytes(spath, &len);
+	text = tu_slurp(spath, &len);
 	at = strstr(text, "\"offset\":1001");
 	ck_assert_ptr_nonnull(at);
 	at[strlen("\"offset\":100")] = '7';
-	write_bytes(spath, text, len);
+	tu_write(spath, text, len);
 	free(text);
 	assert_falls_back_to_bak();
 }
@@ -923,7 +888,7 @@ START_TEST(load_wrong_top_level_shape_falls_back_to_bak)
 
 	for (i = 0; i < ARRAY_SIZE(tops); i++) {
 		save_variant_as(sbak, 2);
-		write_bytes(spath, tops[i], strlen(tops[i]));
+		tu_write(spath, tops[i], strlen(tops[i]));
 		assert_falls_back_to_bak();
 		count_prefixed("state.json.corrupt-", true);
 	}
@@ -941,7 +906,7 @@ START_TEST(empty_registry_file_has_the_crc_the_shape_tests_use)
 	 * shape is wrong in those files, not the checksum. */
 	reg = registry_new(spath);
 	ck_assert_int_eq(registry_save(reg, true), 0);
-	text = read_bytes(spath, &len);
+	text = tu_slurp(spath, &len);
 	ck_assert_ptr_nonnull(strstr(text, "\"crc32\": \"0d4cbb29\""));
 	free(text);
 	r2 = load_new(spath, &r);
@@ -960,11 +925,11 @@ START_TEST(load_truncated_at_every_offset_never_yields_another_state)
 	int		 r, saved = log_level, whole = 0;
 
 	save_variant_as(spath, 1);
-	full = read_bytes(spath, &len);
+	full = tu_slurp(spath, &len);
 	save_variant_as(sbak, 2);
 	log_level = 0;		/* hundreds of expected corruption reports */
 	for (n = 0; n <= len; n++) {
-		write_bytes(spath, full, n);
+		tu_write(spath, full, n);
 		reg = load_new(spath, &r);
 		ck_assert_msg(r == 0, "prefix %zu: load returned %d", n, r);
 		if (exists(spath)) {
@@ -991,8 +956,8 @@ START_TEST(load_with_both_files_corrupt_returns_ebadmsg_and_is_empty)
 	struct registry	*reg;
 	int		 r;
 
-	write_bytes(spath, "{\"version\": 1,", 14);
-	write_bytes(sbak, "\0\0\0\0", 4);
+	tu_write(spath, "{\"version\": 1,", 14);
+	tu_write(sbak, "\0\0\0\0", 4);
 	reg = registry_new(spath);
 	registry_set(reg, "stale", 1, 1, 1, 1, "/stale", 1);
 	ck_assert_int_eq(registry_load(reg), -EBADMSG);
@@ -1015,7 +980,7 @@ START_TEST(load_corrupt_file_without_bak_returns_ebadmsg)
 	struct registry	*reg;
 	int		 r;
 
-	write_bytes(spath, "garbage", 7);
+	tu_write(spath, "garbage", 7);
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, -EBADMSG);
 	ck_assert_uint_eq(registry_count(reg), 0);
@@ -1032,7 +997,7 @@ START_TEST(load_missing_file_with_corrupt_bak_returns_ebadmsg)
 	struct registry	*reg;
 	int		 r;
 
-	write_bytes(sbak, "{}", 2);
+	tu_write(sbak, "{}", 2);
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, -EBADMSG);
 	ck_assert_uint_eq(registry_count(reg), 0);
@@ -1065,7 +1030,7 @@ START_TEST(save_after_fallback_restores_state_file)
 	int		 r;
 
 	save_variant_as(sbak, 2);
-	write_bytes(spath, "junk", 4);
+	tu_write(spath, "junk", 4);
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(registry_save(reg, false), 0);
@@ -1136,12 +1101,5 @@ registry_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(registry_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(registry_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "signer.h"
 #include "util.h"
+#include "testutil.h"
 
 #define PID		"0123456789abcdef0123456789abcdef"
 #define RECORDS_PATH	"/v2/" PID "/records/"
@@ -670,12 +671,5 @@ signer_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(signer_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(signer_suite());
 }

@@ -26,6 +26,7 @@
 #include "registry.h"
 #include "status.h"
 #include "util.h"
+#include "testutil.h"
 
 static char	 dir[256];
 static char	 conf_path[PATH_MAX];
@@ -33,20 +34,12 @@ static char	 state_path[PATH_MAX];
 static char	 prom_path[PATH_MAX];
 
 static void
-path_in(char *out, size_t len, const char *name)
-{
-	snprintf(out, len, "%s/%s", dir, name);
-}
-
-static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_status.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	path_in(conf_path, sizeof(conf_path), "agent.ini");
-	path_in(state_path, sizeof(state_path), "state.json");
-	path_in(prom_path, sizeof(prom_path), "disagent.prom");
+	tu_tmpdir(dir, sizeof(dir), "check_status");
+	tu_path(conf_path, sizeof(conf_path), dir, "agent.ini");
+	tu_path(state_path, sizeof(state_path), dir, "state.json");
+	tu_path(prom_path, sizeof(prom_path), dir, "disagent.prom");
 	unsetenv("DIS_AK");
 	unsetenv("DIS_SK");
 	log_setup(0, false);	/* the registry's complaints are expected */
@@ -55,32 +48,7 @@ setup(void)
 static void
 teardown(void)
 {
-	DIR		*d;
-	struct dirent	*de;
-	char		 p[PATH_MAX * 2];
-
-	d = opendir(dir);
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		ck_assert_int_eq(unlink(p), 0);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(dir), 0);
-}
-
-static void
-write_text(const char *path, const char *text)
-{
-	FILE	*fp;
-
-	fp = fopen(path, "w");
-	ck_assert_ptr_nonnull(fp);
-	fputs(text, fp);
-	ck_assert_int_eq(fclose(fp), 0);
+	tu_rmtree(dir);
 }
 
 /* The configuration: flows app (2 files) and web (by id, disabled). */
@@ -106,7 +74,7 @@ write_conf(bool with_metrics, bool with_credentials)
 	    with_metrics ? "metricsFile = " : "",
 	    with_metrics ? prom_path : "", with_metrics ? "\n" : "", dir,
 	    dir);
-	write_text(conf_path, text);
+	tu_write_str(conf_path, text);
 	free(text);
 }
 
@@ -336,7 +304,7 @@ START_TEST(corrupt_state_uses_the_bak_and_changes_nothing)
 	write_state();
 	/* A second save keeps the first generation as state.json.bak. */
 	write_state();
-	write_text(state_path, "{\"version\": 1, \"crc32\": \"00000000\", "
+	tu_write_str(state_path, "{\"version\": 1, \"crc32\": \"00000000\", "
 	    "\"files\": [");
 	before = count_files();
 	ck_assert_int_eq(run_status(&text), 0);
@@ -361,8 +329,8 @@ START_TEST(unreadable_state_exits_1_with_a_message)
 
 	write_conf(false, true);
 	snprintf(bak, sizeof(bak), "%s.bak", state_path);
-	write_text(state_path, "garbage");
-	write_text(bak, "{}");
+	tu_write_str(state_path, "garbage");
+	tu_write_str(bak, "{}");
 	ck_assert_int_eq(run_status_err(&text, &err), 1);
 	want = expand("disagent status: state file @/state.json and its "
 	    ".bak are corrupt\n");
@@ -383,7 +351,7 @@ START_TEST(bad_configuration_exits_1_with_file_and_line)
 {
 	char	*text, *err, *want;
 
-	write_text(conf_path, "[agent]\nregion = cn-north-1\nbogus = 1\n");
+	tu_write_str(conf_path, "[agent]\nregion = cn-north-1\nbogus = 1\n");
 	ck_assert_int_eq(run_status_err(&text, &err), 1);
 	want = expand("disagent status: @/agent.ini:3: unknown key 'bogus' "
 	    "in [agent]\n");
@@ -473,12 +441,5 @@ status_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(status_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(status_suite());
 }
