@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "conf.h"
+#include "deadletter.h"
 #include "flow.h"
 #include "metrics.h"
 #include "log.h"
@@ -57,6 +58,7 @@ struct flow {
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	struct sink	*sink;
+	struct deadletter *dlq;		/* records that can never go */
 	struct watcher	*watcher;
 	struct framer	*fr;		/* record framing options, compiled */
 	char		 fr_err[256];
@@ -1082,8 +1084,9 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	buf_init(&f->rb.b);
 	buf_init(&f->key);
-	f->sink = sink_new(loop, api, conf, fc, mem, on_batch_done, on_halt,
-	    f);
+	f->dlq = deadletter_new(conf);
+	f->sink = sink_new(loop, api, conf, fc, mem, f->dlq, on_batch_done,
+	    on_halt, f);
 	uv_timer_init(loop, &f->rescan_timer);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
@@ -1251,6 +1254,7 @@ flow_handle_closed(uv_handle_t *h)
 	buf_cleanup(&f->rb.b);
 	buf_cleanup(&f->key);
 	framer_free(f->fr);
+	deadletter_free(f->dlq);
 	free(f);
 }
 

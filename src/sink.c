@@ -20,6 +20,7 @@
 
 #include "codec.h"
 #include "conf.h"
+#include "deadletter.h"
 #include "disapi.h"
 #include "http.h"
 #include "log.h"
@@ -68,8 +69,7 @@ struct sink {
 	const struct body_format *fmt;	/* body.serialize.type */
 	struct disapi	*api;
 	char		*describe_path;	/* "streams/NAME/" */
-	char		*dlq_path;
-	int		 dlq_fd;
+	struct deadletter *dlq;		/* borrowed from the flow */
 	bool		 ready;		/* stream described and RUNNING */
 	bool		 closing;
 	bool		 halted;	/* paused: only the probe is sent */
@@ -193,20 +193,6 @@ set_caps(struct sink *s, const char *type)
 		s->record_cap = s->request_cap;
 }
 
-static char *
-dead_letter_path(const struct conf *c)
-{
-	const char	*slash;
-
-	if (c->dead_letter_file[0] != '\0')
-		return xstrdup(c->dead_letter_file);
-	slash = strrchr(c->checkpoint_file, '/');
-	if (slash == NULL)
-		return xstrdup("deadletter.jsonl");
-	return xasprintf("%.*s/deadletter.jsonl",
-	    (int)(slash - c->checkpoint_file), c->checkpoint_file);
-}
-
 static double
 max_window(const struct sink *s)
 {
@@ -215,8 +201,8 @@ max_window(const struct sink *s)
 
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
-    const struct conf_flow *fc, struct mem_budget *mem, sink_done_cb done,
-    sink_halt_cb halt, void *arg)
+    const struct conf_flow *fc, struct mem_budget *mem,
+    struct deadletter *dlq, sink_done_cb done, sink_halt_cb halt, void *arg)
 {
 	struct sink	*s;
 
@@ -229,8 +215,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	s->done = done;
 	s->halt = halt;
 	s->arg = arg;
-	s->dlq_fd = -1;
-	s->dlq_path = dead_letter_path(conf);
+	s->dlq = dlq;
 	s->describe_path = xasprintf("streams/%s/", fc->stream);
 	s->describe_timer = xcalloc(1, sizeof(*s->describe_timer));
 	uv_timer_init(loop, s->describe_timer);
@@ -515,35 +500,15 @@ dead_letter(struct sink *s, struct batch *b, size_t i, const char *code,
 {
 	struct batch_rec *r = &b->recs[i];
 	struct tailer	*t = b->segs[r->seg].tailer;
-	struct buf	 line;
 	int		 rc;
 
-	if (s->dlq_fd < 0) {
-		s->dlq_fd = open(s->dlq_path, O_WRONLY | O_APPEND | O_CREAT |
-		    O_CLOEXEC, 0600);
-		if (s->dlq_fd < 0) {
-			rc = -errno;
-			log_error("dead-letter file %s: %s; the record is kept "
-			    "and retried", s->dlq_path, strerror(-rc));
-			return rc;
-		}
-	}
-	buf_init(&line);
-	codec_dead_letter(&line, (long long)wall_s(), s->fc->name, t->path,
-	    (unsigned long long)r->file_off, code, msg,
-	    b->data.data + r->off, r->len);
-	rc = write_all(s->dlq_fd, line.data, line.len);
-	if (rc == 0 && fdatasync(s->dlq_fd) != 0)
-		rc = -errno;
-	buf_cleanup(&line);
-	if (rc != 0) {
-		log_error("dead-letter file %s: %s; the record is kept and "
-		    "retried", s->dlq_path, strerror(-rc));
+	rc = deadletter_write(s->dlq, s->fc->name, t->path, r->file_off, code,
+	    msg, b->data.data + r->off, r->len);
+	if (rc != 0)
 		return rc;
-	}
 	log_warn("[%s] record of %s at offset %ju rejected by DIS (%s %s): "
 	    "written to %s", s->fc->name, t->path, (uintmax_t)r->file_off,
-	    code, msg, s->dlq_path);
+	    code, msg, deadletter_path(s->dlq));
 	s->stats.records_dead++;
 	return 0;
 }
@@ -942,9 +907,6 @@ sink_free(struct sink *s)
 		return;
 	s->closing = true;
 	uv_close((uv_handle_t *)s->describe_timer, free_timer);
-	if (s->dlq_fd >= 0)
-		close(s->dlq_fd);
-	free(s->dlq_path);
 	free(s->describe_path);
 	free(s);
 }

@@ -18,6 +18,7 @@
 
 struct conf;
 struct conf_flow;
+struct deadletter;
 struct disapi;
 struct tailer;
 struct sink;
@@ -80,9 +81,11 @@ typedef void	(*sink_done_cb)(struct batch *, void *arg);
 /* Delivery is impossible without the operator (credentials, stream...). */
 typedef void	(*sink_halt_cb)(const char *reason, void *arg);
 
+/* dlq is borrowed: it outlives the sink. */
 struct sink	*sink_new(uv_loop_t *, struct disapi *, const struct conf *,
 		    const struct conf_flow *, struct mem_budget *,
-		    sink_done_cb, sink_halt_cb, void *arg);
+		    struct deadletter *dlq, sink_done_cb, sink_halt_cb,
+		    void *arg);
 /* Start: describe the stream (unless streamId is set). */
 void		 sink_start(struct sink *);
 /* Queue a batch; steals it until done. */
