@@ -1,8 +1,17 @@
 /*
- * Agent lifecycle.  Shutdown order (style.md): stop reading, flush batches,
- * wait for in-flight requests up to shutdownTimeoutMillis, save the state,
- * cancel what is left (its offsets do not move), close the http client, free
- * the flows, and run the loop until every handle is closed.
+ * Agent lifecycle.  States, each entered in set_state():
+ *
+ *   RUNNING --HUP--> RELOADING --quiet or deadline--> (rebuilt) RUNNING
+ *   RUNNING, RELOADING --TERM/INT, --once done--> STOPPING
+ *   STOPPING --quiet or deadline--> FINISHING --handles closed--> (exit)
+ *
+ * Stopping (and reloading) stops reading, flushes the batches, and waits up
+ * to shutdownTimeoutMillis for the requests on the wire -- not for batches
+ * held back by a backoff or a pause, whose offsets have not moved.  Then it
+ * saves the state, cancels what is left (its offsets do not move), closes
+ * the http client, frees the flows, and runs the loop until every handle is
+ * closed.  Checks run only after a flow's event (a request ended, --once
+ * drained), deferred to one idle turn: a waiting agent sleeps.
  */
 #include "config.h"
 
@@ -22,9 +31,17 @@
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
+#include "progress.h"
 #include "registry.h"
 
 #define MAX_CONNECTIONS	16
+
+enum agent_state {
+	AGENT_RUNNING,
+	AGENT_RELOADING,
+	AGENT_STOPPING,
+	AGENT_FINISHING,
+};
 
 struct agent {
 	uv_loop_t	 loop;
@@ -38,10 +55,9 @@ struct agent {
 	struct registry	*reg;
 	struct flow	**flows;
 	size_t		 nflows;
+	enum agent_state state;
 	bool		 once;
-	bool		 stopping;
-	bool		 finishing;
-	bool		 reloading;
+	bool		 closing_http;	/* http_close called, not yet done */
 	int		 exit_code;
 	uint64_t	 start_ms;
 	uv_signal_t	 sig_term;
@@ -55,12 +71,26 @@ struct agent {
 	uv_timer_t	 metrics_timer;	/* metricsFile */
 	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
-	/* Failed records by code at the last progress line. */
-	struct metrics_code_count last_failed[4 * METRICS_NCODES];
-	size_t		 nlast_failed;
+	struct progress	 progress;
 };
 
 static void	finish(struct agent *);
+static void	finish_reload(struct agent *);
+static int	start_flows(struct agent *);
+
+static const char *const state_names[] = {
+	"running", "reloading", "stopping", "finishing",
+};
+
+/* The one place the state changes. */
+static void
+set_state(struct agent *a, enum agent_state st)
+{
+	if (a->state == st)
+		return;
+	log_debug("agent %s -> %s", state_names[a->state], state_names[st]);
+	a->state = st;
+}
 
 /* The HTTP client and the DIS client on it, from the current conf. */
 static void
@@ -79,8 +109,6 @@ open_client(struct agent *a)
 		fatalx("cannot set up the HTTP client");
 	a->api = disapi_new(a->http, a->conf);
 }
-static void	finish_reload(struct agent *);
-static int	start_flows(struct agent *);
 
 static void
 save_state(struct agent *a, bool force)
@@ -88,6 +116,8 @@ save_state(struct agent *a, bool force)
 	if (registry_save(a->reg, force) != 0)
 		log_error("state not saved; will retry");
 }
+
+/* --- metrics and progress ----------------------------------------------- */
 
 /* Rewrite metricsFile (if set) from every flow's numbers. */
 static void
@@ -100,9 +130,9 @@ write_metrics(struct agent *a)
 
 	if (a->conf->metrics_file[0] == '\0')
 		return;
-	mf = xcalloc(a->nflows, sizeof(*mf));
+	mf = xcalloc(a->nflows ? a->nflows : 1, sizeof(*mf));
 	for (i = 0; i < a->nflows; i++)
-		flow_metrics(a->flows[i], &mf[i]);
+		mf[i] = *flow_metrics(a->flows[i]);
 	memset(&snap, 0, sizeof(snap));
 	snap.flows = mf;
 	snap.nflows = a->nflows;
@@ -127,114 +157,33 @@ on_metrics_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, metrics_timer);
 
-	if (!a->reloading)
+	if (a->state != AGENT_RELOADING)
 		write_metrics(a);
-}
-
-static void
-on_ckpt_timer(uv_timer_t *t)
-{
-	save_state(container_of(t, struct agent, ckpt_timer), false);
-}
-
-static uint64_t *
-code_slot(struct metrics_code_count *v, size_t *n, size_t max,
-    const char *code)
-{
-	size_t	 i;
-
-	for (i = 0; i < *n; i++)
-		if (strcmp(v[i].code, code) == 0)
-			return &v[i].count;
-	if (*n == max)
-		return NULL;
-	snprintf(v[*n].code, sizeof(v[*n].code), "%s", code);
-	v[*n].count = 0;
-	return &v[(*n)++].count;
-}
-
-/* "DIS.4303 12, DIS.5000 3": records failed by code since the last line. */
-static void
-report_failures(struct agent *a)
-{
-	struct metrics_code_count cur[4 * METRICS_NCODES];
-	struct metrics_flow m;
-	struct buf	 line;
-	size_t		 ncur = 0, i, j;
-	uint64_t	*slot, before;
-
-	for (i = 0; i < a->nflows; i++) {
-		flow_metrics(a->flows[i], &m);
-		for (j = 0; j < m.nfailed; j++) {
-			slot = code_slot(cur, &ncur, ARRAY_SIZE(cur),
-			    m.failed[j].code);
-			if (slot != NULL)
-				*slot += m.failed[j].count;
-		}
-	}
-	buf_init(&line);
-	for (i = 0; i < ncur; i++) {
-		slot = code_slot(a->last_failed, &a->nlast_failed,
-		    ARRAY_SIZE(a->last_failed), cur[i].code);
-		before = slot != NULL && *slot <= cur[i].count ? *slot : 0;
-		if (cur[i].count > before)
-			buf_printf(&line, "%s%s %" PRIu64, line.len ? ", " : "",
-			    cur[i].code, cur[i].count - before);
-		if (slot != NULL)
-			*slot = cur[i].count;
-	}
-	if (line.len > 0)
-		log_info("Agent: failed records since the last report: %s",
-		    line.data);
-	buf_cleanup(&line);
 }
 
 static void
 report(struct agent *a)
 {
-	struct flow_stats fs, sum;
+	const struct metrics_flow **m;
 	size_t		 i;
 
-	memset(&sum, 0, sizeof(sum));
-	for (i = 0; i < a->nflows; i++) {
-		flow_stats(a->flows[i], &fs);
-		sum.records_parsed += fs.records_parsed;
-		sum.bytes_parsed += fs.bytes_parsed;
-		sum.records_sent += fs.records_sent;
-		sum.records_failed += fs.records_failed;
-		sum.records_dead += fs.records_dead;
-		sum.records_truncated += fs.records_truncated;
-		sum.paused += fs.paused;
-		sum.files_tracked += fs.files_tracked;
-		sum.files_done += fs.files_done;
-		sum.bytes_behind += fs.bytes_behind;
-	}
-	log_info("Agent: Progress: [%" PRIu64 " records (%" PRIu64
-	    " bytes) / %" PRIu64 " files] parsed, and [%" PRIu64
-	    " records / %" PRIu64 " files] sent successfully to destinations."
-	    " Uptime: %" PRIu64 "ms", sum.records_parsed, sum.bytes_parsed,
-	    sum.files_tracked + sum.files_done, sum.records_sent,
-	    sum.files_done, mono_ms() - a->start_ms);
-	log_info("Agent: Tailing is %.2f MB (%" PRIu64 " bytes) behind.",
-	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.bytes_behind);
-	(void)notify_status("%" PRIu64 " records sent, %.2f MB behind, "
-	    "%" PRIu64 " files, %d paused flows", sum.records_sent,
-	    (double)sum.bytes_behind / (1024.0 * 1024.0), sum.files_tracked,
-	    (int)sum.paused);
-	report_failures(a);
-	if (sum.records_failed > 0 || sum.records_dead > 0 || sum.paused ||
-	    sum.records_truncated > 0)
-		log_info("Agent: %" PRIu64 " records failed and were retried, "
-		    "%" PRIu64 " dead-lettered, %" PRIu64 " truncated to the "
-		    "record limit; %d flow%s paused", sum.records_failed,
-		    sum.records_dead, sum.records_truncated, (int)sum.paused,
-		    sum.paused == 1 ? "" : "s");
+	m = xcalloc(a->nflows ? a->nflows : 1, sizeof(*m));
+	for (i = 0; i < a->nflows; i++)
+		m[i] = flow_metrics(a->flows[i]);
+	progress_report(&a->progress, m, a->nflows, mono_ms() - a->start_ms);
+	free(m);
 }
 
 static void
 on_status_timer(uv_timer_t *t)
 {
 	report(container_of(t, struct agent, status_timer));
+}
+
+static void
+on_ckpt_timer(uv_timer_t *t)
+{
+	save_state(container_of(t, struct agent, ckpt_timer), false);
 }
 
 /* --- state checks, deferred out of flow callbacks ----------------------- */
@@ -250,6 +199,16 @@ all(struct agent *a, bool (*pred)(const struct flow *))
 	return true;
 }
 
+static size_t
+inflight(struct agent *a)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < a->nflows; i++)
+		n += flow_inflight(a->flows[i]);
+	return n;
+}
+
 static void
 on_check_idle(uv_idle_t *h)
 {
@@ -257,27 +216,28 @@ on_check_idle(uv_idle_t *h)
 	size_t		 i;
 
 	uv_idle_stop(h);
-	if (a->finishing)
-		return;
-	if (a->stopping) {
-		if (all(a, flow_idle))
+	switch (a->state) {
+	case AGENT_STOPPING:
+		if (all(a, flow_quiet))
 			finish(a);
 		return;
-	}
-	if (a->reloading) {
-		if (a->http != NULL && all(a, flow_idle))
+	case AGENT_RELOADING:
+		if (!a->closing_http && all(a, flow_quiet))
 			finish_reload(a);
 		return;
+	case AGENT_FINISHING:
+		return;
+	case AGENT_RUNNING:
+		break;
 	}
+	/* A request ended somewhere: memory may be free for a flow the
+	 * budget stopped. */
 	for (i = 0; i < a->nflows; i++)
 		flow_kick(a->flows[i]);
-	if (a->exit_code != 0 && a->once) {
-		finish(a);
-		return;
-	}
-	if (a->once && !a->stopping && all(a, flow_drained)) {
-		log_info("--once: everything up to the end of each file is "
-		    "delivered");
+	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
+		if (a->exit_code == 0)
+			log_info("--once: everything up to the end of each "
+			    "file is delivered");
 		finish(a);
 	}
 }
@@ -285,7 +245,7 @@ on_check_idle(uv_idle_t *h)
 static void
 check_soon(struct agent *a)
 {
-	if (!a->finishing)
+	if (a->state != AGENT_FINISHING)
 		uv_idle_start(&a->check_idle, on_check_idle);
 }
 
@@ -309,35 +269,49 @@ static void
 on_stop_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, stop_timer);
+	size_t		 n = inflight(a);
 
-	if (a->reloading && !a->stopping) {
-		log_warn("reload: in-flight requests did not finish within "
-		    "%lld ms; their records will be sent again",
-		    a->conf->shutdown_timeout_ms);
+	if (a->state == AGENT_RELOADING) {
+		log_warn("reload: %zu request%s in flight did not finish "
+		    "within %lld ms; their records will be sent again", n,
+		    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
 		finish_reload(a);
 		return;
 	}
-	log_warn("shutdown: in-flight requests did not finish within %lld "
-	    "ms; their records will be sent again at the next start",
-	    a->conf->shutdown_timeout_ms);
+	log_warn("shutdown: %zu request%s in flight did not finish within "
+	    "%lld ms; their records will be sent again at the next start",
+	    n, n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
 	finish(a);
 }
 
+/* Stop reading everywhere and wait (up to the deadline) for quiet. */
 static void
-stop(struct agent *a, const char *why)
+drain(struct agent *a)
 {
 	size_t	 i;
 
-	if (a->stopping)
-		return;
-	a->stopping = true;
-	(void)notify_stopping();
-	log_info("%s: stopping; sending what is batched", why);
 	for (i = 0; i < a->nflows; i++)
 		flow_stop(a->flows[i]);
 	uv_timer_start(&a->stop_timer, on_stop_timer,
 	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
 	check_soon(a);
+}
+
+static void
+stop(struct agent *a, const char *why)
+{
+	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING)
+		return;
+	(void)notify_stopping();
+	log_info("%s: stopping; sending what is batched", why);
+	if (a->state == AGENT_RELOADING && a->closing_http) {
+		/* The old flows are going already; their close callback
+		 * sees FINISHING and does not start new ones. */
+		finish(a);
+		return;
+	}
+	set_state(a, AGENT_STOPPING);
+	drain(a);
 }
 
 /* --- reload (SIGHUP) ----------------------------------------------------- */
@@ -353,9 +327,8 @@ reload(struct agent *a)
 {
 	struct conf	*nc;
 	char		 err[1024];
-	size_t		 i;
 
-	if (a->stopping || a->reloading || a->once)
+	if (a->state != AGENT_RUNNING || a->once)
 		return;
 	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
 		log_error("SIGHUP: %s; keeping the running configuration", err);
@@ -363,20 +336,15 @@ reload(struct agent *a)
 	}
 	log_info("SIGHUP: reloading %s", a->conf_path);
 	(void)notify_reloading();
-	a->reloading = true;
+	set_state(a, AGENT_RELOADING);
 	a->next_conf = nc;
-	for (i = 0; i < a->nflows; i++)
-		flow_stop(a->flows[i]);
-	uv_timer_start(&a->stop_timer, on_stop_timer,
-	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
-	check_soon(a);
+	drain(a);
 }
 
 static void
-reload_http_closed(void *arg)
+free_flows(struct agent *a)
 {
-	struct agent	*a = arg;
-	size_t		 i;
+	size_t	 i;
 
 	for (i = 0; i < a->nflows; i++)
 		flow_free(a->flows[i]);
@@ -385,7 +353,16 @@ reload_http_closed(void *arg)
 	a->flows = NULL;
 	disapi_free(a->api);
 	a->api = NULL;
-	if (a->finishing)	/* a stop signal came during the reload */
+}
+
+static void
+reload_http_closed(void *arg)
+{
+	struct agent	*a = arg;
+
+	a->closing_http = false;
+	free_flows(a);
+	if (a->state == AGENT_FINISHING)  /* a stop signal came meanwhile */
 		return;
 	conf_free(*a->confp);
 	*a->confp = a->next_conf;
@@ -393,7 +370,7 @@ reload_http_closed(void *arg)
 	a->next_conf = NULL;
 	a->mem.limit = (size_t)a->conf->max_memory_bytes;
 	open_client(a);
-	a->reloading = false;
+	set_state(a, AGENT_RUNNING);
 	if (start_flows(a) != 0) {
 		a->exit_code = 1;
 		finish(a);
@@ -413,6 +390,7 @@ finish_reload(struct agent *a)
 	save_state(a, true);
 	for (i = 0; i < a->nflows; i++)
 		flow_cancel(a->flows[i]);
+	a->closing_http = true;
 	http_close(a->http, reload_http_closed, a);
 	a->http = NULL;
 }
@@ -423,7 +401,7 @@ on_ttl_timer(uv_timer_t *t)
 	struct agent	*a = container_of(t, struct agent, ttl_timer);
 	size_t		 i;
 
-	if (a->conf->checkpoint_ttl_days <= 0 || a->reloading)
+	if (a->conf->checkpoint_ttl_days <= 0 || a->state != AGENT_RUNNING)
 		return;
 	/* Files still tracked are alive, however quiet. */
 	for (i = 0; i < a->nflows; i++)
@@ -441,7 +419,7 @@ on_signal(uv_signal_t *h, int signum)
 		reload(a);
 		return;
 	}
-	if (a->stopping) {
+	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
 		log_warn("second signal: exiting now; in-flight records will "
 		    "be sent again at the next start");
 		save_state(a, true);
@@ -454,14 +432,9 @@ static void
 http_closed(void *arg)
 {
 	struct agent	*a = arg;
-	size_t		 i;
 
 	a->http = NULL;
-	for (i = 0; i < a->nflows; i++)
-		flow_free(a->flows[i]);
-	a->nflows = 0;
-	disapi_free(a->api);
-	a->api = NULL;
+	free_flows(a);
 }
 
 /* Save, cancel what is left, and close every handle. */
@@ -470,9 +443,9 @@ finish(struct agent *a)
 {
 	size_t	 i;
 
-	if (a->finishing)
+	if (a->state == AGENT_FINISHING)
 		return;
-	a->finishing = true;
+	set_state(a, AGENT_FINISHING);
 	if (a->once && a->exit_code == 0 && !all(a, flow_drained)) {
 		log_error("--once: stopped before everything was delivered; "
 		    "the next run continues from the saved offsets");
@@ -494,7 +467,7 @@ finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->sig_int, NULL);
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
 	/* During a reload the old client is already closing; its close
-	 * callback frees the flows and sees finishing. */
+	 * callback frees the flows and sees FINISHING. */
 	if (a->http != NULL)
 		http_close(a->http, http_closed, a);
 }
@@ -509,9 +482,17 @@ on_watchdog_timer(uv_timer_t *t)
 	(void)notify_watchdog();
 }
 
-static int
+static void
+start_timer(uv_timer_t *t, uv_timer_cb cb, uint64_t first, uint64_t every)
+{
+	if (every > 0)
+		uv_timer_start(t, cb, first, every);
+}
+
+static void
 start_handles(struct agent *a)
 {
+	const struct conf *c = a->conf;
 	uint64_t	 wd_ms = notify_watchdog_usec() / 2000;
 
 	uv_timer_init(&a->loop, &a->ckpt_timer);
@@ -520,13 +501,11 @@ start_handles(struct agent *a)
 	uv_timer_init(&a->loop, &a->ttl_timer);
 	uv_timer_init(&a->loop, &a->watchdog_timer);
 	uv_timer_init(&a->loop, &a->metrics_timer);
-	if (a->conf->metrics_file[0] != '\0')
-		uv_timer_start(&a->metrics_timer, on_metrics_timer,
-		    (uint64_t)a->conf->metrics_interval_ms,
-		    (uint64_t)a->conf->metrics_interval_ms);
-	if (wd_ms > 0)
-		uv_timer_start(&a->watchdog_timer, on_watchdog_timer, wd_ms,
-		    wd_ms);
+	if (c->metrics_file[0] != '\0')
+		start_timer(&a->metrics_timer, on_metrics_timer,
+		    (uint64_t)c->metrics_interval_ms,
+		    (uint64_t)c->metrics_interval_ms);
+	start_timer(&a->watchdog_timer, on_watchdog_timer, wd_ms, wd_ms);
 	uv_idle_init(&a->loop, &a->check_idle);
 	uv_signal_init(&a->loop, &a->sig_term);
 	uv_signal_init(&a->loop, &a->sig_int);
@@ -535,14 +514,13 @@ start_handles(struct agent *a)
 	uv_signal_start(&a->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&a->sig_int, on_signal, SIGINT);
 	uv_signal_start(&a->sig_hup, on_signal, SIGHUP);
-	uv_timer_start(&a->ckpt_timer, on_ckpt_timer,
-	    (uint64_t)a->conf->checkpoint_interval_ms,
-	    (uint64_t)a->conf->checkpoint_interval_ms);
-	uv_timer_start(&a->ttl_timer, on_ttl_timer, 60 * 1000, 3600 * 1000);
-	uv_timer_start(&a->status_timer, on_status_timer,
-	    (uint64_t)a->conf->status_period_s * 1000,
-	    (uint64_t)a->conf->status_period_s * 1000);
-	return 0;
+	start_timer(&a->ckpt_timer, on_ckpt_timer,
+	    (uint64_t)c->checkpoint_interval_ms,
+	    (uint64_t)c->checkpoint_interval_ms);
+	start_timer(&a->ttl_timer, on_ttl_timer, 60 * 1000, 3600 * 1000);
+	start_timer(&a->status_timer, on_status_timer,
+	    (uint64_t)c->status_period_s * 1000,
+	    (uint64_t)c->status_period_s * 1000);
 }
 
 static int
@@ -552,7 +530,7 @@ start_flows(struct agent *a)
 	size_t		 i;
 	int		 rc;
 
-	a->flows = xcalloc(c->nflows, sizeof(*a->flows));
+	a->flows = xcalloc(c->nflows ? c->nflows : 1, sizeof(*a->flows));
 	for (i = 0; i < c->nflows; i++) {
 		if (!c->flows[i].enable)
 			continue;
@@ -578,6 +556,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	a.conf_path = path;
 	a.mem.limit = (size_t)conf->max_memory_bytes;
 	a.once = once;
+	a.state = AGENT_RUNNING;
 	a.start_ms = mono_ms();
 	if (uv_loop_init(&a.loop) != 0)
 		fatalx("uv_loop_init failed");
@@ -591,7 +570,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 		return 1;
 	}
 	open_client(&a);
-	(void)start_handles(&a);
+	start_handles(&a);
 	rc = start_flows(&a);
 	if (rc != 0) {
 		a.exit_code = 1;
@@ -600,6 +579,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 		log_info("Startup completed in %" PRIu64 " ms.",
 		    mono_ms() - a.start_ms);
 		(void)notify_ready();
+		check_soon(&a);		/* --once with nothing to send */
 	}
 	uv_run(&a.loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&a.loop) != 0)

@@ -1,13 +1,15 @@
 /*
- * One [flow:NAME]: the watcher (uv_fs_event on the pattern's directory plus a
- * periodic rescan), the tailers of the files that match, the batch being
- * filled, and the sink that delivers batches.  Acknowledged batches advance
- * each file's commit watermark and the registry entry.
+ * One [flow:NAME]: its files (files.h), the pump that reads them into
+ * batches, and the sink that delivers the batches.  Acknowledged batches
+ * advance each file's commit watermark and its registry entry.  The flow
+ * owns its counters (struct metrics_flow), which files, pump and sink count
+ * into.
  */
 #ifndef DISAGENT_FLOW_H
 #define DISAGENT_FLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -22,29 +24,18 @@ struct flow;
 struct metrics_flow;
 
 enum flow_event {
-	FLOW_PROGRESS,	/* a batch was acknowledged or data ran out */
+	/*
+	 * Something the agent's checks depend on may have changed: a
+	 * request ended (memory may be free, the flow may be quiet), or
+	 * (--once) everything was delivered.  Only on such events, never
+	 * from polling, so a waiting agent sleeps.
+	 */
+	FLOW_SETTLED,
 	FLOW_HALTED,	/* delivery needs the operator (reason given) */
 };
 
 typedef void	(*flow_cb)(struct flow *, enum flow_event, const char *reason,
 		    void *arg);
-
-struct flow_stats {
-	uint64_t	 records_parsed;
-	uint64_t	 bytes_parsed;
-	uint64_t	 records_sent;
-	uint64_t	 bytes_sent;
-	uint64_t	 records_failed;
-	uint64_t	 records_retried;
-	uint64_t	 records_dead;	/* dead-lettered */
-	uint64_t	 throttled;
-	bool		 paused;
-	uint64_t	 files_tracked;
-	uint64_t	 files_done;	/* closed after full delivery */
-	uint64_t	 truncations;	/* files read again from 0 */
-	uint64_t	 records_truncated;	/* cut to the record limit */
-	uint64_t	 bytes_behind;	/* size - committed, over files */
-};
 
 struct flow	*flow_new(uv_loop_t *, const struct conf *,
 		    const struct conf_flow *, struct disapi *,
@@ -54,22 +45,25 @@ struct flow	*flow_new(uv_loop_t *, const struct conf *,
 int		 flow_start(struct flow *) WARN_UNUSED;
 /* Stop reading; send what is batched. */
 void		 flow_stop(struct flow *);
-/* Nothing batched and nothing in flight. */
-bool		 flow_idle(const struct flow *);
+/*
+ * Nothing on the wire: what a stop or a reload waits for.  Batches held
+ * back (backoff, a paused flow, pacing) are not waited for: their offsets
+ * have not moved, so they are sent again after the restart.
+ */
+bool		 flow_quiet(const struct flow *);
+/* Requests on the wire. */
+size_t		 flow_inflight(const struct flow *);
 /* --once: every complete line up to the size seen at start is delivered. */
 bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
-void		 flow_stats(const struct flow *, struct flow_stats *);
-/*
- * The flow's numbers for the metrics file into *out (overwritten; name and
- * stream borrowed from the flow's configuration).
- */
-void		 flow_metrics(const struct flow *, struct metrics_flow *out);
-/* Resume reading if it stopped for the memory budget. */
+/* The flow's counters, gauges updated (borrowed until the next call). */
+const struct metrics_flow *flow_metrics(struct flow *);
+/* Resume reading if it stopped for the memory budget and memory is free. */
 void		 flow_kick(struct flow *);
 /* Refresh the registry entries of every tracked file (TTL). */
 void		 flow_touch(struct flow *);
-/* Stop the sink from retrying (before the http client is closed). */
+/* Stop everything (before the http client is closed): the sink hands its
+ * batches back undelivered. */
 void		 flow_cancel(struct flow *);
 /* Free everything; handles close asynchronously. */
 void		 flow_free(struct flow *);

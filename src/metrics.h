@@ -48,9 +48,12 @@ struct metrics_status_count {
 };
 
 /*
- * The counters of one flow.  Zero it (memset) and set name and stream once;
- * they are borrowed and must outlive every snapshot that shows them (point
- * them into struct conf_flow).  Counters only grow; gauges are set.
+ * The counters of one flow: the one set every module of the flow counts
+ * into where the event happens (files, the pump, the sink), and that the
+ * metrics file, the progress lines and status read.  Zero it (memset) and
+ * set name and stream once; they are borrowed and must outlive every
+ * snapshot that shows them (point them into struct conf_flow).  Counters
+ * only grow; gauges are set when a snapshot is taken.
  */
 struct metrics_flow {
 	const char	*name;			/* [flow:NAME] */
@@ -62,6 +65,12 @@ struct metrics_flow {
 	uint64_t	 bytes_sent;
 	uint64_t	 records_retried;	/* records sent again */
 	uint64_t	 records_dead_lettered;
+	uint64_t	 records_failed;	/* failed in a reply, any code */
+	uint64_t	 records_truncated;	/* cut to the record limit */
+	uint64_t	 truncations;		/* files read again from 0 */
+	uint64_t	 files_done;		/* closed after full delivery */
+	uint64_t	 requests_failed;	/* no usable reply, or not 200 */
+	uint64_t	 throttled;		/* throttling events (AIMD) */
 	struct metrics_code_count failed[METRICS_NCODES];	/* by code */
 	size_t		 nfailed;
 	struct metrics_status_count requests[METRICS_NSTATUS]; /* by HTTP */

@@ -108,3 +108,22 @@ retry_record_retriable(const char *code, const char *list)
 			return true;
 	return false;
 }
+
+const char *
+retry_halt_hint(long status, const char *code)
+{
+	if (status == 441 || status == 401)
+		return "check ak/sk and the clock (X-Sdk-Date)";
+	if (status == 403 && code[0] == '\0')
+		return "the gateway refuses this client (IP blacklisted?)";
+	if (status == 403)
+		return "check the IAM permissions of the credentials for DIS";
+	if (strcmp(code, "DIS.4309") == 0)
+		return "client IP blacklisted after too many failures; "
+		    "backing off for 30 minutes";
+	if (strcmp(code, "DIS.4117") == 0)
+		return "check projectId";
+	if (strcmp(code, "DIS.4301") == 0 || status == 410)
+		return "check that DISStream exists in this region/project";
+	return "check the configuration";
+}

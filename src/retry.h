@@ -33,6 +33,12 @@ uint64_t	retry_backoff_ms(unsigned attempt, uint64_t initial_ms,
  */
 enum retry_action retry_classify(long status, const char *code);
 
+/*
+ * What the operator should check after a request paused by status and code
+ * (a static string: "check ak/sk and the clock (X-Sdk-Date)", ...).
+ */
+const char	*retry_halt_hint(long status, const char *code);
+
 /* Human name of an action, for logs. */
 const char	*retry_action_name(enum retry_action);
 

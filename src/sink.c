@@ -8,16 +8,19 @@
  * throttling more slowly and with fewer requests in flight (AIMD), and
  * credential, permission and stream errors pause the flow behind one slow
  * probe.  Nothing is ever dropped here.
+ *
+ * Batches the sink owns are on the wire, in the timed queue (a retry, the
+ * pacing gap or the paused probe, all on one timer), or waiting (before the
+ * stream is described, or behind the probe while paused).
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "batch.h"
 #include "codec.h"
 #include "conf.h"
 #include "deadletter.h"
@@ -25,10 +28,9 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
-#include "pbuf.h"
+#include "putbody.h"
 #include "retry.h"
 #include "sink.h"
-#include "tailer.h"
 
 #define MIB			(1024 * 1024)
 #define HARD_RETRY_MS		(30 * 60 * 1000)
@@ -37,145 +39,52 @@
 #define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000
 
-/* A PutRecords body format (body.serialize.type): its writer and parser. */
-struct body_format {
-	const char	*ctype;		/* Content-Type of PutRecords */
-	size_t		 entry_overhead;	/* bytes around a record's data
-					   and key, beyond the data's size */
-	bool		 base64;	/* data sent as base64 text */
-	void		(*begin)(struct buf *, const char *, const char *);
-	void		(*add)(struct buf *, const void *, size_t,
-			    const char *);
-	void		(*end)(struct buf *);
-	int		(*parse)(const char *, size_t, struct codec_result *,
-			    size_t);
-};
-
-static const struct body_format json_format = {
-	DISAPI_JSON, 40, true,
-	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
-};
-static const struct body_format protobuf_format = {
-	PBUF_CONTENT_TYPE, PBUF_ENTRY_OVERHEAD, false,
-	pbuf_put_begin, pbuf_put_add, pbuf_put_end, pbuf_parse_put,
-};
-
 struct sink {
 	uv_loop_t	*loop;
+	struct disapi	*api;
 	const struct conf *conf;
 	const struct conf_flow *fc;
-	struct mem_budget *mem;
-	enum codec_zip	 zip;		/* body.compress.* */
-	const struct body_format *fmt;	/* body.serialize.type */
-	struct disapi	*api;
+	struct putbody	*body;		/* body.serialize.type, compress */
+	struct deadletter *dlq;
+	struct metrics_flow *m;		/* the flow's counters */
+	struct sink_cbs	 cbs;
+	enum sink_state	 state;
+	bool		 described;	/* the stream's type is known */
+	bool		 describing;	/* a DescribeStream is in flight */
 	char		*describe_path;	/* "streams/NAME/" */
-	struct deadletter *dlq;		/* borrowed from the flow */
-	bool		 ready;		/* stream described and RUNNING */
-	bool		 closing;
-	bool		 halted;	/* paused: only the probe is sent */
-	struct batch	*probe;
 	size_t		 record_cap;
 	size_t		 request_cap;
-	struct batch	*waiting;	/* not ready or paused, FIFO */
-	size_t		 pending;	/* submitted and not done */
+	struct batch	*waiting;	/* FIFO: not ready, or behind the probe */
+	struct batch	*timed;		/* by due_ms: retries, pacing, probe */
+	struct batch	*probe;		/* PAUSED: the batch that probes */
+	size_t		 pending;	/* owned: submitted, not handed back */
+	size_t		 inflight;	/* on the wire */
 	double		 window;	/* AIMD: batches allowed out */
 	uint64_t	 pace_ms;	/* gap between sends while throttled */
 	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
-	bool		 describing;
-	uv_timer_t	*describe_timer;
+	uv_timer_t	 timer;		/* the head of timed */
+	uv_timer_t	 describe_timer;
+	int		 open_handles;
 	uint64_t	 last_halt_log_ms;
-	struct sink_stats stats;
-	struct metrics_flow m;		/* codes, statuses, latency, error */
-	sink_done_cb	 done;
-	sink_halt_cb	 halt;
-	void		*arg;
 };
 
 static void	try_send(struct sink *, struct batch *);
 static void	describe(struct sink *);
 
-/* --- batches ------------------------------------------------------------ */
+static const char *const state_names[] = {
+	"describing", "ready", "paused", "closing",
+};
 
-struct batch *
-batch_new(uv_loop_t *loop, struct mem_budget *mem)
-{
-	struct batch	*b;
-
-	b = xcalloc(1, sizeof(*b));
-	buf_init(&b->data);
-	buf_init(&b->keys);
-	buf_init(&b->body);
-	b->mem = mem;
-	uv_timer_init(loop, &b->retry_timer);
-	return b;
-}
-
-/* The body's memory is reserved with each record (batch_add), so the
- * budget holds before a request is built. */
+/* The one place the state changes. */
 static void
-body_free(struct batch *b)
+set_state(struct sink *s, enum sink_state st)
 {
-	buf_cleanup(&b->body);
-}
-
-/* Bytes of the JSON body one record takes: its base64 data, its key and
- * the {"data":"","partition_key":""}, around them.  The batch does not
- * know its format, so this bounds the protobuf entry too (raw data, and
- * fewer bytes around it), at the price of a larger share than it needs. */
-static size_t
-body_share(size_t len, size_t klen)
-{
-	return codec_base64_len(len) + klen + 40;
-}
-_Static_assert(PBUF_ENTRY_OVERHEAD <= 40,
-    "body_share must bound a protobuf record too");
-
-static void
-batch_closed(uv_handle_t *h)
-{
-	struct batch	*b = container_of(h, struct batch, retry_timer);
-
-	body_free(b);
-	mem_release(b->mem, b->charged);
-	buf_cleanup(&b->data);
-	buf_cleanup(&b->keys);
-	free(b->recs);
-	free(b->segs);
-	free(b->sent_idx);
-	free(b);
-}
-
-void
-batch_free(struct batch *b)
-{
-	if (b == NULL)
+	if (s->state == st)
 		return;
-	uv_close((uv_handle_t *)&b->retry_timer, batch_closed);
-}
-
-void
-batch_add(struct batch *b, const char *data, size_t len, const char *key,
-    uint16_t seg, uint64_t file_off)
-{
-	struct batch_rec *r;
-	size_t		 klen = strlen(key) + 1;
-
-	if (b->nrecs == b->caprecs) {
-		b->caprecs = b->caprecs ? b->caprecs * 2 : 64;
-		b->recs = xrealloc(b->recs, b->caprecs * sizeof(*b->recs));
-	}
-	r = &b->recs[b->nrecs++];
-	r->off = (uint32_t)b->data.len;
-	r->len = (uint32_t)len;
-	r->key = (uint32_t)b->keys.len;
-	r->seg = seg;
-	r->done = false;
-	r->file_off = file_off;
-	buf_add(&b->data, data, len);
-	buf_add(&b->keys, key, klen);
-	b->charged += len + klen + sizeof(*r) + body_share(len, klen);
-	mem_charge(b->mem, len + klen + sizeof(*r) + body_share(len, klen));
+	log_debug("[%s] sink %s -> %s", s->fc->name, state_names[s->state],
+	    state_names[st]);
+	s->state = st;
 }
 
 /* --- setup -------------------------------------------------------------- */
@@ -201,8 +110,8 @@ max_window(const struct sink *s)
 
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
-    const struct conf_flow *fc, struct mem_budget *mem,
-    struct deadletter *dlq, sink_done_cb done, sink_halt_cb halt, void *arg)
+    const struct conf_flow *fc, struct deadletter *dlq,
+    struct metrics_flow *m, const struct sink_cbs *cbs)
 {
 	struct sink	*s;
 
@@ -211,20 +120,16 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	s->api = api;
 	s->conf = conf;
 	s->fc = fc;
-	s->mem = mem;
-	s->done = done;
-	s->halt = halt;
-	s->arg = arg;
 	s->dlq = dlq;
+	s->m = m;
+	s->cbs = *cbs;
+	s->state = SINK_DESCRIBING;
+	s->body = putbody_new(conf);
 	s->describe_path = xasprintf("streams/%s/", fc->stream);
-	s->describe_timer = xcalloc(1, sizeof(*s->describe_timer));
-	uv_timer_init(loop, s->describe_timer);
-	s->describe_timer->data = s;
+	uv_timer_init(loop, &s->timer);
+	uv_timer_init(loop, &s->describe_timer);
+	s->open_handles = 2;
 	s->window = max_window(s);
-	s->zip = conf->compress ? codec_zip_parse(conf->compress_type) :
-	    CODEC_ZIP_NONE;
-	s->fmt = strcmp(conf->serialize_type, "protobuf") == 0 ?
-	    &protobuf_format : &json_format;
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -235,7 +140,8 @@ sink_start(struct sink *s)
 	if (s->fc->stream_id[0] != '\0') {
 		log_info("DISStream %s type is %s", s->fc->stream_id,
 		    s->fc->stream_type);
-		s->ready = true;
+		s->described = true;
+		set_state(s, SINK_READY);
 		return;
 	}
 	describe(s);
@@ -248,15 +154,21 @@ sink_pending(const struct sink *s)
 }
 
 size_t
+sink_inflight(const struct sink *s)
+{
+	return s->inflight;
+}
+
+size_t
 sink_window(const struct sink *s)
 {
 	return s->window < 1.0 ? 1 : (size_t)s->window;
 }
 
-bool
-sink_paused(const struct sink *s)
+enum sink_state
+sink_state(const struct sink *s)
 {
-	return s->halted;
+	return s->state;
 }
 
 size_t
@@ -271,24 +183,12 @@ sink_record_cap(const struct sink *s)
 	return s->record_cap;
 }
 
-const struct sink_stats *
-sink_stats(const struct sink *s)
-{
-	return &s->stats;
-}
-
-const struct metrics_flow *
-sink_metrics(const struct sink *s)
-{
-	return &s->m;
-}
-
 /* --- throttling (AIMD) -------------------------------------------------- */
 
 static void
 throttled(struct sink *s)
 {
-	s->stats.throttled++;
+	s->m->throttled++;
 	s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
 	s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) : 50;
 }
@@ -298,7 +198,7 @@ throttled(struct sink *s)
 static void
 throttled_lightly(struct sink *s)
 {
-	s->stats.throttled++;
+	s->m->throttled++;
 	s->window = s->window - 1 < 1.0 ? 1.0 : s->window - 1;
 }
 
@@ -313,117 +213,13 @@ succeeded(struct sink *s)
 		s->pace_ms = 0;
 }
 
-/* --- sending ----------------------------------------------------------- */
-
-static void	on_put_done(const struct http_response *, void *);
-static void	schedule(struct sink *, struct batch *, uint64_t);
-
-/* The body of the records not yet done (at most b->limit of them). */
-static void
-build_body(struct sink *s, struct batch *b)
-{
-	const struct body_format *fmt = s->fmt;
-	const struct batch_rec *r;
-	size_t		 i;
-
-	body_free(b);
-	/* Exactly what was reserved, not a doubled capacity. */
-	buf_alloc_exact(&b->body, (fmt->base64 ?
-	    codec_base64_len(b->data.len) : b->data.len) + b->keys.len +
-	    (b->nrecs - b->ndone) * fmt->entry_overhead + 128);
-	fmt->begin(&b->body, s->fc->stream, s->fc->stream_id);
-	b->sent_idx = xrealloc(b->sent_idx, b->nrecs * sizeof(*b->sent_idx));
-	b->nsent = 0;
-	for (i = 0; i < b->nrecs; i++) {
-		r = &b->recs[i];
-		if (r->done)
-			continue;
-		if (b->limit > 0 && b->nsent == b->limit)
-			break;
-		fmt->add(&b->body, b->data.data + r->off, r->len,
-		    b->keys.data + r->key);
-		b->sent_idx[b->nsent++] = i;
-	}
-	fmt->end(&b->body);
-}
-
-/*
- * body.compress.enabled: replace the body, JSON or protobuf, by its lz4
- * block or zstd frame (signed as sent) and fill the two headers DIS needs.
- */
-static int
-compress_body(struct sink *s, struct batch *b, struct sign_header *zhdr,
-    char *zlen)
-{
-	struct buf	 z;
-	int		 rc;
-
-	if (s->zip == CODEC_ZIP_NONE)
-		return 0;
-	buf_init(&z);
-	rc = codec_compress(s->zip, b->body.data, b->body.len, &z);
-	if (rc != 0) {
-		buf_cleanup(&z);
-		return rc;
-	}
-	snprintf(zlen, 24, "%zu", b->body.len);
-	buf_cleanup(&b->body);
-	b->body = z;
-	zhdr[0].name = "Content-Encoding";
-	zhdr[0].value = codec_zip_name(s->zip);
-	zhdr[1].name = s->zip == CODEC_ZIP_LZ4 ? "x-dis-lz4-content-length" :
-	    "x-dis-zstd-content-length";
-	zhdr[1].value = zlen;
-	return 0;
-}
+/* --- the queues --------------------------------------------------------- */
 
 static void
-send_batch(struct sink *s, struct batch *b)
+hand_back(struct sink *s, struct batch *b, bool delivered)
 {
-	struct disapi_call c;
-	struct sign_header zhdr[2];
-	char		 zlen[24];
-	int		 rc;
-
-	build_body(s, b);
-	rc = compress_body(s, b, zhdr, zlen);
-	b->sending = true;
-	b->sent_ms = mono_ms();
-	if (rc == 0) {
-		memset(&c, 0, sizeof(c));
-		c.method = "POST";
-		c.path = "records/";
-		c.ctype = s->fmt->ctype;
-		c.body = b->body.data;
-		c.bodylen = b->body.len;
-		c.extra = zhdr;
-		c.nextra = s->zip != CODEC_ZIP_NONE ? 2 : 0;
-		rc = disapi_send(s->api, &c, on_put_done, b);
-	}
-	if (rc != 0) {
-		b->sending = false;
-		body_free(b);
-		log_error("cannot send to [%s]: %s; retrying",
-		    s->fc->stream, strerror(-rc));
-		schedule(s, b, retry_backoff_ms(b->attempt++,
-		    (uint64_t)s->fc->retry_initial_backoff_ms,
-		    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit()));
-	}
-}
-
-static void
-on_retry_timer(uv_timer_t *t)
-{
-	struct batch	*b = container_of(t, struct batch, retry_timer);
-
-	try_send(b->sink, b);
-}
-
-static void
-schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
-{
-	(void)s;
-	uv_timer_start(&b->retry_timer, on_retry_timer, delay_ms, 0);
+	s->pending--;
+	s->cbs.done(b, delivered, s->cbs.arg);
 }
 
 static void
@@ -437,6 +233,116 @@ enqueue(struct sink *s, struct batch *b)
 	*pp = b;
 }
 
+static void	on_timer(uv_timer_t *);
+
+static void
+arm_timer(struct sink *s)
+{
+	uint64_t	 now = mono_ms();
+
+	if (s->timed == NULL) {
+		uv_timer_stop(&s->timer);
+		return;
+	}
+	uv_timer_start(&s->timer, on_timer,
+	    s->timed->due_ms > now ? s->timed->due_ms - now : 0, 0);
+}
+
+/* Send b after delay_ms (a retry, the pacing gap, the probe). */
+static void
+schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
+{
+	struct batch	**pp;
+
+	b->due_ms = mono_ms() + delay_ms;
+	for (pp = &s->timed; *pp != NULL && (*pp)->due_ms <= b->due_ms;
+	    pp = &(*pp)->next)
+		;
+	b->next = *pp;
+	*pp = b;
+	if (s->timed == b)
+		arm_timer(s);
+}
+
+static void
+on_timer(uv_timer_t *t)
+{
+	struct sink	*s = container_of(t, struct sink, timer);
+	struct batch	*due = NULL, **tail = &due, *b;
+	uint64_t	 now = mono_ms();
+
+	/* Take every due batch first: try_send may schedule one again. */
+	while ((b = s->timed) != NULL && b->due_ms <= now) {
+		s->timed = b->next;
+		b->next = NULL;
+		*tail = b;
+		tail = &b->next;
+	}
+	arm_timer(s);
+	while ((b = due) != NULL) {
+		due = b->next;
+		b->next = NULL;
+		try_send(s, b);
+	}
+}
+
+/* Send every parked batch (ready, or no longer paused). */
+static void
+release_waiting(struct sink *s)
+{
+	struct batch	*b;
+
+	while ((b = s->waiting) != NULL && s->state == SINK_READY) {
+		s->waiting = b->next;
+		b->next = NULL;
+		try_send(s, b);
+	}
+}
+
+/* --- sending ------------------------------------------------------------ */
+
+static void	on_put_done(const struct http_response *, void *);
+
+static uint64_t
+backoff(struct sink *s, struct batch *b)
+{
+	return retry_backoff_ms(b->attempt++,
+	    (uint64_t)s->fc->retry_initial_backoff_ms,
+	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit());
+}
+
+static void
+send_batch(struct sink *s, struct batch *b)
+{
+	struct putbody_headers zh;
+	struct disapi_call c;
+	int		 rc;
+
+	rc = putbody_build(s->body, b, s->fc->stream, s->fc->stream_id, &zh);
+	if (rc == 0) {
+		memset(&c, 0, sizeof(c));
+		c.method = "POST";
+		c.path = "records/";
+		c.ctype = putbody_ctype(s->body);
+		c.body = b->body.data;
+		c.bodylen = b->body.len;
+		c.extra = zh.h;
+		c.nextra = zh.n;
+		rc = disapi_send(s->api, &c, on_put_done, b);
+	}
+	if (rc != 0) {
+		batch_drop_body(b);
+		log_error("cannot send to [%s]: %s; retrying",
+		    s->fc->stream, strerror(-rc));
+		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
+		schedule(s, b, backoff(s, b));
+		return;
+	}
+	b->sending = true;
+	b->sent_ms = mono_ms();
+	s->inflight++;
+}
+
 /*
  * Send b now, later (pacing), or park it: before the stream is described,
  * and while paused, when another batch is the probe.
@@ -446,13 +352,12 @@ try_send(struct sink *s, struct batch *b)
 {
 	uint64_t	 now;
 
-	if (s->closing)
-		return;
-	if (!s->ready || (s->halted && s->probe != NULL && s->probe != b)) {
+	if (s->state == SINK_DESCRIBING || (s->state == SINK_PAUSED &&
+	    (!s->described || (s->probe != NULL && s->probe != b)))) {
 		enqueue(s, b);
 		return;
 	}
-	if (s->halted)
+	if (s->state == SINK_PAUSED)
 		s->probe = b;
 	now = mono_ms();
 	if (s->next_send_ms > now) {
@@ -472,22 +377,7 @@ sink_submit(struct sink *s, struct batch *b)
 	try_send(s, b);
 }
 
-/* Send every parked batch (ready, or no longer paused). */
-static void
-release_waiting(struct sink *s)
-{
-	struct batch	*b;
-
-	while ((b = s->waiting) != NULL && s->ready &&
-	    (!s->halted || s->probe == NULL)) {
-		s->waiting = b->next;
-		b->next = NULL;
-		try_send(s, b);
-	}
-}
-
 /* --- dead letters ------------------------------------------------------- */
-
 
 /*
  * Append record i to the dead-letter file and sync it; only then may the
@@ -499,18 +389,63 @@ dead_letter(struct sink *s, struct batch *b, size_t i, const char *code,
     const char *msg)
 {
 	struct batch_rec *r = &b->recs[i];
-	struct tailer	*t = b->segs[r->seg].tailer;
 	int		 rc;
 
-	rc = deadletter_write(s->dlq, s->fc->name, t->path, r->file_off, code,
-	    msg, b->data.data + r->off, r->len);
-	if (rc != 0)
-		return rc;
-	log_warn("[%s] record of %s at offset %ju rejected by DIS (%s %s): "
-	    "written to %s", s->fc->name, t->path, (uintmax_t)r->file_off,
-	    code, msg, deadletter_path(s->dlq));
-	s->stats.records_dead++;
-	return 0;
+	rc = deadletter_write(s->dlq, s->fc->name, b->segs[r->seg].name,
+	    r->file_off, code, msg, b->data.data + r->off, r->len);
+	if (rc == 0)
+		s->m->records_dead_lettered++;
+	return rc;
+}
+
+/* Dead letters of one reply, for one WARN with the count by code. */
+struct dead_tally {
+	struct metrics_code_count codes[4];
+	size_t		 ncodes;
+	size_t		 n;
+	size_t		 first;		/* record index of the first */
+};
+
+static void
+tally(struct dead_tally *t, const char *code, size_t i)
+{
+	size_t	 j;
+
+	if (t->n++ == 0)
+		t->first = i;
+	for (j = 0; j < t->ncodes; j++)
+		if (strcmp(t->codes[j].code, code) == 0)
+			break;
+	if (j == t->ncodes) {
+		if (t->ncodes == ARRAY_SIZE(t->codes))
+			return;		/* the total still counts it */
+		snprintf(t->codes[j].code, sizeof(t->codes[j].code), "%s",
+		    code);
+		t->codes[j].count = 0;
+		t->ncodes++;
+	}
+	t->codes[j].count++;
+}
+
+static void
+log_dead(struct sink *s, const struct batch *b, const struct dead_tally *t)
+{
+	const struct batch_rec *r;
+	struct buf	 codes;
+	size_t		 j;
+
+	if (t->n == 0)
+		return;
+	buf_init(&codes);
+	for (j = 0; j < t->ncodes; j++)
+		buf_printf(&codes, "%s%s %" PRIu64, j ? ", " : "",
+		    t->codes[j].code, t->codes[j].count);
+	r = &b->recs[t->first];
+	log_warn("[%s] %zu record%s rejected by DIS for good (%s; the first "
+	    "from %s at offset %ju): written to %s", s->fc->name, t->n,
+	    t->n == 1 ? "" : "s", codes.data, b->segs[r->seg].name,
+	    (uintmax_t)r->file_off, deadletter_path(s->dlq));
+	buf_cleanup(&codes);
 }
 
 /* --- replies ------------------------------------------------------------ */
@@ -518,40 +453,58 @@ dead_letter(struct sink *s, struct batch *b, size_t i, const char *code,
 static void
 halt_log(struct sink *s, long status, const char *code, const char *msg)
 {
-	const char	*hint = "check the configuration";
 	uint64_t	 now = mono_ms();
 	char		 reason[512];
 
-	if (status == 441 || status == 401)
-		hint = "check ak/sk and the clock (X-Sdk-Date)";
-	else if (status == 403 && code[0] == '\0')
-		hint = "the gateway refuses this client (IP blacklisted?)";
-	else if (status == 403)
-		hint = "check the IAM permissions of the credentials for DIS";
-	else if (strcmp(code, "DIS.4309") == 0)
-		hint = "client IP blacklisted after too many failures; "
-		    "backing off for 30 minutes";
-	else if (strcmp(code, "DIS.4117") == 0)
-		hint = "check projectId";
-	else if (strcmp(code, "DIS.4301") == 0 || status == 410)
-		hint = "check that DISStream exists in this region/project";
 	snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s %s: %s",
-	    s->fc->stream, status, code, msg, hint);
-	metrics_set_error(&s->m, code[0] ? code : "HTTP", reason, wall_s());
+	    s->fc->stream, status, code, msg, retry_halt_hint(status, code));
+	metrics_set_error(s->m, code[0] ? code : "HTTP", reason, wall_s());
 	if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
 		log_error("delivery paused for %s; data stays on disk and "
 		    "is retried every %lld s", reason, s->conf->paused_retry_s);
 		s->last_halt_log_ms = now;
 	}
-	if (s->halt != NULL)
-		s->halt(reason, s->arg);
+	if (s->cbs.halt != NULL)
+		s->cbs.halt(reason, s->cbs.arg);
+}
+
+/* Take b out of the timed queue; whether it was there. */
+static bool
+unschedule(struct sink *s, struct batch *b)
+{
+	struct batch	**pp;
+
+	for (pp = &s->timed; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			b->next = NULL;
+			arm_timer(s);
+			return true;
+		}
+	return false;
+}
+
+/* Delivery works again: the probe waiting for its slow retry goes now. */
+static void
+resume(struct sink *s, const char *what)
+{
+	struct batch	*probe = s->probe;
+
+	if (s->state != SINK_PAUSED)
+		return;
+	log_info("%s [%s] resumed", what, s->fc->stream);
+	s->last_halt_log_ms = 0;
+	s->probe = NULL;
+	set_state(s, SINK_READY);
+	if (probe != NULL && unschedule(s, probe))
+		try_send(s, probe);
 }
 
 static void
 pause_batch(struct sink *s, struct batch *b, uint64_t delay)
 {
-	s->halted = true;
+	set_state(s, SINK_PAUSED);
 	if (s->probe == NULL || s->probe == b) {
 		s->probe = b;
 		schedule(s, b, delay);
@@ -559,12 +512,16 @@ pause_batch(struct sink *s, struct batch *b, uint64_t delay)
 		enqueue(s, b);
 }
 
-static uint64_t
-backoff(struct sink *s, struct batch *b)
+/* Every record of b is done: hand it back delivered. */
+static bool
+finish_if_done(struct sink *s, struct batch *b)
 {
-	return retry_backoff_ms(b->attempt++,
-	    (uint64_t)s->fc->retry_initial_backoff_ms,
-	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit());
+	if (b->ndone < b->nrecs)
+		return false;
+	if (s->probe == b)
+		s->probe = NULL;
+	hand_back(s, b, true);
+	return true;
 }
 
 /* Halve the batch's requests; a lone record that is still refused is
@@ -573,7 +530,8 @@ static void
 split(struct sink *s, struct batch *b, long status, const char *code,
     const char *msg)
 {
-	char	 why[48];
+	struct dead_tally t;
+	char		 why[48];
 
 	if (b->nsent > 1) {
 		b->limit = b->nsent / 2;
@@ -584,15 +542,14 @@ split(struct sink *s, struct batch *b, long status, const char *code,
 	}
 	snprintf(why, sizeof(why), "%s", code[0] ? code : "HTTP");
 	if (b->nsent == 1 && dead_letter(s, b, b->sent_idx[0], why, msg) == 0) {
+		memset(&t, 0, sizeof(t));
+		tally(&t, why, b->sent_idx[0]);
+		log_dead(s, b, &t);
 		b->recs[b->sent_idx[0]].done = true;
 		b->ndone++;
 		b->limit = 0;
-		if (b->ndone == b->nrecs) {
-			s->pending--;
-			s->done(b, s->arg);
-			return;
-		}
-		schedule(s, b, 0);
+		if (!finish_if_done(s, b))
+			schedule(s, b, 0);
 		return;
 	}
 	schedule(s, b, backoff(s, b));
@@ -605,10 +562,10 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	enum retry_action a;
 	uint64_t	 delay;
 
-	s->stats.requests_failed++;
-	s->stats.records_retried += b->nsent;
+	s->m->requests_failed++;
+	s->m->records_retried += b->nsent;
 	if (r->result != HTTP_OK) {
-		metrics_set_error(&s->m, "NETWORK",
+		metrics_set_error(s->m, "NETWORK",
 		    r->error ? r->error : "error", wall_s());
 		delay = backoff(s, b);
 		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
@@ -620,7 +577,7 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	    sizeof(msg));
 	a = retry_classify(r->status, code);
 	if (a != RETRY_HALT && a != RETRY_HARD)
-		metrics_set_error(&s->m, code[0] ? code : "HTTP", msg,
+		metrics_set_error(s->m, code[0] ? code : "HTTP", msg,
 		    wall_s());
 	switch (a) {
 	case RETRY_HALT:
@@ -672,29 +629,32 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
     size_t *throttle)
 {
 	struct batch_rec *rec;
+	struct dead_tally dead;
 	size_t		 i;
 	bool		 retry = false;
 
+	memset(&dead, 0, sizeof(dead));
 	for (i = 0; i < b->nsent; i++) {
 		rec = &b->recs[b->sent_idx[i]];
-		if (res[i].code[0] != '\0')
-			metrics_count_failed(&s->m, res[i].code, 1);
 		if (res[i].code[0] == '\0') {
-			s->stats.records_sent++;
-			s->stats.bytes_sent += rec->len;
-		} else if (retry_record_retriable(res[i].code,
+			s->m->records_sent++;
+			s->m->bytes_sent += rec->len;
+		} else if (metrics_count_failed(s->m, res[i].code, 1),
+		    retry_record_retriable(res[i].code,
 		    s->conf->retriable_codes) ||
 		    dead_letter(s, b, b->sent_idx[i], res[i].code,
 		    res[i].message) != 0) {
 			if (strcmp(res[i].code, "DIS.4303") == 0)
 				(*throttle)++;
-			s->stats.records_retried++;
+			s->m->records_retried++;
 			retry = true;
 			continue;
-		}
+		} else
+			tally(&dead, res[i].code, b->sent_idx[i]);
 		rec->done = true;
 		b->ndone++;
 	}
+	log_dead(s, b, &dead);
 	return retry;
 }
 
@@ -707,16 +667,18 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	bool		 retry;
 
 	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
-	nfail = s->fmt->parse(r->body, r->bodylen, res, b->nsent);
+	nfail = putbody_parse(s->body, r->body, r->bodylen, res, b->nsent);
 	if (nfail < 0) {
 		free(res);
-		s->stats.requests_failed++;
+		s->m->requests_failed++;
+		metrics_set_error(s->m, "REPLY", "unparsable PutRecords reply",
+		    wall_s());
 		log_warn("PutRecords to [%s]: unparsable reply (%zu bytes); "
 		    "resending the request", s->fc->stream, r->bodylen);
 		schedule(s, b, backoff(s, b));
 		return;
 	}
-	s->stats.records_failed += (uint64_t)nfail;
+	s->m->records_failed += (uint64_t)nfail;
 	retry = apply_results(s, b, res, &throttle);
 	log_put(s, b->nsent, (size_t)nfail, res, mono_ms() - b->sent_ms);
 	free(res);
@@ -728,11 +690,8 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 		throttled_lightly(s);
 	else
 		succeeded(s);
-	if (b->ndone == b->nrecs) {
-		s->pending--;
-		s->done(b, s->arg);
+	if (finish_if_done(s, b))
 		return;
-	}
 	if (!retry) {
 		/* A split batch: the next part goes now. */
 		b->attempt = 0;
@@ -747,29 +706,28 @@ on_put_done(const struct http_response *r, void *arg)
 {
 	struct batch	*b = arg;
 	struct sink	*s = b->sink;
-	bool		 was_probe;
 
 	b->sending = false;
-	body_free(b);
-	if (r->result == HTTP_ERR_CANCELLED || s->closing)
+	s->inflight--;
+	batch_drop_body(b);
+	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
+		hand_back(s, b, false);
 		return;
-	s->stats.requests++;
-	metrics_count_request(&s->m, r->result == HTTP_OK ? (int)r->status :
+	}
+	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
 	    0);
-	metrics_observe_latency(&s->m.latency, r->seconds);
+	metrics_observe_latency(&s->m->latency, r->seconds);
 	if (r->result == HTTP_OK && r->status == 200) {
-		was_probe = s->probe == b;
-		if (s->halted) {
-			log_info("delivery to [%s] resumed", s->fc->stream);
-			s->halted = false;
-			s->last_halt_log_ms = 0;
-		}
-		if (was_probe)
+		if (s->probe == b)
 			s->probe = NULL;
+		if (s->described)
+			resume(s, "delivery to");
 		records_replied(s, b, r);
 		release_waiting(s);
 	} else
 		request_failed(s, b, r);
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
 }
 
 /* --- DescribeStream ----------------------------------------------------- */
@@ -777,13 +735,13 @@ on_put_done(const struct http_response *r, void *arg)
 static void
 on_describe_timer(uv_timer_t *t)
 {
-	describe(t->data);
+	describe(container_of(t, struct sink, describe_timer));
 }
 
 static void
 describe_again(struct sink *s, uint64_t delay)
 {
-	uv_timer_start(s->describe_timer, on_describe_timer, delay, 0);
+	uv_timer_start(&s->describe_timer, on_describe_timer, delay, 0);
 }
 
 static uint64_t
@@ -801,6 +759,8 @@ describe_replied(struct sink *s, const struct http_response *r)
 	if (codec_parse_describe(r->body, r->bodylen, &si) != 0) {
 		log_warn("DescribeStream [%s]: unparsable reply; retrying",
 		    s->fc->stream);
+		metrics_set_error(s->m, "REPLY",
+		    "unparsable DescribeStream reply", wall_s());
 		describe_again(s, describe_backoff(s));
 		return;
 	}
@@ -810,36 +770,32 @@ describe_replied(struct sink *s, const struct http_response *r)
 		return;
 	}
 	if (strcmp(si.status, "RUNNING") != 0 && si.status[0] != '\0') {
+		set_state(s, SINK_PAUSED);
 		halt_log(s, 200, "", si.status);
 		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
-	if (s->halted)
+	if (s->state == SINK_PAUSED)
 		log_info("DISStream %s is available again", s->fc->stream);
-	s->halted = false;
-	s->last_halt_log_ms = 0;
 	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
 	log_info("DISStream %s type is %s", s->fc->stream,
 	    si.type[0] ? si.type : s->fc->stream_type);
-	s->ready = true;
+	s->described = true;
+	s->last_halt_log_ms = 0;
+	set_state(s, SINK_READY);
 	release_waiting(s);
 }
 
 static void
-on_describe_done(const struct http_response *r, void *arg)
+describe_failed(struct sink *s, const struct http_response *r)
 {
-	struct sink	*s = arg;
 	char		 code[32] = "", msg[160] = "";
 	enum retry_action a;
 
-	s->describing = false;
-	if (r->result == HTTP_ERR_CANCELLED || s->closing)
-		return;
-	if (r->result == HTTP_OK && r->status == 200) {
-		describe_replied(s, r);
-		return;
-	}
 	if (r->result != HTTP_OK) {
+		/* DNS, connect, TLS: the most common misconfiguration. */
+		metrics_set_error(s->m, "NETWORK",
+		    r->error ? r->error : "error", wall_s());
 		log_warn("DescribeStream [%s] failed: %s; retrying",
 		    s->fc->stream, r->error ? r->error : "error");
 		describe_again(s, describe_backoff(s));
@@ -849,15 +805,32 @@ on_describe_done(const struct http_response *r, void *arg)
 	    sizeof(msg));
 	a = retry_classify(r->status, code);
 	if (a == RETRY_HALT || a == RETRY_HARD) {
-		s->halted = true;
+		set_state(s, SINK_PAUSED);
 		halt_log(s, r->status, code, msg);
 		describe_again(s, a == RETRY_HARD ? HARD_RETRY_MS :
 		    (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
+	metrics_set_error(s->m, code[0] ? code : "HTTP", msg, wall_s());
 	log_warn("DescribeStream [%s] failed: HTTP %ld %s %s; retrying",
 	    s->fc->stream, r->status, code, msg);
 	describe_again(s, describe_backoff(s));
+}
+
+static void
+on_describe_done(const struct http_response *r, void *arg)
+{
+	struct sink	*s = arg;
+
+	s->describing = false;
+	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING)
+		return;
+	if (r->result == HTTP_OK && r->status == 200)
+		describe_replied(s, r);
+	else
+		describe_failed(s, r);
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
 }
 
 static void
@@ -866,7 +839,7 @@ describe(struct sink *s)
 	struct disapi_call c;
 	int		 rc;
 
-	if (s->closing || s->describing)
+	if (s->state == SINK_CLOSING || s->describing)
 		return;
 	memset(&c, 0, sizeof(c));
 	c.method = "GET";
@@ -875,6 +848,7 @@ describe(struct sink *s)
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));
+		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
 		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
@@ -883,21 +857,39 @@ describe(struct sink *s)
 
 /* --- teardown ----------------------------------------------------------- */
 
-struct batch *
-sink_take_pending(struct sink *s)
+static void
+give_back_list(struct sink *s, struct batch *list)
 {
-	struct batch	*list = s->waiting;
+	struct batch	*b;
 
-	s->closing = true;
-	s->waiting = NULL;
-	uv_timer_stop(s->describe_timer);
-	return list;
+	while ((b = list) != NULL) {
+		list = b->next;
+		b->next = NULL;
+		hand_back(s, b, false);
+	}
+}
+
+void
+sink_cancel(struct sink *s)
+{
+	struct batch	*w = s->waiting, *t = s->timed;
+
+	set_state(s, SINK_CLOSING);
+	uv_timer_stop(&s->timer);
+	uv_timer_stop(&s->describe_timer);
+	s->waiting = s->timed = s->probe = NULL;
+	give_back_list(s, w);
+	give_back_list(s, t);
 }
 
 static void
-free_timer(uv_handle_t *h)
+sink_closed(uv_handle_t *h)
 {
-	free(h);
+	struct sink	*s = h->data;
+
+	if (--s->open_handles > 0)
+		return;
+	free(s);
 }
 
 void
@@ -905,8 +897,11 @@ sink_free(struct sink *s)
 {
 	if (s == NULL)
 		return;
-	s->closing = true;
-	uv_close((uv_handle_t *)s->describe_timer, free_timer);
+	sink_cancel(s);
+	putbody_free(s->body);
 	free(s->describe_path);
-	free(s);
+	s->timer.data = s;
+	s->describe_timer.data = s;
+	uv_close((uv_handle_t *)&s->timer, sink_closed);
+	uv_close((uv_handle_t *)&s->describe_timer, sink_closed);
 }

@@ -1,9 +1,14 @@
 /*
  * DIS semantics for one flow's stream: DescribeStream at start, PutRecords of
- * batches (body built by codec, signed by signer, sent by http), the reply
+ * batches (body built by codec/pbuf, signed and sent by disapi), the reply
  * classified per record and per request (retry), and retries scheduled with
  * backoff.  A batch is handed back through the done callback only when every
- * one of its records is acknowledged; nothing is ever dropped here.
+ * one of its records is acknowledged (or dead-lettered), or when the sink is
+ * cancelled; nothing is ever dropped here.
+ *
+ * States: DESCRIBING (the stream is checked; batches wait) -> READY
+ * (sending) <-> PAUSED (an error only the operator can fix: one probe every
+ * pausedRetrySeconds, the rest wait) ; any -> CLOSING (sink_cancel).
  */
 #ifndef DISAGENT_SINK_H
 #define DISAGENT_SINK_H
@@ -16,112 +21,73 @@
 
 #include "util.h"
 
+struct batch;
 struct conf;
 struct conf_flow;
 struct deadletter;
 struct disapi;
-struct tailer;
+struct metrics_flow;
 struct sink;
 
-struct batch_rec {
-	uint32_t	 off;		/* into batch data */
-	uint32_t	 len;
-	uint32_t	 key;		/* into batch keys (NUL-terminated) */
-	uint16_t	 seg;		/* its file: index into segs */
-	bool		 done;		/* acknowledged or dead-lettered */
-	uint64_t	 file_off;	/* offset of its first byte in the file */
+enum sink_state {
+	SINK_DESCRIBING,
+	SINK_READY,
+	SINK_PAUSED,
+	SINK_CLOSING,
 };
 
-/* One range of one file inside a batch, for the commit watermark. */
-struct batch_seg {
-	struct tailer	*tailer;	/* borrowed; outlives the batch */
-	uint64_t	 wm_id;
+struct sink_cbs {
+	/*
+	 * The batch is handed back: every record acknowledged or
+	 * dead-lettered (delivered), or the sink was cancelled (not
+	 * delivered: its offsets must not move).  The receiver owns it.
+	 */
+	void	(*done)(struct batch *, bool delivered, void *arg);
+	/*
+	 * A request ended (whatever its outcome), so the window or the
+	 * number of requests in flight may have changed.  Never called from
+	 * inside sink_submit.
+	 */
+	void	(*ended)(void *arg);
+	/* Delivery is impossible without the operator (credentials,
+	 * stream...): reason for the log and --once. */
+	void	(*halt)(const char *reason, void *arg);
+	void	*arg;
 };
 
-/* A batch of records, filled by flow and sent by sink.  Private fields
- * follow the public ones. */
-struct batch {
-	struct buf	 data;		/* record bytes, back to back */
-	struct buf	 keys;		/* partition keys */
-	struct batch_rec *recs;
-	size_t		 nrecs;
-	size_t		 caprecs;
-	size_t		 ndone;
-	struct batch_seg *segs;
-	size_t		 nsegs;
-	size_t		 capsegs;
-	uint64_t	 created_ms;
-	struct mem_budget *mem;		/* charged for data, keys, body */
-	size_t		 charged;
-	/* sink's */
-	struct sink	*sink;
-	unsigned	 attempt;
-	bool		 sending;	/* a request is in flight */
-	uint64_t	 sent_ms;
-	struct buf	 body;		/* body of the request in flight */
-	size_t		*sent_idx;	/* record index of each body entry */
-	size_t		 nsent;
-	size_t		 limit;		/* records per request after a split */
-	uv_timer_t	 retry_timer;	/* private */
-	struct batch	*next;		/* sink queue */
-	struct batch	*flow_next;	/* flow's outstanding list */
-	struct batch	*flow_prev;
-};
-
-/* A new batch charging its memory to mem (may be NULL). */
-struct batch	*batch_new(uv_loop_t *, struct mem_budget *mem);
-/* Close the batch's timer and free it from the close callback. */
-void		 batch_free(struct batch *);
-/* Add a record of file segment seg starting at file_off. */
-void		 batch_add(struct batch *, const char *data, size_t len,
-		    const char *key, uint16_t seg, uint64_t file_off);
-
-/* The sink calls done(batch, arg) when every record is acknowledged. */
-typedef void	(*sink_done_cb)(struct batch *, void *arg);
-/* Delivery is impossible without the operator (credentials, stream...). */
-typedef void	(*sink_halt_cb)(const char *reason, void *arg);
-
-/* dlq is borrowed: it outlives the sink. */
+/*
+ * A sink for fc's stream.  api, dlq and m (the flow's counters) are
+ * borrowed and outlive the sink; cbs is copied.
+ */
 struct sink	*sink_new(uv_loop_t *, struct disapi *, const struct conf *,
-		    const struct conf_flow *, struct mem_budget *,
-		    struct deadletter *dlq, sink_done_cb, sink_halt_cb,
-		    void *arg);
+		    const struct conf_flow *, struct deadletter *dlq,
+		    struct metrics_flow *m, const struct sink_cbs *);
 /* Start: describe the stream (unless streamId is set). */
 void		 sink_start(struct sink *);
-/* Queue a batch; steals it until done. */
+/* Queue a batch; the sink owns it until its done callback. */
 void		 sink_submit(struct sink *, struct batch *);
-/* Batches submitted and not yet done. */
+/* Batches submitted and not yet handed back. */
 size_t		 sink_pending(const struct sink *);
+/* Requests on the wire now. */
+size_t		 sink_inflight(const struct sink *);
 /*
  * Batches the flow may have out at once now: maxInFlightRequests (1 when
  * ordered), lowered while DIS throttles and raised again as requests succeed
  * (AIMD).
  */
 size_t		 sink_window(const struct sink *);
-/* Delivery paused by an error only the operator can fix. */
-bool		 sink_paused(const struct sink *);
+enum sink_state	 sink_state(const struct sink *);
 /* Raw record bytes one request may carry (1 MiB COMMON, 5 MiB ADVANCED). */
 size_t		 sink_request_cap(const struct sink *);
 /* Largest record (raw bytes). */
 size_t		 sink_record_cap(const struct sink *);
-/* Cancel retries; hand back the batches not yet done (for freeing). */
-struct batch	*sink_take_pending(struct sink *);
+/*
+ * Stop for good (CLOSING): no more sends or retries; every batch not on the
+ * wire is handed back now (not delivered), each one on the wire when its
+ * request ends (http_close cancels them).
+ */
+void		 sink_cancel(struct sink *);
+/* Free it; sink_cancel first, and every batch must have been handed back. */
 void		 sink_free(struct sink *);
-
-/* Counters for the progress lines. */
-struct sink_stats {
-	uint64_t	 records_sent;
-	uint64_t	 bytes_sent;
-	uint64_t	 records_failed;
-	uint64_t	 requests;
-	uint64_t	 requests_failed;
-	uint64_t	 records_retried;
-	uint64_t	 records_dead;		/* written to the dead-letter file */
-	uint64_t	 throttled;		/* throttling events */
-};
-const struct sink_stats *sink_stats(const struct sink *);
-/* Failures by code, requests by status, latency and the last error. */
-struct metrics_flow;
-const struct metrics_flow *sink_metrics(const struct sink *);
 
 #endif

@@ -16,6 +16,27 @@
 
 #include "log.h"
 #include "tailer.h"
+#include "watermark.h"
+
+/* One per tracked file, idle ones included: keep it small. */
+struct tailer {
+	uint64_t	 id;		/* unique in the process */
+	uint64_t	 epoch;		/* restarts from 0 so far */
+	char		*path;		/* last path it was seen at */
+	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
+	uint32_t	 fp_max;	/* headerBytesLength */
+	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
+	uint32_t	 fp_len;
+	bool		 stalled;	/* nothing to frame until it grows */
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint64_t	 read_off;	/* next byte to frame */
+	uint64_t	 size;		/* size at the last fstat */
+	uint64_t	 target;	/* --once: stop at this size (or MAX) */
+	uint64_t	 active_ms;	/* last time it had bytes to read */
+	struct watermark wm;		/* committed = wm.committed */
+	struct framer_state fs;		/* records across reads */
+};
 
 static uint64_t	next_id;
 
@@ -31,7 +52,7 @@ fingerprint_now(struct tailer *t)
 
 struct tailer *
 tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
-    uint32_t fp_max)
+    uint32_t fp_max, const struct framer *fr)
 {
 	struct tailer	*t;
 
@@ -45,13 +66,16 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 	t->read_off = offset;
 	t->fp_max = fp_max;
 	t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	t->active_ms = mono_ms();
+	t->target = UINT64_MAX;
 	wm_init(&t->wm, offset);
+	framer_state_init(&t->fs, fr, offset == 0);
 	return t;
 }
 
 struct tailer *
 tailer_open(const char *path, const struct stat *st, uint64_t offset,
-    uint32_t fp_max)
+    uint32_t fp_max, const struct framer *fr)
 {
 	struct tailer	*t;
 	int		 fd;
@@ -59,7 +83,7 @@ tailer_open(const char *path, const struct stat *st, uint64_t offset,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	t = tailer_new_parked(path, st, offset, fp_max);
+	t = tailer_new_parked(path, st, offset, fp_max, fr);
 	t->fd = fd;
 	fingerprint_now(t);
 	return t;
@@ -114,6 +138,7 @@ tailer_reopen(struct tailer *t)
 		goto stale;
 	t->fd = fd;
 	t->size = (uint64_t)st.st_size;
+	t->stalled = false;
 	if (t->fp_len == 0)
 		fingerprint_now(t);
 	return 0;
@@ -178,6 +203,10 @@ tailer_poll(struct tailer *t, bool *truncated)
 	*truncated = false;
 	if (t->fd < 0 || fstat(t->fd, &st) != 0)
 		return false;
+	if ((uint64_t)st.st_size != t->size) {
+		t->stalled = false;
+		t->active_ms = mono_ms();
+	}
 	t->size = (uint64_t)st.st_size;
 	if (t->size < t->read_off) {
 		*truncated = true;
@@ -195,8 +224,7 @@ want_bytes(const struct tailer *t, size_t max, size_t max_record)
 
 	if (t->size > t->read_off && t->size - t->read_off < want)
 		want = (size_t)(t->size - t->read_off);
-	if (t->target > 0 && t->target > t->read_off &&
-	    t->target - t->read_off < want)
+	if (t->target > t->read_off && t->target - t->read_off < want)
 		want = (size_t)(t->target - t->read_off);
 	return t->size > t->read_off ? want : 0;
 }
@@ -205,6 +233,7 @@ void
 readbuf_forget(struct readbuf *rb)
 {
 	rb->owner = 0;
+	rb->epoch = 0;
 	buf_reset(&rb->b);
 }
 
@@ -235,7 +264,8 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 	uint64_t	 end = rb->off + rb->b.len, have;
 	ssize_t		 n, more;
 
-	if (rb->owner == t->id && rb->off <= t->read_off && t->read_off < end) {
+	if (rb->owner == t->id && rb->epoch == t->epoch &&
+	    rb->off <= t->read_off && t->read_off < end) {
 		have = end - t->read_off;
 		/* Enough for a full record, the rest of the file, or at
 		 * least one whole record: frame from the window; read
@@ -267,6 +297,7 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 	}
 	rb->b.data[rb->b.len] = '\0';
 	rb->owner = t->id;
+	rb->epoch = t->epoch;
 	rb->off = t->read_off;
 	*p = rb->b.data;
 	return (ssize_t)rb->b.len;
@@ -274,13 +305,16 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 
 long
 tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
-    size_t max, size_t max_record, framer_cb cb, void *arg)
+    size_t max, size_t max_record, framer_cb cb, void *arg,
+    struct tailer_read *out)
 {
 	const char	*p;
 	ssize_t		 n;
 	size_t		 used, want;
 	uint64_t	 cut = t->fs.truncated;
+	bool		 skipping = t->fs.skipping;
 
+	memset(out, 0, sizeof(*out));
 	want = want_bytes(t, max, max_record);
 	if (want == 0 || t->fd < 0)
 		return 0;
@@ -293,11 +327,18 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 		log_warn("%s: record longer than %zu bytes near offset %ju "
 		    "truncated", t->path, max_record, (uintmax_t)t->read_off);
 	t->read_off += used;
+	if (used > 0)
+		t->active_ms = mono_ms();
+	out->truncated = t->fs.truncated - cut;
+	/* The tail of a cut line is done once its delimiter is read:
+	 * commit past it, so a restart does not start inside the line. */
+	if ((skipping || out->truncated > 0) && !t->fs.skipping)
+		out->committed = wm_skip_to(&t->wm, t->read_off);
 	return (long)used;
 }
 
-int
-tailer_read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
+static int
+read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
     size_t max_record, framer_cb cb, void *arg)
 {
 	const char	*p;
@@ -317,4 +358,206 @@ tailer_read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	if (rc == 0)
 		t->read_off += (uint64_t)n;
 	return rc;
+}
+
+bool
+tailer_waits_for_quiet(const struct tailer *t, bool miss_last)
+{
+	return t->fd >= 0 && (framer_pending(&t->fs) ||
+	    (miss_last && t->stalled && t->read_off < t->size));
+}
+
+int
+tailer_flush_quiet(struct tailer *t, struct framer *fr, struct readbuf *rb,
+    size_t max_record, uint64_t now, const struct tailer_quiet *q,
+    framer_cb cb, void *arg)
+{
+	uint64_t	 quiet = now - t->active_ms;
+	int		 rc;
+
+	if (q->miss_last && t->stalled && t->read_off < t->size &&
+	    (now == 0 || quiet >= q->last_ms)) {
+		rc = read_last(t, fr, rb, max_record, cb, arg);
+		if (rc != 0)
+			return rc;
+	}
+	if (framer_pending(&t->fs) && (now == 0 || quiet >= q->flush_ms))
+		return framer_flush(fr, &t->fs, cb, arg);
+	return 0;
+}
+
+/* --- small accessors ---------------------------------------------------- */
+
+uint64_t
+tailer_id(const struct tailer *t)
+{
+	return t->id;
+}
+
+const char *
+tailer_path(const struct tailer *t)
+{
+	return t->path;
+}
+
+void
+tailer_rename(struct tailer *t, const char *path)
+{
+	free(t->path);
+	t->path = xstrdup(path);
+}
+
+uint64_t
+tailer_dev(const struct tailer *t)
+{
+	return t->dev;
+}
+
+uint64_t
+tailer_ino(const struct tailer *t)
+{
+	return t->ino;
+}
+
+bool
+tailer_is(const struct tailer *t, uint64_t dev, uint64_t ino)
+{
+	return t->dev == dev && t->ino == ino;
+}
+
+void
+tailer_head(const struct tailer *t, uint32_t *crc, uint32_t *len)
+{
+	*crc = t->fp_crc;
+	*len = t->fp_len;
+}
+
+bool
+tailer_is_open(const struct tailer *t)
+{
+	return t->fd >= 0;
+}
+
+int
+tailer_byte_before(const struct tailer *t, uint64_t offset)
+{
+	unsigned char	 c;
+
+	if (offset == 0 || t->fd < 0 ||
+	    pread(t->fd, &c, 1, (off_t)offset - 1) != 1)
+		return -1;
+	return c;
+}
+
+void
+tailer_skip_line(struct tailer *t)
+{
+	t->fs.skipping = true;
+}
+
+uint64_t
+tailer_size(const struct tailer *t)
+{
+	return t->size;
+}
+
+void
+tailer_set_size(struct tailer *t, uint64_t size)
+{
+	t->size = size;
+}
+
+uint64_t
+tailer_read_off(const struct tailer *t)
+{
+	return t->read_off;
+}
+
+uint64_t
+tailer_committed(const struct tailer *t)
+{
+	return t->wm.committed;
+}
+
+void
+tailer_set_target(struct tailer *t, uint64_t size)
+{
+	t->target = size;
+}
+
+bool
+tailer_readable(const struct tailer *t)
+{
+	uint64_t	 end = t->size;
+
+	if (t->target < end)
+		end = t->target;
+	return end > t->read_off;
+}
+
+bool
+tailer_stalled(const struct tailer *t)
+{
+	return t->stalled;
+}
+
+void
+tailer_stall(struct tailer *t)
+{
+	t->stalled = true;
+}
+
+uint64_t
+tailer_active_ms(const struct tailer *t)
+{
+	return t->active_ms;
+}
+
+void
+tailer_restart(struct tailer *t, const struct framer *fr)
+{
+	t->epoch++;
+	t->read_off = 0;
+	t->stalled = false;
+	framer_state_cleanup(&t->fs);
+	framer_state_init(&t->fs, fr, true);
+	wm_reset(&t->wm, 0);
+	t->fp_len = 0;
+	tailer_refresh_fingerprint(t);
+}
+
+uint64_t
+tailer_push(struct tailer *t, uint64_t end)
+{
+	return wm_push(&t->wm, end);
+}
+
+void
+tailer_extend(struct tailer *t, uint64_t id, uint64_t end)
+{
+	wm_extend(&t->wm, id, end);
+}
+
+bool
+tailer_ack(struct tailer *t, uint64_t id)
+{
+	return wm_ack(&t->wm, id);
+}
+
+bool
+tailer_skip_to(struct tailer *t, uint64_t end)
+{
+	return wm_skip_to(&t->wm, end);
+}
+
+size_t
+tailer_memory(const struct tailer *t)
+{
+	return t->wm.cap * sizeof(*t->wm.r) + framer_state_memory(&t->fs);
+}
+
+size_t
+tailer_pending(const struct tailer *t)
+{
+	return wm_pending(&t->wm);
 }

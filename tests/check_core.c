@@ -204,8 +204,20 @@ collect(void *arg, const char *data, size_t len, uint64_t start,
 	return 0;
 }
 
+/* A framer for plain lines, shared by the tailer tests. */
+static struct framer *
+line_framer(void)
+{
+	struct framer_opts fo = { .delim = '\n' };
+	struct framer	*fr;
+	char		 err[128];
+
+	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
+	return fr;
+}
+
 static struct tailer *
-open_temp(const char *content, char *path)
+open_temp(const char *content, char *path, const struct framer *fr)
 {
 	struct stat	 st;
 	int		 fd;
@@ -217,35 +229,34 @@ open_temp(const char *content, char *path)
 	    (ssize_t)strlen(content));
 	close(fd);
 	ck_assert_int_eq(stat(path, &st), 0);
-	return tailer_open(path, &st, 0, 512);
+	return tailer_open(path, &st, 0, 512, fr);
 }
 
 START_TEST(read_truncates_a_runaway_line_and_skips_its_tail)
 {
-	char		 path[64], content[200], err[128];
+	char		 path[64], content[200];
 	struct tailer	*t;
 	struct readbuf	 rb = { .owner = 0 };
 	struct got	 g = { .n = 0 };
-	struct framer	*fr;
-	struct framer_opts fo = { .delim = '\n' };
+	struct tailer_read r;
+	struct framer	*fr = line_framer();
+	uint64_t	 truncated = 0;
 	long		 n;
 	bool		 trunc;
 
 	/* 40-byte line with a 16-byte record cap, then a normal line. */
 	memset(content, 'A', 40);
 	strcpy(content + 40, "\nnext\n");
-	t = open_temp(content, path);
+	t = open_temp(content, path, fr);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
-	framer_state_init(&t->fs, fr, true);
 	buf_init(&rb.b);
 	ck_assert(tailer_poll(t, &trunc));
-	while ((n = tailer_read(t, fr, &rb, 8, 16, collect, &g)) > 0)
-		;
+	while ((n = tailer_read(t, fr, &rb, 8, 16, collect, &g, &r)) > 0)
+		truncated += r.truncated;
 	ck_assert_int_eq(n, 0);
 	ck_assert_str_eq(g.text, "AAAAAAAAAAAAAAAA|next|");
-	ck_assert_uint_eq(t->read_off, 46);
-	ck_assert_uint_eq(t->fs.truncated, 1);
+	ck_assert_uint_eq(tailer_read_off(t), 46);
+	ck_assert_uint_eq(truncated, 1);
 	buf_cleanup(&rb.b);
 	tailer_free(t);
 	framer_free(fr);
@@ -255,22 +266,27 @@ END_TEST
 
 START_TEST(fingerprint_detects_a_different_head)
 {
-	char		 path[64];
+	char		 path[64], path2[64];
+	struct framer	*fr = line_framer();
 	struct tailer	*t;
-	uint32_t	 crc;
+	uint32_t	 crc, fcrc, flen;
 	int		 fd;
 
-	t = open_temp("hello world\n", path);
-	ck_assert_uint_eq(t->fp_len, 12);
+	t = open_temp("hello world\n", path, fr);
+	tailer_head(t, &fcrc, &flen);
+	ck_assert_uint_eq(flen, 12);
 	fd = open(path, O_RDONLY);
-	ck_assert_int_eq(tailer_fingerprint(fd, t->fp_len, &crc), 0);
-	ck_assert_uint_eq(crc, t->fp_crc);
+	ck_assert_int_eq(tailer_fingerprint(fd, flen, &crc), 0);
+	ck_assert_uint_eq(crc, fcrc);
 	close(fd);
 	tailer_free(t);
-	t = open_temp("jello world\n", path + 0);
-	ck_assert_uint_ne(t->fp_crc, crc);
+	t = open_temp("jello world\n", path2, fr);
+	tailer_head(t, &fcrc, &flen);
+	ck_assert_uint_ne(fcrc, crc);
 	tailer_free(t);
+	framer_free(fr);
 	unlink(path);
+	unlink(path2);
 }
 END_TEST
 
@@ -307,7 +323,8 @@ check_line(void *arg, const char *data, size_t len, uint64_t start,
 
 /* A file of n "line NNNNNN" lines, line long_at replaced by long_len 'L's. */
 static struct tailer *
-open_lines(size_t n, size_t long_at, size_t long_len, char *path)
+open_lines(size_t n, size_t long_at, size_t long_len, char *path,
+    const struct framer *fr)
 {
 	struct stat	 st;
 	FILE		*f;
@@ -330,31 +347,29 @@ open_lines(size_t n, size_t long_at, size_t long_len, char *path)
 	}
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
-	return tailer_open(path, &st, 0, 512);
+	return tailer_open(path, &st, 0, 512, fr);
 }
 
-/* Read all of t with reads of max bytes and a record cap of max_record. */
-static void
-read_all(struct tailer *t, struct lines *l, size_t max, size_t max_record)
+/* Read all of t with reads of max bytes and a record cap of max_record;
+ * the records cut to the cap. */
+static uint64_t
+read_all(struct tailer *t, struct framer *fr, struct lines *l, size_t max,
+    size_t max_record)
 {
-	struct framer	*fr;
-	struct framer_opts fo = { .delim = '\n' };
-	char		 err[128];
+	struct tailer_read r;
+	uint64_t	 truncated = 0;
 	bool		 trunc;
 	long		 n;
 
-	ck_assert_int_eq(framer_new(&fo, &fr, err, sizeof(err)), 0);
-	framer_state_init(&t->fs, fr, true);
 	buf_init(&l->rb->b);
 	ck_assert(tailer_poll(t, &trunc));
 	while ((n = tailer_read(t, fr, l->rb, max, max_record, check_line,
-	    l)) > 0)
-		;
+	    l, &r)) > 0)
+		truncated += r.truncated;
 	ck_assert_int_eq(n, 0);
-	ck_assert_uint_eq(t->read_off, t->size);
+	ck_assert_uint_eq(tailer_read_off(t), tailer_size(t));
 	buf_cleanup(&l->rb->b);
-	framer_state_cleanup(&t->fs);
-	framer_free(fr);
+	return truncated;
 }
 
 /*
@@ -365,14 +380,16 @@ START_TEST(read_window_is_the_read_size_for_short_lines)
 {
 	struct readbuf	 rb = { .owner = 0 };
 	struct lines	 l = { .long_at = SIZE_MAX, .rb = &rb };
+	struct framer	*fr = line_framer();
 	struct tailer	*t;
 	char		 path[64];
 
-	t = open_lines(5000, SIZE_MAX, 0, path);	/* 60,000 bytes */
-	read_all(t, &l, 1024, 65536);
+	t = open_lines(5000, SIZE_MAX, 0, path, fr);	/* 60,000 bytes */
+	read_all(t, fr, &l, 1024, 65536);
 	ck_assert_uint_eq(l.n, 5000);
 	ck_assert_uint_le(l.max_cap, 1024 + 1);
 	tailer_free(t);
+	framer_free(fr);
 	unlink(path);
 }
 END_TEST
@@ -384,16 +401,17 @@ START_TEST(read_window_grows_for_a_line_longer_than_a_read)
 	struct readbuf	 rb = { .owner = 0 };
 	struct lines	 l = { .long_at = 2000, .long_len = 40000,
 			    .rb = &rb };
+	struct framer	*fr = line_framer();
 	struct tailer	*t;
 	char		 path[64];
 
-	t = open_lines(5000, 2000, 40000, path);
-	read_all(t, &l, 1024, 65536);
+	t = open_lines(5000, 2000, 40000, path, fr);
+	ck_assert_uint_eq(read_all(t, fr, &l, 1024, 65536), 0);
 	ck_assert_uint_eq(l.n, 5000);
-	ck_assert_uint_eq(t->fs.truncated, 0);
 	ck_assert_uint_gt(l.max_cap, 40000);
 	ck_assert_uint_le(l.max_cap, 65536 + 2);
 	tailer_free(t);
+	framer_free(fr);
 	unlink(path);
 }
 END_TEST
@@ -402,27 +420,30 @@ END_TEST
  * where it was (ids and committed offset). */
 START_TEST(trim_frees_the_ring_of_a_settled_file)
 {
+	struct framer	*fr = line_framer();
 	struct tailer	*t;
 	char		 path[64];
 	uint64_t	 a, b, c;
+	size_t		 bare;
 
-	t = open_temp("one\ntwo\nthree\n", path);
-	a = wm_push(&t->wm, 4);
-	b = wm_push(&t->wm, 8);
+	t = open_temp("one\ntwo\nthree\n", path, fr);
+	bare = tailer_memory(t);
+	a = tailer_push(t, 4);
+	b = tailer_push(t, 8);
 	tailer_trim(t);			/* ranges pending: kept */
-	ck_assert_uint_gt(t->wm.cap, 0);
-	ck_assert(wm_ack(&t->wm, a));
-	ck_assert(wm_ack(&t->wm, b));
+	ck_assert_uint_gt(tailer_memory(t), bare);
+	ck_assert(tailer_ack(t, a));
+	ck_assert(tailer_ack(t, b));
 	tailer_trim(t);
-	ck_assert_uint_eq(t->wm.cap, 0);
-	ck_assert_ptr_null(t->wm.r);
-	ck_assert_uint_eq(t->wm.committed, 8);
-	ck_assert(!wm_ack(&t->wm, b));	/* an old id stays unknown */
-	c = wm_push(&t->wm, 14);
+	ck_assert_uint_eq(tailer_memory(t), bare);	/* the ring is gone */
+	ck_assert_uint_eq(tailer_committed(t), 8);
+	ck_assert(!tailer_ack(t, b));	/* an old id stays unknown */
+	c = tailer_push(t, 14);
 	ck_assert_uint_gt(c, b);
-	ck_assert(wm_ack(&t->wm, c));
-	ck_assert_uint_eq(t->wm.committed, 14);
+	ck_assert(tailer_ack(t, c));
+	ck_assert_uint_eq(tailer_committed(t), 14);
 	tailer_free(t);
+	framer_free(fr);
 	unlink(path);
 }
 END_TEST

@@ -50,6 +50,7 @@ exceeds max_request_bytes; 404 (gateway-style) for an unknown path.
 
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
+  put_latency_ms             PutRecords only, after put_requests counts it
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
 max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
@@ -554,6 +555,7 @@ FAULT_KNOBS = {
     "rec_4303": float, "rec_5000": float, "req_500": float,
     "req_429": float, "req_400_4303": float, "drop": float,
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
+    "put_latency_ms": int,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -601,6 +603,7 @@ class State:
             "req_500": args.req_500, "req_429": args.req_429,
             "req_400_4303": args.req_400_4303, "drop": args.drop,
             "latency_ms": args.latency_ms, "outage": args.outage,
+            "put_latency_ms": 0,
             "max_request_bytes": args.max_request_bytes,
         }
         self.reqno = 0
@@ -1070,6 +1073,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         headers = self.lower_headers()
         if op == "PutRecords":
             state.count("put_requests")
+            if f["put_latency_ms"]:
+                time.sleep(f["put_latency_ms"] / 1000.0)
         try:
             with state.lock:
                 creds = dict(state.credentials)

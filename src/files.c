@@ -1,0 +1,856 @@
+/*
+ * The tracked files of a flow (files.h): scans reconcile the tailers with
+ * the file system, identity decides rename vs new file (R5), copytruncate is
+ * caught by size and by a changed head (R6), a file gone from its path is
+ * read to its end and closed once committed and quiet (R1, R7), and parked
+ * descriptors keep the flow within maxOpenFiles.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "conf.h"
+#include "files.h"
+#include "log.h"
+#include "metrics.h"
+#include "registry.h"
+#include "tailer.h"
+#include "watcher.h"
+
+#define EVENT_DELAY_MS	10	/* coalesce fs events */
+#define COPY_MIN_HEAD	64	/* heads shorter than this prove nothing */
+#define COPY_WAIT_MS	3000
+#define NOT_A_COPY	UINT64_MAX
+#define COPY_WAIT	(UINT64_MAX - 1)
+/* Descriptors kept for everything but tailed files: connections (at most
+ * 16), the state, dead-letter and metrics files, inotify, libuv's own. */
+#define FD_RESERVE	128
+
+/* A new file whose head is that of a live file: maybe a copytruncate copy
+ * taken before the truncation; it waits up to COPY_WAIT_MS for it. */
+struct deferred {
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint64_t	 since_ms;
+};
+
+/* What the lifecycle knows of one tailer. */
+struct tracked {
+	struct tailer	*t;
+	struct tracked	*next;
+	bool		 gone;		/* no longer at any matching path */
+	bool		 seen;		/* found by the current scan */
+	bool		 truncate_pending; /* after in-flight ranges settle */
+	/* Its head before the last in-place truncation, to recognise a
+	 * copytruncate copy of it (R6). */
+	uint32_t	 prev_fp_crc;
+	uint32_t	 prev_fp_len;
+	uint64_t	 prev_end;	/* bytes of it read before then */
+	uint64_t	 scan_size;	/* its size at the last scan, while gone */
+};
+
+struct files {
+	uv_loop_t	*loop;
+	const struct conf_flow *fc;
+	struct registry	*reg;
+	const struct framer *fr;
+	struct metrics_flow *m;
+	struct watcher	*watcher;
+	uv_timer_t	 rescan_timer;
+	struct tracked	*list;
+	struct tracked	*cursor;	/* round-robin position */
+	struct idmap	 byid;		/* tailer id -> tracked */
+	size_t		 ntracked;
+	size_t		 nopen;		/* tailers with a descriptor */
+	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
+	struct deferred	 deferred[8];	/* maybe copies, waiting */
+	bool		 once;
+	bool		 first_scan;
+	bool		 stopped;
+	bool		 warned_fds;
+	bool		 warned_dir;
+	files_cb	 readable;
+	void		*arg;
+};
+
+static void	balance_fds(struct files *);
+
+/* --- identity ----------------------------------------------------------- */
+
+static struct tracked *
+find_dev_ino(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	struct tracked	*k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (tailer_is(k->t, dev, ino))
+			return k;
+	return NULL;
+}
+
+void
+files_commit(struct files *fs, struct tailer *t)
+{
+	uint32_t	 crc, len;
+
+	tailer_refresh_fingerprint(t);
+	tailer_head(t, &crc, &len);
+	registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t), crc,
+	    len, tailer_path(t), tailer_committed(t));
+}
+
+/* Whether the file at path starts with the head the registry remembers. */
+static bool
+same_head(const char *path, const struct reg_entry *e, uint64_t size)
+{
+	uint32_t	 crc;
+	int		 fd;
+	bool		 same = false;
+
+	if (e->fp_len > size)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		same = tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
+		    crc == e->fp_crc;
+		close(fd);
+	}
+	return same;
+}
+
+/*
+ * Where a newly seen file starts: its committed offset when the registry
+ * knows this exact file (same dev, inode and head fingerprint, R5), else 0;
+ * or its end for initialPosition = END_OF_FILE on the first scan, or when
+ * it was not modified for ignoreNotUpdatedFileSeconds.
+ */
+static uint64_t
+start_offset(struct files *fs, const char *path, const struct stat *st,
+    bool first)
+{
+	struct reg_entry *e;
+	uint64_t	 size = (uint64_t)st->st_size;
+
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e != NULL) {
+		if (!same_head(path, e, size)) {
+			log_info("%s: inode %ju now holds another file; "
+			    "reading it from 0", path, (uintmax_t)st->st_ino);
+			return 0;
+		}
+		if (e->offset <= size)
+			return e->offset;
+		log_warn("%s: shorter (%ju) than its committed offset (%ju): "
+		    "truncated while stopped; reading from 0", path,
+		    (uintmax_t)size, (uintmax_t)e->offset);
+		return 0;
+	}
+	if (first && fs->fc->initial_position == POS_END_OF_FILE)
+		return size;
+	if (fs->fc->ignore_older_s > 0 &&
+	    st->st_mtime < wall_s() - fs->fc->ignore_older_s) {
+		log_info("%s: not modified for %lld s or more; only lines "
+		    "written from now on are read", path,
+		    fs->fc->ignore_older_s);
+		return size;
+	}
+	return 0;
+}
+
+/*
+ * Committed offsets follow a delimiter, except after the kept head of a
+ * truncated line (and a last line sent without delimiter).  Resuming inside
+ * a line means the head was sent before a stop: skip to the line's end.
+ */
+static bool
+resumes_inside_line(const struct files *fs, const struct tailer *t)
+{
+	int	 c;
+
+	if (fs->fc->miss_last_delimiter)
+		return false;
+	c = tailer_byte_before(t, tailer_read_off(t));
+	return c >= 0 && c != (unsigned char)conf_delimiter(
+	    fs->fc->record_delimiter);
+}
+
+static void
+link_tailer(struct files *fs, struct tailer *t, bool gone)
+{
+	struct tracked	*k;
+
+	if (resumes_inside_line(fs, t)) {
+		log_info("%s: resuming inside a truncated line at offset %ju; "
+		    "skipping to its end", tailer_path(t),
+		    (uintmax_t)tailer_read_off(t));
+		tailer_skip_line(t);
+	}
+	if (fs->once)
+		tailer_set_target(t, tailer_size(t));
+	k = xcalloc(1, sizeof(*k));
+	k->t = t;
+	k->gone = gone;
+	k->seen = true;
+	k->scan_size = UINT64_MAX;
+	k->next = fs->list;
+	fs->list = k;
+	idmap_put(&fs->byid, tailer_id(t), k);
+	fs->ntracked++;
+	if (tailer_is_open(t))
+		fs->nopen++;
+}
+
+static void
+unlink_tracked(struct files *fs, struct tracked **pp, struct tracked *k)
+{
+	*pp = k->next;
+	if (fs->cursor == k)
+		fs->cursor = NULL;
+	if (tailer_is_open(k->t))
+		fs->nopen--;
+	fs->ntracked--;
+	idmap_del(&fs->byid, tailer_id(k->t));
+	tailer_free(k->t);
+	free(k);
+}
+
+/* --- copytruncate copies ------------------------------------------------ */
+
+static bool
+head_is(const unsigned char *head, size_t n, uint32_t len, uint32_t crc)
+{
+	return len >= COPY_MIN_HEAD && len <= n &&
+	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, len) == crc;
+}
+
+/*
+ * Whether a new file is a copy of a tracked one (logrotate copytruncate
+ * with a copy the pattern matches, R6): its head is the head the tracked
+ * file had before its last truncation -> read the copy from where the
+ * original had got to; its head is the tracked file's current head -> the
+ * truncation has not happened yet: wait for it (COPY_WAIT).
+ */
+static uint64_t
+copy_offset(struct files *fs, const char *path, const struct stat *st)
+{
+	unsigned char	*head;
+	struct tracked	*k;
+	uint32_t	 crc, len;
+	ssize_t		 n;
+	uint64_t	 off = NOT_A_COPY;
+	int		 fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NOT_A_COPY;
+	head = xmalloc((size_t)fs->fc->header_bytes);
+	n = pread(fd, head, (size_t)fs->fc->header_bytes, 0);
+	close(fd);
+	for (k = fs->list; k != NULL && n > 0; k = k->next) {
+		if (tailer_is(k->t, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino))
+			continue;
+		if (head_is(head, (size_t)n, k->prev_fp_len, k->prev_fp_crc)) {
+			off = MIN(k->prev_end, (uint64_t)st->st_size);
+			log_info("%s is a copy of %s taken before its truncation "
+			    "(copytruncate); reading it from offset %ju", path,
+			    tailer_path(k->t), (uintmax_t)off);
+			break;
+		}
+		tailer_head(k->t, &crc, &len);
+		if (!k->gone && head_is(head, (size_t)n, len, crc))
+			off = COPY_WAIT;
+	}
+	free(head);
+	return off;
+}
+
+/* Whether to hold a possible copy back for now (COPY_WAIT_MS at most). */
+static bool
+defer_copy(struct files *fs, const struct stat *st)
+{
+	struct deferred	*d, *free_slot = NULL;
+	uint64_t	 now = mono_ms();
+	size_t		 i;
+
+	for (i = 0; i < ARRAY_SIZE(fs->deferred); i++) {
+		d = &fs->deferred[i];
+		if (d->dev == (uint64_t)st->st_dev &&
+		    d->ino == (uint64_t)st->st_ino)
+			return now - d->since_ms < COPY_WAIT_MS;
+		if (free_slot == NULL && (d->since_ms == 0 ||
+		    now - d->since_ms > 10 * COPY_WAIT_MS))
+			free_slot = d;
+	}
+	if (free_slot == NULL)
+		return false;
+	free_slot->dev = (uint64_t)st->st_dev;
+	free_slot->ino = (uint64_t)st->st_ino;
+	free_slot->since_ms = now;
+	return true;
+}
+
+/* --- tracking ----------------------------------------------------------- */
+
+static void
+track(struct files *fs, const char *path, const struct stat *st, bool first,
+    bool gone)
+{
+	struct tailer	*t;
+	uint64_t	 off, copy = NOT_A_COPY;
+	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
+
+	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
+		copy = copy_offset(fs, path, st);
+	if (copy == COPY_WAIT && defer_copy(fs, st))
+		return;		/* the next scan decides */
+	off = copy < COPY_WAIT ? copy : start_offset(fs, path, st, first);
+	if (fs->nopen >= fs->max_open)
+		t = tailer_new_parked(path, st, off, fp, fs->fr);
+	else
+		t = tailer_open(path, st, off, fp, fs->fr);
+	if (t == NULL) {
+		log_warn("%s: cannot open: %s; will retry", path,
+		    strerror(errno));
+		return;
+	}
+	link_tailer(fs, t, gone);
+	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
+	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
+	    gone ? " (rotated away; reading it to the end)" : "",
+	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
+	if (tailer_is_open(t))
+		files_commit(fs, t);
+}
+
+/* The file was truncated or rewritten in place: read it again from 0. */
+static void
+restart_at_zero(struct files *fs, struct tracked *k, const char *why)
+{
+	struct tailer	*t = k->t;
+
+	log_warn("%s: %s; reading from 0", tailer_path(t), why);
+	tailer_head(t, &k->prev_fp_crc, &k->prev_fp_len);
+	k->prev_end = tailer_read_off(t);
+	tailer_restart(t, fs->fr);
+	fs->m->truncations++;
+	files_commit(fs, t);
+}
+
+/* Re-check a tracked file's size; note growth and in-place truncation
+ * (copytruncate: smaller than the read offset, or a new head, R6). */
+static void
+refresh(struct files *fs, struct tracked *k)
+{
+	uint64_t old = tailer_size(k->t);
+	bool	 truncated, changed;
+
+	if (!tailer_is_open(k->t))
+		return;
+	(void)tailer_poll(k->t, &truncated);
+	changed = tailer_size(k->t) != old;
+	/* A new head means the file was truncated and written again, maybe
+	 * past the old offset before we looked (R6): a 512-byte pread per
+	 * change is cheap next to missing that. */
+	if (!truncated && (k->truncate_pending || (changed &&
+	    tailer_head_changed(k->t))))
+		truncated = true;
+	if (!truncated)
+		return;
+	if (tailer_pending(k->t) > 0) {
+		k->truncate_pending = true;
+		return;		/* after the in-flight ranges settle */
+	}
+	k->truncate_pending = false;
+	restart_at_zero(fs, k, "truncated or rewritten in place "
+	    "(copytruncate?)");
+}
+
+static void
+on_found(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+
+	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k == NULL) {
+		track(fs, path, st, fs->first_scan, false);
+		return;
+	}
+	k->seen = true;
+	if (k->gone) {
+		log_info("%s (inode %ju) is back at %s", tailer_path(k->t),
+		    (uintmax_t)tailer_ino(k->t), path);
+		k->gone = false;
+	}
+	if (strcmp(tailer_path(k->t), path) != 0) {
+		log_info("%s: renamed to %s", tailer_path(k->t), path);
+		tailer_rename(k->t, path);
+	}
+	if (!tailer_is_open(k->t))
+		tailer_set_size(k->t, (uint64_t)st->st_size);
+}
+
+/*
+ * A file that does not match the pattern, in a walked directory.  A parked
+ * tailer rotated to such a name is followed there, so what it grew before
+ * the rename is still read.  At the first scan only: a file the registry
+ * knows for this flow (rotated away while the agent was stopped, e.g.
+ * app.log -> app.log.1) that still has bytes after its committed offset is
+ * read to its end.
+ */
+static void
+on_other(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct reg_entry *e;
+	struct tracked	*k;
+
+	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k != NULL) {
+		if (!tailer_is_open(k->t) &&
+		    strcmp(tailer_path(k->t), path) != 0) {
+			tailer_rename(k->t, path);
+			tailer_set_size(k->t, (uint64_t)st->st_size);
+		}
+		return;
+	}
+	if (!fs->first_scan)
+		return;
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e == NULL || e->offset >= (uint64_t)st->st_size ||
+	    !same_head(path, e, (uint64_t)st->st_size))
+		return;
+	track(fs, path, st, false, true);
+}
+
+/* --- finishing and the descriptor budget -------------------------------- */
+
+/* Nothing left to read in t: stalled on a partial line, or at its end. */
+static bool
+read_to_end(const struct tailer *t)
+{
+	return tailer_stalled(t) || !tailer_readable(t);
+}
+
+/*
+ * A gone file is finished when every byte is committed, nothing is left to
+ * read, and it did not grow since the previous scan (R1, R7).
+ */
+static bool
+finished(const struct tracked *k)
+{
+	return k->gone && tailer_pending(k->t) == 0 && read_to_end(k->t) &&
+	    tailer_size(k->t) == k->scan_size;
+}
+
+static void
+drop_finished(struct files *fs)
+{
+	struct tracked	**pp, *k;
+	struct tailer	*t;
+
+	for (pp = &fs->list; (k = *pp) != NULL;) {
+		t = k->t;
+		if (!finished(k)) {
+			/* What "did not grow since the previous scan"
+			 * compares with next time. */
+			if (k->gone)
+				k->scan_size = tailer_size(t);
+			pp = &k->next;
+			continue;
+		}
+		if (tailer_read_off(t) < tailer_size(t))
+			log_warn("%s: closed with %ju bytes after the last "
+			    "newline not shipped", tailer_path(t),
+			    (uintmax_t)(tailer_size(t) - tailer_read_off(t)));
+		log_info("[%s] finished %s (inode %ju) at offset %ju",
+		    fs->fc->name, tailer_path(t), (uintmax_t)tailer_ino(t),
+		    (uintmax_t)tailer_committed(t));
+		/* The entry stays (until checkpointTimeToLiveDays): a file
+		 * moved away and back resumes instead of starting over. */
+		fs->m->files_done++;
+		unlink_tracked(fs, pp, k);
+	}
+}
+
+/* An idle file: at its path, fully read and committed, nothing pending. */
+static bool
+idle(const struct tracked *k)
+{
+	return tailer_is_open(k->t) && !k->gone &&
+	    tailer_pending(k->t) == 0 && read_to_end(k->t);
+}
+
+static bool
+wants_fd(const struct tracked *k)
+{
+	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone);
+}
+
+/* Park the idle files that were quiet longest until at most target are
+ * open. */
+static void
+park_idle(struct files *fs, size_t target)
+{
+	struct tracked	*k, *oldest;
+
+	while (fs->nopen > target) {
+		oldest = NULL;
+		for (k = fs->list; k != NULL; k = k->next)
+			if (idle(k) && (oldest == NULL ||
+			    tailer_active_ms(k->t) <
+			    tailer_active_ms(oldest->t)))
+				oldest = k;
+		if (oldest == NULL)
+			break;
+		tailer_park(oldest->t);
+		fs->nopen--;
+	}
+}
+
+/*
+ * Keep open descriptors within maxOpenFiles: park the idle files that were
+ * quiet longest, and open parked files that have bytes to read while there
+ * is room.  Files with bytes not yet delivered stay open.
+ */
+static void
+balance_fds(struct files *fs)
+{
+	struct tracked	*k;
+	size_t		 wanting = 0;
+	int		 rc;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (wants_fd(k))
+			wanting++;
+	park_idle(fs, fs->max_open - MIN(wanting, fs->max_open));
+	for (k = fs->list; k != NULL && fs->nopen < fs->max_open;
+	    k = k->next) {
+		if (!wants_fd(k))
+			continue;
+		rc = tailer_reopen(k->t);
+		if (rc == 0) {
+			fs->nopen++;
+			files_commit(fs, k->t);
+		} else if (rc == -ESTALE) {
+			/* Its path holds another file now; the next scan
+			 * finds that one, and this identity is gone. */
+			k->gone = true;
+			tailer_set_size(k->t, tailer_read_off(k->t));
+		}
+	}
+	if (fs->nopen > fs->max_open && !fs->warned_fds) {
+		log_warn("[%s] %zu files with bytes to deliver are open, more "
+		    "than maxOpenFiles = %zu", fs->fc->name, fs->nopen,
+		    fs->max_open);
+		fs->warned_fds = true;
+	}
+}
+
+/* --- scans -------------------------------------------------------------- */
+
+/* Reconcile the tracked set with the file system: the source of truth. */
+static void
+scan(struct files *fs, bool first)
+{
+	struct tracked	*k;
+
+	fs->first_scan = first;
+	/* Truncations first: a copytruncate copy found by the walk is then
+	 * recognised by the original's previous head. */
+	for (k = fs->list; k != NULL; k = k->next) {
+		k->seen = false;
+		if (k->truncate_pending || tailer_is_open(k->t))
+			refresh(fs, k);
+	}
+	if (watcher_scan(fs->watcher, on_found, on_other, fs) == 0 &&
+	    !fs->warned_dir) {
+		log_warn("[%s] cannot read directory %s: %s; will retry",
+		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
+		fs->warned_dir = true;
+	}
+	fs->first_scan = false;
+	for (k = fs->list; k != NULL; k = k->next) {
+		if (!k->seen && !k->gone) {
+			k->gone = true;
+			k->scan_size = UINT64_MAX;
+			log_info("%s (inode %ju) is gone from its path; "
+			    "reading it to the end", tailer_path(k->t),
+			    (uintmax_t)tailer_ino(k->t));
+		}
+	}
+	drop_finished(fs);
+	balance_fds(fs);
+}
+
+static void
+on_rescan_timer(uv_timer_t *h)
+{
+	struct files	*fs = container_of(h, struct files, rescan_timer);
+
+	scan(fs, false);
+	fs->readable(fs->arg);
+}
+
+static void
+on_fs_event(void *arg, const char *dir, const char *name, int events)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+	const char	*p;
+	size_t		 n = strlen(dir);
+
+	if (fs->stopped)
+		return;
+	/* A write to a tracked file: just read it.  Anything else (a new
+	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
+	if (name != NULL && (events & UV_CHANGE) && !(events & UV_RENAME)) {
+		for (k = fs->list; k != NULL; k = k->next) {
+			p = tailer_path(k->t);
+			if (k->gone || !tailer_is_open(k->t) ||
+			    strncmp(p, dir, n) != 0 || p[n] != '/' ||
+			    strcmp(p + n + 1, name) != 0)
+				continue;
+			refresh(fs, k);
+			fs->readable(fs->arg);
+			return;
+		}
+	}
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* --- the flow's view ---------------------------------------------------- */
+
+static bool
+can_read(const struct tracked *k, size_t hold)
+{
+	return tailer_is_open(k->t) && tailer_readable(k->t) &&
+	    !tailer_stalled(k->t) && tailer_pending(k->t) < hold &&
+	    !k->truncate_pending;
+}
+
+static struct tracked *
+next_tracked(struct files *fs, size_t hold)
+{
+	struct tracked	*k, *start;
+
+	if (fs->list == NULL)
+		return NULL;
+	start = fs->cursor ? fs->cursor : fs->list;
+	k = start;
+	do {
+		if (can_read(k, hold)) {
+			fs->cursor = k->next ? k->next : fs->list;
+			return k;
+		}
+		k = k->next ? k->next : fs->list;
+	} while (k != start);
+	return NULL;
+}
+
+struct tailer *
+files_next_readable(struct files *fs, size_t hold)
+{
+	struct tracked	*k;
+
+	k = next_tracked(fs, hold);
+	if (k == NULL && fs->nopen < fs->ntracked) {
+		balance_fds(fs);	/* parked files wait */
+		k = next_tracked(fs, hold);
+	}
+	return k != NULL ? k->t : NULL;
+}
+
+void
+files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
+    bool committed)
+{
+	if (committed)
+		files_commit(fs, t);
+	if (n < 0) {
+		log_warn("%s: read error: %s; will retry", tailer_path(t),
+		    strerror((int)-n));
+		tailer_stall(t);
+	} else if (n == 0 && !refused)
+		tailer_stall(t);	/* only a partial line */
+}
+
+struct tailer *
+files_find(struct files *fs, uint64_t id)
+{
+	struct tracked	*k = idmap_get(&fs->byid, id);
+
+	return k != NULL ? k->t : NULL;
+}
+
+void
+files_ack(struct files *fs, uint64_t id, uint64_t range)
+{
+	struct tailer	*t = files_find(fs, id);
+
+	if (t == NULL)
+		return;
+	if (tailer_ack(t, range))
+		files_commit(fs, t);
+	tailer_trim(t);
+}
+
+void
+files_each_open(struct files *fs, bool (*fn)(struct tailer *, void *),
+    void *arg)
+{
+	struct tracked	*k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (tailer_is_open(k->t) && !fn(k->t, arg))
+			return;
+}
+
+bool
+files_all_read(const struct files *fs, bool miss_last)
+{
+	const struct tracked *k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if ((tailer_readable(k->t) && !tailer_stalled(k->t)) ||
+		    tailer_waits_for_quiet(k->t, miss_last))
+			return false;
+	return true;
+}
+
+void
+files_touch(struct files *fs)
+{
+	struct tracked	*k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		files_commit(fs, k->t);
+}
+
+void
+files_gauges(const struct files *fs, struct metrics_flow *m)
+{
+	const struct tracked *k;
+	uint64_t	 size, done;
+
+	m->bytes_behind = 0;
+	for (k = fs->list; k != NULL; k = k->next) {
+		size = tailer_size(k->t);
+		done = tailer_committed(k->t);
+		if (size > done)
+			m->bytes_behind += size - done;
+	}
+	m->files_tracked = fs->ntracked;
+}
+
+/* --- lifecycle ---------------------------------------------------------- */
+
+/*
+ * maxOpenFiles, lowered when the flows' files together would take the
+ * descriptors the connections need: with the soft RLIMIT_NOFILE of 1024
+ * that systemd gives services, 1,024 open files left no socket for DIS,
+ * and nothing was sent.  main() raises the soft limit to the hard one
+ * first, so this bites only where the hard limit is low.
+ */
+static size_t
+open_file_budget(const struct conf *conf, const struct conf_flow *fc)
+{
+	struct rlimit	 rl;
+	size_t		 i, nflows = 0, share;
+
+	for (i = 0; i < conf->nflows; i++)
+		if (conf->flows[i].enable)
+			nflows++;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return (size_t)fc->max_open_files;
+	share = rl.rlim_cur > FD_RESERVE + 8 * MAX(nflows, 1) ?
+	    (size_t)(rl.rlim_cur - FD_RESERVE) / MAX(nflows, 1) : 8;
+	if ((size_t)fc->max_open_files <= share)
+		return (size_t)fc->max_open_files;
+	log_warn("[%s] maxOpenFiles = %lld leaves no descriptors for the "
+	    "connections (open-file limit %llu over %zu flows); using %zu",
+	    fc->name, fc->max_open_files, (unsigned long long)rl.rlim_cur,
+	    nflows, share);
+	return share;
+}
+
+struct files *
+files_new(uv_loop_t *loop, const struct conf *conf,
+    const struct conf_flow *fc, struct registry *reg,
+    const struct framer *fr, struct metrics_flow *m, bool once,
+    files_cb readable, void *arg, char *err, size_t errlen)
+{
+	struct files	*fs;
+
+	fs = xcalloc(1, sizeof(*fs));
+	fs->watcher = watcher_new(loop, fc, once ? NULL : on_fs_event, fs,
+	    err, errlen);
+	if (fs->watcher == NULL) {
+		free(fs);
+		return NULL;
+	}
+	fs->loop = loop;
+	fs->fc = fc;
+	fs->reg = reg;
+	fs->fr = fr;
+	fs->m = m;
+	fs->once = once;
+	fs->readable = readable;
+	fs->arg = arg;
+	fs->max_open = open_file_budget(conf, fc);
+	idmap_init(&fs->byid);
+	uv_timer_init(loop, &fs->rescan_timer);
+	return fs;
+}
+
+void
+files_start(struct files *fs)
+{
+	scan(fs, true);
+	if (!fs->once)
+		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+		    (uint64_t)fs->fc->rescan_interval_ms,
+		    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+void
+files_stop(struct files *fs)
+{
+	fs->stopped = true;
+	uv_timer_stop(&fs->rescan_timer);
+	watcher_free(fs->watcher);
+	fs->watcher = NULL;
+}
+
+static void
+files_closed(uv_handle_t *h)
+{
+	free(container_of((uv_timer_t *)h, struct files, rescan_timer));
+}
+
+void
+files_free(struct files *fs)
+{
+	struct tracked	*k;
+
+	if (fs == NULL)
+		return;
+	files_stop(fs);
+	while ((k = fs->list) != NULL)
+		unlink_tracked(fs, &fs->list, k);
+	idmap_cleanup(&fs->byid);
+	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
+}
