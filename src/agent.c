@@ -63,7 +63,8 @@ struct agent {
 	uv_signal_t	 sig_term;
 	uv_signal_t	 sig_int;
 	uv_signal_t	 sig_hup;
-	uv_timer_t	 ckpt_timer;
+	uv_timer_t	 save_timer;	/* the state, soon after a change */
+	uint64_t	 save_cost_ms;	/* how long the last save took */
 	uv_timer_t	 status_timer;
 	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
 	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
@@ -110,11 +111,51 @@ open_client(struct agent *a)
 	a->api = disapi_new(a->http, a->conf);
 }
 
-static void
+#define SAVE_RETRY_MS	1000
+
+static void	on_save_timer(uv_timer_t *);
+
+static int
 save_state(struct agent *a, bool force)
 {
-	if (registry_save(a->reg, force) != 0)
+	uint64_t	 t0 = mono_ms();
+	int		 rc;
+
+	rc = registry_save(a->reg, force);
+	a->save_cost_ms = mono_ms() - t0;
+	if (rc != 0) {
 		log_error("state not saved; will retry");
+		if (a->state != AGENT_FINISHING)
+			uv_timer_start(&a->save_timer, on_save_timer,
+			    SAVE_RETRY_MS, 0);
+	}
+	return rc;
+}
+
+static void
+on_save_timer(uv_timer_t *t)
+{
+	(void)save_state(container_of(t, struct agent, save_timer), false);
+}
+
+/*
+ * The registry went dirty (an acknowledgement moved an offset): save within
+ * checkpointIntervalMillis, together with what else is acknowledged
+ * meanwhile, and never spend more than about 5% of the time saving (a
+ * state of many thousand files takes a while to write).
+ */
+static void
+on_registry_dirty(void *arg)
+{
+	struct agent	*a = arg;
+	uint64_t	 delay;
+
+	if (a->state == AGENT_FINISHING ||
+	    uv_is_active((uv_handle_t *)&a->save_timer))
+		return;
+	delay = MAX((uint64_t)a->conf->checkpoint_interval_ms,
+	    20 * a->save_cost_ms);
+	uv_timer_start(&a->save_timer, on_save_timer, delay, 0);
 }
 
 /* --- metrics and progress ----------------------------------------------- */
@@ -178,12 +219,6 @@ static void
 on_status_timer(uv_timer_t *t)
 {
 	report(container_of(t, struct agent, status_timer));
-}
-
-static void
-on_ckpt_timer(uv_timer_t *t)
-{
-	save_state(container_of(t, struct agent, ckpt_timer), false);
 }
 
 /* --- state checks, deferred out of flow callbacks ----------------------- */
@@ -387,7 +422,7 @@ finish_reload(struct agent *a)
 	size_t	 i;
 
 	uv_timer_stop(&a->stop_timer);
-	save_state(a, true);
+	(void)save_state(a, true);
 	for (i = 0; i < a->nflows; i++)
 		flow_cancel(a->flows[i]);
 	a->closing_http = true;
@@ -422,7 +457,7 @@ on_signal(uv_signal_t *h, int signum)
 	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
 		log_warn("second signal: exiting now; in-flight records will "
 		    "be sent again at the next start");
-		save_state(a, true);
+		(void)save_state(a, true);
 		exit(0);
 	}
 	stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -451,13 +486,13 @@ finish(struct agent *a)
 		    "the next run continues from the saved offsets");
 		a->exit_code = 1;
 	}
-	save_state(a, true);
+	(void)save_state(a, true);
 	report(a);
 	write_metrics(a);
 	for (i = 0; i < a->nflows; i++)
 		flow_cancel(a->flows[i]);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
-	uv_close((uv_handle_t *)&a->ckpt_timer, NULL);
+	uv_close((uv_handle_t *)&a->save_timer, NULL);
 	uv_close((uv_handle_t *)&a->status_timer, NULL);
 	uv_close((uv_handle_t *)&a->stop_timer, NULL);
 	uv_close((uv_handle_t *)&a->ttl_timer, NULL);
@@ -495,7 +530,7 @@ start_handles(struct agent *a)
 	const struct conf *c = a->conf;
 	uint64_t	 wd_ms = notify_watchdog_usec() / 2000;
 
-	uv_timer_init(&a->loop, &a->ckpt_timer);
+	uv_timer_init(&a->loop, &a->save_timer);
 	uv_timer_init(&a->loop, &a->status_timer);
 	uv_timer_init(&a->loop, &a->stop_timer);
 	uv_timer_init(&a->loop, &a->ttl_timer);
@@ -514,9 +549,6 @@ start_handles(struct agent *a)
 	uv_signal_start(&a->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&a->sig_int, on_signal, SIGINT);
 	uv_signal_start(&a->sig_hup, on_signal, SIGHUP);
-	start_timer(&a->ckpt_timer, on_ckpt_timer,
-	    (uint64_t)c->checkpoint_interval_ms,
-	    (uint64_t)c->checkpoint_interval_ms);
 	start_timer(&a->ttl_timer, on_ttl_timer, 60 * 1000, 3600 * 1000);
 	start_timer(&a->status_timer, on_status_timer,
 	    (uint64_t)c->status_period_s * 1000,
@@ -571,6 +603,9 @@ agent_run(struct conf **confp, const char *path, bool once)
 	}
 	open_client(&a);
 	start_handles(&a);
+	registry_on_dirty(a.reg, on_registry_dirty, &a);
+	if (registry_dirty(a.reg))	/* loaded from the .bak */
+		on_registry_dirty(&a);
 	rc = start_flows(&a);
 	if (rc != 0) {
 		a.exit_code = 1;

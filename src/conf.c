@@ -94,6 +94,7 @@ static const char	*check_abs_path(const char *);
 static const char	*check_delimiter(const char *);
 static const char	*check_regex(const char *);
 static const char	*check_encoding(const char *);
+static const char	*check_ca_file(const char *);
 
 #define AOFF(f)	offsetof(struct conf, f)
 #define FOFF(f)	offsetof(struct conf_flow, f)
@@ -129,6 +130,7 @@ static const struct key keys[] = {
 	  .help = "File that records how far each log file has been "
 	  "delivered, so a restart resumes where it stopped." },
 	{ KS_AGENT, "caFile", KT_STRING, .off = AOFF(ca_file), .def = "",
+	  .check = check_ca_file,
 	  .help = "CA bundle (PEM) used to verify the endpoint's "
 	  "certificate. Empty means the system's trusted CAs." },
 	{ KS_AGENT, "sslVerify", KT_BOOL, .off = AOFF(ssl_verify),
@@ -149,10 +151,13 @@ static const struct key keys[] = {
 	  .max = 86400, .off = AOFF(status_period_s), .def = "30",
 	  .help = "How often a progress line (lines read, records sent, "
 	  "failures) is logged, in seconds." },
-	{ KS_AGENT, "checkpointIntervalMillis", KT_INT, .min = 100,
-	  .max = 600000, .off = AOFF(checkpoint_interval_ms), .def = "1000",
-	  .help = "How often delivered offsets are saved to checkpointFile, "
-	  "in milliseconds." },
+	{ KS_AGENT, "checkpointIntervalMillis", KT_INT, .min = 10,
+	  .max = 600000, .off = AOFF(checkpoint_interval_ms), .def = "100",
+	  .help = "How soon after an acknowledgement moved an offset the "
+	  "offsets are saved to checkpointFile, in milliseconds; the "
+	  "acknowledgements of that time are saved together (and the wait "
+	  "grows with a state file that takes long to write). Nothing is "
+	  "written while nothing is delivered." },
 	{ KS_AGENT, "shutdownTimeoutMillis", KT_INT, .min = 0, .max = 600000,
 	  .off = AOFF(shutdown_timeout_ms), .def = "10000",
 	  .help = "How long a stopping agent keeps sending buffered records, "
@@ -530,6 +535,33 @@ check_regex(const char *s)
 	return why;
 }
 
+/*
+ * caFile: a readable file holding at least one PEM certificate (the agent
+ * would otherwise retry for ever with "error setting certificate file").
+ */
+static const char *
+check_ca_file(const char *s)
+{
+	static char	 why[200];
+	char		 buf[64 * 1024];
+	FILE		*fp;
+	size_t		 n;
+	bool		 pem;
+
+	fp = fopen(s, "r");
+	if (fp == NULL) {
+		snprintf(why, sizeof(why), "cannot be read: %s",
+		    strerror(errno));
+		return why;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	pem = strstr(buf, "-----BEGIN CERTIFICATE-----") != NULL;
+	return pem ? NULL : "holds no PEM certificate (-----BEGIN "
+	    "CERTIFICATE-----) in its first 64 KiB";
+}
+
 /* fileEncoding: something iconv converts to UTF-8 in which '\n' is the
  * single byte 0x0a (lines are split before conversion). */
 static const char *
@@ -864,6 +896,57 @@ cur_label(struct parse *p, char *buf, size_t len)
 	return buf;
 }
 
+/* Edit distance of a and b, ignoring case, capped at cap + 1. */
+static size_t
+distance(const char *a, const char *b, size_t cap)
+{
+	size_t	 la = strlen(a), lb = strlen(b), i, j, prev, cur, best;
+	size_t	 row[NAME_SHOW_MAX + 2];
+
+	if (la > NAME_SHOW_MAX || lb > NAME_SHOW_MAX ||
+	    (la > lb ? la - lb : lb - la) > cap)
+		return cap + 1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		best = row[0];
+		for (j = 1; j <= lb; j++) {
+			cur = row[j];
+			row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), prev +
+			    (tolower((unsigned char)a[i - 1]) !=
+			    tolower((unsigned char)b[j - 1])));
+			prev = cur;
+			best = MIN(best, row[j]);
+		}
+		if (best > cap)
+			return cap + 1;
+	}
+	return row[lb];
+}
+
+/* The known key of sect closest to name (2 edits at most), or NULL. */
+static const struct key *
+nearest_key(enum ksect sect, const char *name)
+{
+	const struct key *k, *best = NULL;
+	size_t		 d, bestd = 3;
+
+	if (strlen(name) < 4)
+		return NULL;
+	for (k = keys; k < keys + ARRAY_SIZE(keys); k++) {
+		if (k->sect != sect)
+			continue;
+		d = distance(name, k->name, 2);
+		if (d < bestd) {
+			bestd = d;
+			best = k;
+		}
+	}
+	return best;
+}
+
 static int
 unknown_key(struct parse *p, enum ksect sect, const char *name)
 {
@@ -877,6 +960,9 @@ unknown_key(struct parse *p, enum ksect sect, const char *name)
 	if (!showable(name))
 		return fail(p, p->lineno, "unknown key in %s", where);
 	hint = key_find(sect, name, true);
+	if (hint == NULL && !key_find(sect == KS_AGENT ? KS_FLOW : KS_AGENT,
+	    name, false))
+		hint = nearest_key(sect, name);
 	if (hint != NULL)
 		return fail(p, p->lineno, "unknown key '%s' in %s; "
 		    "did you mean '%s'?", name, where, hint->name);

@@ -42,6 +42,18 @@ struct deferred {
 	uint64_t	 since_ms;
 };
 
+/* A matching file that cannot be opened: warned about once per error
+ * (and hourly), not at every rescan. */
+struct open_fail {
+	char		*path;
+	int		 err;
+	uint64_t	 warned_ms;
+	bool		 seen;		/* failed again in the current scan */
+	struct open_fail *next;
+};
+
+#define OPEN_FAIL_REPEAT_MS	(3600 * 1000)
+
 /* What the lifecycle knows of one tailer. */
 struct tracked {
 	struct tailer	*t;
@@ -72,6 +84,7 @@ struct files {
 	size_t		 nopen;		/* tailers with a descriptor */
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
 	struct deferred	 deferred[8];	/* maybe copies, waiting */
+	struct open_fail *fails;	/* matching files we cannot open */
 	bool		 once;
 	bool		 first_scan;
 	bool		 stopped;
@@ -299,6 +312,66 @@ defer_copy(struct files *fs, const struct stat *st)
 	return true;
 }
 
+/* --- files that cannot be opened ---------------------------------------- */
+
+static const char *
+open_hint(int err)
+{
+	if (err == EACCES || err == EPERM)
+		return "; the agent's user cannot read it: add that user to a "
+		    "group that can (the packages put disagent in adm), or "
+		    "see docs/operations.md for root-only logs";
+	return "";
+}
+
+/* path could not be opened (errno err): warn when that is news. */
+static void
+open_failed(struct files *fs, const char *path, int err)
+{
+	struct open_fail *o;
+	uint64_t	 now = mono_ms();
+
+	for (o = fs->fails; o != NULL; o = o->next)
+		if (strcmp(o->path, path) == 0)
+			break;
+	if (o == NULL) {
+		o = xcalloc(1, sizeof(*o));
+		o->path = xstrdup(path);
+		o->next = fs->fails;
+		fs->fails = o;
+	} else if (o->err == err && now - o->warned_ms < OPEN_FAIL_REPEAT_MS) {
+		o->seen = true;
+		return;
+	}
+	log_warn("[%s] %s: cannot open: %s; will retry at every rescan%s",
+	    fs->fc->name, path, strerror(err), open_hint(err));
+	o->err = err;
+	o->warned_ms = now;
+	o->seen = true;
+	fs->m->open_errors++;
+}
+
+/* After a scan: forget the files that opened or went away. */
+static void
+forget_open_fails(struct files *fs, bool all)
+{
+	struct open_fail **pp, *o;
+
+	for (pp = &fs->fails; (o = *pp) != NULL;) {
+		if (o->seen && !all) {
+			o->seen = false;
+			pp = &o->next;
+			continue;
+		}
+		if (!all)
+			log_info("[%s] %s: no longer failing to open",
+			    fs->fc->name, o->path);
+		*pp = o->next;
+		free(o->path);
+		free(o);
+	}
+}
+
 /* --- tracking ----------------------------------------------------------- */
 
 static void
@@ -320,8 +393,7 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 	else
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL) {
-		log_warn("%s: cannot open: %s; will retry", path,
-		    strerror(errno));
+		open_failed(fs, path, errno);
 		return;
 	}
 	link_tailer(fs, t, gone);
@@ -582,6 +654,7 @@ scan(struct files *fs, bool first)
 		fs->warned_dir = true;
 	}
 	fs->first_scan = false;
+	forget_open_fails(fs, false);
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
 			k->gone = true;
@@ -851,6 +924,7 @@ files_free(struct files *fs)
 	files_stop(fs);
 	while ((k = fs->list) != NULL)
 		unlink_tracked(fs, &fs->list, k);
+	forget_open_fails(fs, true);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
 }

@@ -69,6 +69,8 @@ struct metrics_flow {
 	uint64_t	 records_truncated;	/* cut to the record limit */
 	uint64_t	 truncations;		/* files read again from 0 */
 	uint64_t	 files_done;		/* closed after full delivery */
+	uint64_t	 open_errors;		/* a matching file failed to open
+						   (counted when warned about) */
 	uint64_t	 requests_failed;	/* no usable reply, or not 200 */
 	uint64_t	 throttled;		/* throttling events (AIMD) */
 	struct metrics_code_count failed[METRICS_NCODES];	/* by code */

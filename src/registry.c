@@ -57,6 +57,8 @@ struct registry {
 	char		*dir;		/* directory to fsync after rename */
 	struct reg_table tab;
 	bool		 dirty;
+	void		(*on_dirty)(void *);
+	void		*on_dirty_arg;
 };
 
 /* What failed during a save, for the one log line per failed save. */
@@ -269,6 +271,24 @@ replace_str(char **dst, const char *src)
 	return true;
 }
 
+/* Clean -> dirty: tell the owner once, so it can save soon. */
+static void
+mark_dirty(struct registry *reg)
+{
+	if (reg->dirty)
+		return;
+	reg->dirty = true;
+	if (reg->on_dirty != NULL)
+		reg->on_dirty(reg->on_dirty_arg);
+}
+
+void
+registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
+{
+	reg->on_dirty = cb;
+	reg->on_dirty_arg = arg;
+}
+
 struct reg_entry *
 registry_set(struct registry *reg, const char *flow, uint64_t dev,
     uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
@@ -286,7 +306,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 		nd->e.dev = dev;
 		nd->e.ino = ino;
 		table_insert(&reg->tab, nd);
-		reg->dirty = true;
+		mark_dirty(reg);
 	}
 	e = &nd->e;
 	changed = replace_str(&e->path, path);
@@ -297,7 +317,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	e->offset = offset;
 	e->updated = now;
 	if (changed)
-		reg->dirty = true;
+		mark_dirty(reg);
 	return e;
 }
 
@@ -311,7 +331,7 @@ registry_remove(struct registry *reg, const char *flow, uint64_t dev,
 	if (*pp == NULL)
 		return;
 	table_unlink(&reg->tab, pp);
-	reg->dirty = true;
+	mark_dirty(reg);
 }
 
 /* A ttl_s <= 0 disables expiry (nothing is dropped). */
@@ -334,7 +354,7 @@ registry_expire(struct registry *reg, int64_t now_s, int64_t ttl_s)
 		}
 	}
 	if (dropped > 0) {
-		reg->dirty = true;
+		mark_dirty(reg);
 		log_info("%s: expired %zu entries older than %" PRId64 " s",
 		    reg->path, dropped, ttl_s);
 	}

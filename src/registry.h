@@ -91,6 +91,13 @@ int		 registry_peek(struct registry *, bool *from_bak) WARN_UNUSED;
 size_t		 registry_each(const struct registry *,
 		    void (*cb)(const struct reg_entry *, void *), void *arg);
 
+/*
+ * Call cb(arg) each time the registry goes from clean (just loaded or
+ * saved) to dirty, so the owner can schedule a save instead of polling.
+ */
+void		 registry_on_dirty(struct registry *, void (*cb)(void *),
+		    void *arg);
+
 size_t		 registry_count(const struct registry *);
 bool		 registry_dirty(const struct registry *);
 

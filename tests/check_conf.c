@@ -123,8 +123,13 @@ START_TEST(good_file_sets_every_field)
 {
 	struct conf		*c;
 	struct conf_flow	*f;
+	char			 dir[256], pem[512], *text;
 
-	c = load_ok(
+	tu_tmpdir(dir, sizeof(dir), "check_conf");
+	tu_path(pem, sizeof(pem), dir, "ca.pem");
+	tu_write_str(pem, "-----BEGIN CERTIFICATE-----\nMIIB\n"
+	    "-----END CERTIFICATE-----\n");
+	text = xasprintf(
 	    "; a comment\n"
 	    "[agent]\n"
 	    "region = cn-east-3\n"
@@ -132,7 +137,7 @@ START_TEST(good_file_sets_every_field)
 	    "ak = AKID\n"
 	    "sk = SKEY\n"
 	    "checkpointFile = /tmp/state.json\n"
-	    "caFile = /etc/ssl/ca.pem\n"
+	    "caFile = %s\n"
 	    "sslVerify = no\n"
 	    "logLevel = debug\n"
 	    "connectionTimeOutSeconds = 5\n"
@@ -159,14 +164,16 @@ START_TEST(good_file_sets_every_field)
 	    "\n"
 	    "[flow:db.2]\n"
 	    "DISStream = db\n"
-	    "filePattern = /var/log/db.log\n");
+	    "filePattern = /var/log/db.log\n", pem);
+	c = load_ok(text);
+	free(text);
 	ck_assert_str_eq(c->region, "cn-east-3");
 	ck_assert_str_eq(c->project_id, "proj_1");
 	ck_assert_str_eq(c->endpoint, "https://dis.cn-east-3.myhuaweicloud.com");
 	ck_assert_str_eq(c->ak, "AKID");
 	ck_assert_str_eq(c->sk, "SKEY");
 	ck_assert_str_eq(c->checkpoint_file, "/tmp/state.json");
-	ck_assert_str_eq(c->ca_file, "/etc/ssl/ca.pem");
+	ck_assert_str_eq(c->ca_file, pem);
 	ck_assert(!c->ssl_verify);
 	ck_assert_str_eq(c->log_level, "DEBUG");
 	ck_assert_int_eq(c->connect_timeout_s, 5);
@@ -212,6 +219,7 @@ START_TEST(good_file_sets_every_field)
 	ck_assert_int_eq(f->max_in_flight, 4);
 	ck_assert_int_eq(f->rescan_interval_ms, 10000);
 	conf_free(c);
+	tu_rmtree(dir);
 }
 END_TEST
 
@@ -230,7 +238,7 @@ START_TEST(agent_defaults_and_derived_endpoint)
 	ck_assert_int_eq(c->connect_timeout_s, 30);
 	ck_assert_int_eq(c->socket_timeout_s, 60);
 	ck_assert_int_eq(c->status_period_s, 30);
-	ck_assert_int_eq(c->checkpoint_interval_ms, 1000);
+	ck_assert_int_eq(c->checkpoint_interval_ms, 100);
 	ck_assert_int_eq(c->shutdown_timeout_ms, 10000);
 	ck_assert_ptr_nonnull(c->path);
 	ck_assert_int_eq(strncmp(c->path, "/tmp/check_conf.", 16), 0);
@@ -377,6 +385,43 @@ START_TEST(unknown_key_suggests_the_right_case)
 	assert_fails(AGENT_OK "SslVerify = true\n" FLOW_OK,
 	    "FILE:6: unknown key 'SslVerify' in [agent]; "
 	    "did you mean 'sslVerify'?");
+}
+END_TEST
+
+START_TEST(unknown_key_suggests_the_nearest_key)
+{
+	assert_fails(AGENT_OK "[flow:app]\nDISStrem = s1\n"
+	    "filePattern = /var/log/a.log\n",
+	    "FILE:7: unknown key 'DISStrem' in [flow:app]; "
+	    "did you mean 'DISStream'?");
+	assert_fails(AGENT_OK FLOW_OK "maxBufferAgeMilis = 500\n",
+	    "FILE:9: unknown key 'maxBufferAgeMilis' in [flow:app]; "
+	    "did you mean 'maxBufferAgeMillis'?");
+	/* Nothing close: no guess. */
+	assert_fails(AGENT_OK FLOW_OK "colour = blue\n",
+	    "FILE:9: unknown key 'colour' in [flow:app]");
+}
+END_TEST
+
+START_TEST(ca_file_must_exist_and_hold_pem_certificates)
+{
+	char	 text[2048], want[2048], dir[256], pem[512];
+
+	tu_tmpdir(dir, sizeof(dir), "check_conf");
+	tu_path(pem, sizeof(pem), dir, "ca.pem");
+	snprintf(text, sizeof(text), AGENT_OK "caFile = %s\n" FLOW_OK, pem);
+	snprintf(want, sizeof(want), "FILE:6: caFile = %s cannot be read: "
+	    "No such file or directory", pem);
+	assert_fails(text, want);
+	tu_write_str(pem, "not a certificate\n");
+	snprintf(want, sizeof(want), "FILE:6: caFile = %s holds no PEM "
+	    "certificate (-----BEGIN CERTIFICATE-----) in its first 64 KiB",
+	    pem);
+	assert_fails(text, want);
+	tu_write_str(pem, "-----BEGIN CERTIFICATE-----\nMIIB\n"
+	    "-----END CERTIFICATE-----\n");
+	conf_free(load_ok(text));
+	tu_rmtree(dir);
 }
 END_TEST
 
@@ -1023,6 +1068,8 @@ conf_suite(void)
 	tcase_add_test(tc, unknown_key_is_rejected);
 	tcase_add_test(tc, unknown_key_suggests_the_right_case);
 	tcase_add_test(tc, key_in_wrong_section_names_its_section);
+	tcase_add_test(tc, unknown_key_suggests_the_nearest_key);
+	tcase_add_test(tc, ca_file_must_exist_and_hold_pem_certificates);
 	tcase_add_test(tc, integer_out_of_range_names_the_bounds);
 	tcase_add_test(tc, integer_with_junk_is_rejected);
 	tcase_add_test(tc, agent_missing_required_key_points_at_header);
