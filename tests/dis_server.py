@@ -5,7 +5,9 @@ Implements the parts of the Huawei Cloud DIS v2 API the agent uses
 (spec/dis-api.md): PutRecords (sections 2-3, 7, 8), DescribeStream (5) and
 request authentication (6), plus fault injection and an unauthenticated
 control API under /_test/ that only this test server has.  Standard library
-only; lz4 and zstandard are imported lazily, when a compressed body arrives.
+plus lz4 and zstandard (Debian: python3-lz4, python3-zstandard); without
+them it refuses to start, naming the packages, rather than answer every
+compressed body with an error.
 
 PutRecords bodies are JSON, or protobuf when the Content-Type is
 application/x-protobuf (section 1: PutRecordsRequest, field numbers as in
@@ -100,6 +102,15 @@ import threading
 import time
 import traceback
 import urllib.parse
+
+try:
+    import lz4.block
+    import zstandard
+except ImportError as e:
+    sys.exit("dis_server: %s: %s lacks the module; install python3-lz4 and "
+             "python3-zstandard (Debian), or run the tests with the Python "
+             "configure found (PYTHON3=/usr/bin/python3)"
+             % (e, sys.executable))
 
 # ---------------------------------------------------------------------------
 # Signing primitives (importable; the self test checks them against 6.5).
@@ -700,14 +711,6 @@ def decode_body(headers, body):
     if enc == "lz4" and not size.isdigit():
         raise dis_error(400, "DIS.4200", "lz4 body needs "
                         "x-dis-lz4-content-length")
-    try:
-        if enc == "lz4":
-            import lz4.block
-        else:
-            import zstandard
-    except ImportError:
-        raise dis_error(500, "DIS.5000", "test server lacks the python %s "
-                        "module" % ("lz4" if enc == "lz4" else "zstandard"))
     try:
         if enc == "lz4":
             out = lz4.block.decompress(body, uncompressed_size=int(size))

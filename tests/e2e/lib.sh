@@ -7,10 +7,7 @@
 set -eu
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${DISAGENT:=$top_srcdir/src/disagent}"
-: "${PYTHON3:=python3}"
-: "${OPENSSL:=openssl}"
-export OPENSSL
+. "$top_srcdir/tests/e2e/tools.sh"
 
 E2E_NAME=$(basename "$0" .sh)
 E2E_AK=E2EACCESSKEY

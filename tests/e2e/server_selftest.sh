@@ -4,25 +4,21 @@
 # directory: makes a throwaway CA, starts the server on 127.0.0.1 port 0,
 # runs tests/dis_server_selftest.py against it (signing vectors, then real
 # HTTPS requests), stops the server with SIGTERM and requires exit status 0.
-# Environment: PYTHON3, OPENSSL, top_srcdir (default: derived from $0).
-# Exit 0 on success, 1 on failure, 77 (skip) without python3 or openssl.
+# Environment: PYTHON3, OPENSSL, top_srcdir (tests/e2e/tools.sh finds
+# them when run by hand).  Exit 0 on success, 1 on failure.
 set -u
 
-PYTHON3=${PYTHON3:-python3}
-OPENSSL=${OPENSSL:-openssl}
-export OPENSSL
-if [ -z "${top_srcdir:-}" ]; then
-	top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-fi
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$top_srcdir/tests/e2e/tools.sh"
 tests=$top_srcdir/tests
 
-if ! "$PYTHON3" -c 'import ssl, http.server' 2>/dev/null; then
-	echo "SKIP: no usable python3 ($PYTHON3)"
-	exit 77
+if ! "$PYTHON3" -c 'import ssl, http.server, lz4.block, zstandard'; then
+	echo "FAIL: $PYTHON3 cannot run the test server (python3-lz4 and python3-zstandard needed)"
+	exit 1
 fi
 if ! "$OPENSSL" version >/dev/null 2>&1; then
-	echo "SKIP: no openssl ($OPENSSL)"
-	exit 77
+	echo "FAIL: no openssl ($OPENSSL)"
+	exit 1
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dis-server-selftest.XXXXXX") || exit 1
