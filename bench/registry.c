@@ -3,24 +3,21 @@
  * acknowledgements (every checkpointIntervalMillis when something changed)
  * and loads once at start, so this times registry_save of N entries (forced,
  * each a full generation: tmp, fsync, .bak, rename, directory fsync) and
- * registry_load of the result, and the rise in peak RSS during the load.
+ * registry_load of the result.  What a load costs in memory is asserted
+ * by check_registry and tests/e2e/memory_10k_files_under_20mib.sh.
  *
  * usage: registry DIR [ENTRIES [SAVES]]   (defaults 10000 and 20)
  * prints: entries=N bytes=B save_cpu_ms=C save_wall_ms=W load_cpu_ms=C
- *         load_wall_ms=W load_peak_rss_kib=K  (per save/load; K is -1
- *         where /proc/self/clear_refs cannot reset the peak)
+ *         load_wall_ms=W  (per save, and for the load)
  */
 #include "config.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "registry.h"
@@ -46,38 +43,6 @@ wall_ms(void)
 	return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* VmRSS or VmHWM of this process, in KiB; -1 when unknown. */
-static long
-status_kib(const char *key)
-{
-	char	 line[256];
-	FILE	*f;
-	long	 v = -1;
-
-	f = fopen("/proc/self/status", "r");
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, key, strlen(key)) == 0)
-			v = strtol(line + strlen(key), NULL, 10);
-	fclose(f);
-	return v;
-}
-
-static bool
-reset_peak_rss(void)
-{
-	int	 fd;
-	bool	 ok;
-
-	fd = open("/proc/self/clear_refs", O_WRONLY);
-	if (fd < 0)
-		return false;
-	ok = write(fd, "5", 1) == 1;
-	close(fd);
-	return ok;
-}
-
 /* Entries shaped like the agent's: one flow, real-looking paths. */
 static void
 fill(struct registry *reg, unsigned long n)
@@ -99,7 +64,6 @@ main(int argc, char **argv)
 	struct stat	 st;
 	unsigned long	 n = 10000, saves = 20, i;
 	double		 c0, w0, save_c, save_w, load_c, load_w;
-	long		 before = -1, peak = -1;
 	char		*path;
 
 	if (argc < 2 || argc > 4) {
@@ -127,19 +91,15 @@ main(int argc, char **argv)
 	if (stat(path, &st) != 0)
 		return 1;
 	reg = registry_new(path);
-	if (reset_peak_rss())
-		before = status_kib("VmRSS:");
 	c0 = cpu_ms();
 	w0 = wall_ms();
 	if (registry_load(reg) != 0 || registry_count(reg) != n)
 		return 1;
 	load_c = cpu_ms() - c0;
 	load_w = wall_ms() - w0;
-	if (before >= 0)
-		peak = status_kib("VmHWM:") - before;
 	printf("entries=%lu bytes=%jd save_cpu_ms=%.2f save_wall_ms=%.2f "
-	    "load_cpu_ms=%.2f load_wall_ms=%.2f load_peak_rss_kib=%ld\n", n,
-	    (intmax_t)st.st_size, save_c, save_w, load_c, load_w, peak);
+	    "load_cpu_ms=%.2f load_wall_ms=%.2f\n", n, (intmax_t)st.st_size,
+	    save_c, save_w, load_c, load_w);
 	registry_free(reg);
 	free(path);
 	return 0;

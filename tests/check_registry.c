@@ -573,6 +573,25 @@ START_TEST(save_into_readonly_directory_fails_and_stays_dirty)
 }
 END_TEST
 
+/*
+ * A save of reg that returned r must have failed with err: reg still
+ * dirty, no path.tmp left, and spath still generation v.
+ */
+static void
+assert_save_failed_keeping(struct registry *reg, int r, int err, int v)
+{
+	struct registry	*r2;
+	int		 lr;
+
+	ck_assert_int_eq(r, err);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
+	r2 = load_new(spath, &lr);
+	ck_assert_int_eq(lr, 0);
+	check_variant(r2, v);
+	registry_free(r2);
+}
+
 /* A short write (here: the file size limit) must leave the old state. */
 START_TEST(save_write_error_keeps_previous_state_and_stays_dirty)
 {
@@ -596,13 +615,7 @@ START_TEST(save_write_error_keeps_previous_state_and_stays_dirty)
 	r = registry_save(reg, false);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
-	ck_assert_int_eq(r, -EFBIG);
-	ck_assert(registry_dirty(reg));
-	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
-	r2 = load_new(spath, &r);
-	ck_assert_int_eq(r, 0);
-	check_variant(r2, 1);
-	registry_free(r2);
+	assert_save_failed_keeping(reg, r, -EFBIG, 1);
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	r2 = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
@@ -836,13 +849,13 @@ reset_peak_rss(void)
 }
 
 /*
- * Load path, which holds n entries, and return the rise in peak RSS it
- * cost in KiB, with the file's size in *size; -1 where that cannot be
- * measured (no clear_refs, or a sanitizer's allocator that keeps freed
- * memory).
+ * Load path, which holds n entries, and assert the rise in peak RSS it
+ * cost stays within the file, the table (~170 bytes an entry) and slack.
+ * Nothing is asserted where that cannot be measured (no clear_refs, or a
+ * sanitizer's allocator that keeps freed memory).
  */
-static long
-load_peak_rise(const char *path, size_t n, off_t *size)
+static void
+assert_load_is_bounded(const char *path, size_t n)
 {
 	struct registry	*reg;
 	struct stat	 st;
@@ -850,18 +863,19 @@ load_peak_rise(const char *path, size_t n, off_t *size)
 	int		 r;
 
 #if defined(__SANITIZE_ADDRESS__)
-	return -1;
+	return;
 #endif
 	ck_assert_int_eq(stat(path, &st), 0);
-	*size = st.st_size;
 	if (!reset_peak_rss() || (before = status_kib("VmRSS:")) < 0)
-		return -1;
+		return;
 	reg = load_new(path, &r);
 	peak = status_kib("VmHWM:");
 	ck_assert_int_eq(r, 0);
 	ck_assert_uint_eq(registry_count(reg), n);
 	registry_free(reg);
-	return peak - before;
+	ck_assert_msg(peak - before < (long)(2 * st.st_size / 1024) + 2048,
+	    "loading %ld KiB of state raised peak RSS by %ld KiB",
+	    (long)(st.st_size / 1024), peak - before);
 }
 
 /*
@@ -874,8 +888,6 @@ START_TEST(load_of_many_entries_builds_one_entry_tree_at_a_time)
 {
 	struct registry	*reg;
 	char		 p[80];
-	off_t		 size;
-	long		 rise;
 	uint64_t	 i;
 
 	reg = registry_new(spath);
@@ -887,29 +899,30 @@ START_TEST(load_of_many_entries_builds_one_entry_tree_at_a_time)
 	}
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	registry_free(reg);
-	rise = load_peak_rise(spath, 20000, &size);
-	if (rise < 0)
-		return;		/* nothing to measure here */
-	/* The file, the table (~170 bytes an entry) and slack. */
-	ck_assert_msg(rise < (long)(2 * size / 1024) + 2048,
-	    "loading %ld KiB of state raised peak RSS by %ld KiB",
-	    (long)(size / 1024), rise);
+	assert_load_is_bounded(spath, 20000);
 }
 END_TEST
 
-START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
+/* Rewrite path with ch just after the first occurrence of needle. */
+static void
+set_char_after(const char *path, const char *needle, char ch)
 {
 	char	*text, *at;
 	size_t	 len;
 
+	text = tu_slurp(path, &len);
+	at = strstr(text, needle);
+	ck_assert_msg(at != NULL, "no %s in %s", needle, path);
+	at[strlen(needle)] = ch;
+	tu_write(path, text, len);
+	free(text);
+}
+
+START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
+{
 	save_variant_as(spath, 1);
 	save_variant_as(sbak, 2);
-	text = tu_slurp(spath, &len);
-	at = strstr(text, "\"offset\":1001");
-	ck_assert_ptr_nonnull(at);
-	at[strlen("\"offset\":100")] = '7';
-	tu_write(spath, text, len);
-	free(text);
+	set_char_after(spath, "\"offset\":100", '7');
 	assert_falls_back_to_bak();
 }
 END_TEST
@@ -1333,9 +1346,8 @@ END_TEST
 /* ...and the writer never writes a line the reader would refuse. */
 START_TEST(save_of_an_entry_too_long_to_read_back_fails_and_keeps_state)
 {
-	struct registry	*reg, *r2;
+	struct registry	*reg;
 	char		*path;
-	int		 r;
 
 	reg = registry_new(spath);
 	fill_variant(reg, 1);
@@ -1345,13 +1357,8 @@ START_TEST(save_of_an_entry_too_long_to_read_back_fails_and_keeps_state)
 	path[2 * 1024 * 1024 - 1] = '\0';
 	registry_set(reg, "app", 7, 7, 0, 0, path, 1);
 	free(path);
-	ck_assert_int_eq(registry_save(reg, false), -EMSGSIZE);
-	ck_assert(registry_dirty(reg));
-	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
-	r2 = load_new(spath, &r);
-	ck_assert_int_eq(r, 0);
-	check_variant(r2, 1);
-	registry_free(r2);
+	assert_save_failed_keeping(reg, registry_save(reg, false), -EMSGSIZE,
+	    1);
 	registry_remove(reg, "app", 7, 7);
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	registry_free(reg);
@@ -1473,20 +1480,27 @@ v1_fixture_as(const char *path, size_t *len)
 	return text;
 }
 
-START_TEST(v1_file_of_the_previous_release_loads_every_entry)
+/* Load spath: the fixture's entries, dirty (to be saved in version 2). */
+static struct registry *
+load_fixture_entries(void)
 {
 	struct registry	*reg;
-	size_t		 len;
 	int		 r;
 
-	free(v1_fixture_as(spath, &len));
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
 	check_v1_fixture(reg);
-	/* Dirty: the next save rewrites it in version 2. */
 	ck_assert(registry_dirty(reg));
+	return reg;
+}
+
+START_TEST(v1_file_of_the_previous_release_loads_every_entry)
+{
+	size_t	 len;
+
+	free(v1_fixture_as(spath, &len));
+	registry_free(load_fixture_entries());
 	ck_assert_int_eq(count_prefixed("state.json.", false), 0);
-	registry_free(reg);
 }
 END_TEST
 
@@ -1498,8 +1512,7 @@ START_TEST(v1_file_is_upgraded_in_place_by_the_next_save)
 	int		 r;
 
 	v1 = v1_fixture_as(spath, &len);
-	reg = load_new(spath, &r);
-	ck_assert_int_eq(r, 0);
+	reg = load_fixture_entries();
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	ck_assert(!registry_dirty(reg));
 	text = tu_slurp(spath, &n);
@@ -1523,18 +1536,12 @@ END_TEST
 
 START_TEST(v1_bak_is_used_when_the_state_file_is_corrupt)
 {
-	struct registry	*reg;
-	size_t		 len;
-	int		 r;
+	size_t	 len;
 
 	free(v1_fixture_as(sbak, &len));
 	tu_write(spath, "junk", 4);
-	reg = load_new(spath, &r);
-	ck_assert_int_eq(r, 0);
-	check_v1_fixture(reg);
-	ck_assert(registry_dirty(reg));
+	registry_free(load_fixture_entries());
 	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 1);
-	registry_free(reg);
 }
 END_TEST
 
@@ -1552,15 +1559,10 @@ END_TEST
 
 START_TEST(v1_flipped_offset_digit_fails_crc_and_falls_back)
 {
-	char	*text, *at;
 	size_t	 len;
 
-	text = v1_fixture_as(spath, &len);
-	at = strstr(text, "\"offset\":123456789");
-	ck_assert_ptr_nonnull(at);
-	at[strlen("\"offset\":1234")] = '0';
-	tu_write(spath, text, len);
-	free(text);
+	free(v1_fixture_as(spath, &len));
+	set_char_after(spath, "\"offset\":1234", '0');
 	save_variant_as(sbak, 2);
 	assert_falls_back_to_bak();
 }
@@ -1606,16 +1608,8 @@ write_v1_lines(const char *path, uint64_t n)
  * a line at a time, not as one tree of the whole document. */
 START_TEST(v1_load_of_many_entries_builds_one_entry_tree_at_a_time)
 {
-	off_t	 size;
-	long	 rise;
-
 	write_v1_lines(spath, 20000);
-	rise = load_peak_rise(spath, 20000, &size);
-	if (rise < 0)
-		return;		/* nothing to measure here */
-	ck_assert_msg(rise < (long)(2 * size / 1024) + 2048,
-	    "loading %ld KiB of version 1 state raised peak RSS by %ld KiB",
-	    (long)(size / 1024), rise);
+	assert_load_is_bounded(spath, 20000);
 }
 END_TEST
 
