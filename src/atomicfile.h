@@ -5,8 +5,8 @@
  * once complete, so a reader sees the old file or the new one, never a
  * part of either.  With ATOMICFILE_SYNC the file is fsync'd before the
  * rename and its directory after it, so the new file also survives a crash
- * once the commit returns.  Any failure leaves path as it was and removes
- * path.tmp.
+ * once the commit returns.  Any failure leaves path as it was, and
+ * path.tmp is removed by atomicfile_cleanup.
  */
 #ifndef DISAGENT_ATOMICFILE_H
 #define DISAGENT_ATOMICFILE_H
