@@ -221,7 +221,11 @@ set_aside(const char *path, bool keep)
 	free(name);
 }
 
-/* The logs and files of what choose() returned (r); r, or 0 for none. */
+/*
+ * Act on what choose() returned (r) for registry_load: log it, set corrupt
+ * files aside, mark the registry dirty when path must be rewritten.
+ * Returns r, or 0 when there is no state file at all (a first start).
+ */
 static int
 settle(struct registry *reg, const struct choice *c, int r, size_t n)
 {
