@@ -12,17 +12,14 @@
  */
 #include "config.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomicfile.h"
 #include "metrics.h"
 #include "util.h"
 
@@ -472,29 +469,14 @@ int
 metrics_write_file(const char *path, const struct metrics_snapshot *s)
 {
 	struct buf	 b;
-	char		*tmp;
-	int		 fd = -1, r;
+	int		 r;
 
 	buf_init(&b);
 	metrics_render(s, &b);
-	tmp = xasprintf("%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd == -1) {
-		r = -errno;
-		goto fail;
-	}
-	/* The collector may run as another user; the umask must not hide it. */
-	r = fchmod(fd, 0644) == -1 ? -errno : 0;
-	if (r == 0)
-		r = write_all(fd, b.data, b.len);
-	if (close(fd) == -1 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) == -1)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-fail:
-	free(tmp);
+	/* The collector may run as another user; the umask must not hide
+	 * it.  No fsync: the file is rewritten every few seconds. */
+	r = atomicfile_replace(path, b.data, b.len, 0644,
+	    ATOMICFILE_EXACT_MODE);
 	buf_cleanup(&b);
 	return r;
 }

@@ -3,7 +3,8 @@
  * across restarts.  Only committed (acknowledged) offsets are ever stored.
  * Saved atomically: write state.tmp, fsync, keep the previous file as .bak,
  * rename over, fsync the directory.  A corrupt or truncated file is detected
- * at load; the .bak copy is used and the event logged.  jansson stays here.
+ * at load; the .bak copy is used and the event logged.  The file is JSON
+ * Lines (statefile.c); jansson stays in the registry's files.
  */
 #ifndef DISAGENT_REGISTRY_H
 #define DISAGENT_REGISTRY_H
@@ -42,8 +43,9 @@ void		 registry_free(struct registry *);
  * fails the same way instead of starting from zero.  A state file that
  * exists but cannot be read (EACCES, EIO) returns that negative errno
  * without trying the .bak.  Entries present before the call are dropped.
- * After the .bak was used the registry is dirty, so the next save rewrites
- * path.
+ * After the .bak was used, or a file in an earlier format (version 1) was
+ * read, the registry is dirty, so the next save rewrites path (in the
+ * current format).
  */
 int		 registry_load(struct registry *) WARN_UNUSED;
 
@@ -104,7 +106,9 @@ bool		 registry_dirty(const struct registry *);
 /*
  * Write the state atomically if dirty (or always when force).  Returns 0 or
  * a negative errno (logged; the registry stays dirty so the next save
- * retries).
+ * retries).  -EMSGSIZE: an entry does not fit the 1 MiB a line of the
+ * file may take (a path of more than about 170 KiB), so no file is written
+ * that the next load would refuse.
  */
 int		 registry_save(struct registry *, bool force) WARN_UNUSED;
 

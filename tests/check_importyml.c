@@ -45,23 +45,11 @@ teardown(void)
 	tu_rmtree(dir);
 }
 
-/* tests/data/agent.yml, from $top_srcdir or next to this file. */
+/* tests/data/agent.yml. */
 static char *
 fixture(void)
 {
-	char		 p[PATH_MAX];
-	const char	*top = getenv("top_srcdir");
-	const char	*slash;
-
-	if (top != NULL)
-		snprintf(p, sizeof(p), "%s/tests/data/agent.yml", top);
-	else {
-		slash = strrchr(__FILE__, '/');
-		snprintf(p, sizeof(p), "%.*s/data/agent.yml",
-		    slash == NULL ? 1 : (int)(slash - __FILE__),
-		    slash == NULL ? "." : __FILE__);
-	}
-	return tu_slurp(p, NULL);
+	return tu_data("agent.yml", NULL);
 }
 
 /* Import yml; the exit code, what went to out and to err (new). */

@@ -2,8 +2,12 @@
  * Unit tests for the registry: lookup and update semantics, expiry, the
  * atomic save with its .bak generation, and every way a state file can be
  * damaged (empty, truncated at each byte, NUL-filled, garbage, wrong
- * version, bad crc, wrong types), each of which must fall back to the .bak
- * and set the bad file aside.  Every test works in its own mkdtemp dir.
+ * version, bad crc, wrong types, a huge or a missing line), each of which
+ * must fall back to the .bak and set the bad file aside.  Files are
+ * version 2 (JSON Lines) as saved now, and version 1 as the previous
+ * release wrote it (tests/data/state-v1.json) or as an editor would, which
+ * must still load and be upgraded by the next save.  Every test works in
+ * its own mkdtemp dir.
  */
 #include "config.h"
 
@@ -205,6 +209,66 @@ write_with_crc(const char *path, int version, const char *files_json)
 	free(text);
 }
 
+/*
+ * A version 2 file: the header for body (n bytes of entry lines, each
+ * ended by '\n'), counting entries, with the crc32 of body, as an editor
+ * would write it.
+ */
+static void
+write_v2(const char *path, const char *body, size_t n, long entries)
+{
+	uLong		 crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)body,
+			    (uInt)n);
+	struct buf	 text;
+
+	buf_init(&text);
+	buf_printf(&text, "{\"version\":2,\"crc32\":\"%08lx\",\"entries\":%ld}"
+	    "\n", (unsigned long)crc, entries);
+	buf_add(&text, body, n);
+	tu_write(path, text.data, text.len);
+	buf_cleanup(&text);
+}
+
+/* A version 2 file of the elements of the JSON array files_json. */
+static void
+write_v2_from_array(const char *path, const char *files_json)
+{
+	json_t		*files, *e;
+	json_error_t	 jerr;
+	struct buf	 body;
+	char		*line;
+	size_t		 i;
+
+	files = json_loads(files_json, 0, &jerr);
+	ck_assert_msg(json_is_array(files), "bad test json: %s", jerr.text);
+	buf_init(&body);
+	json_array_foreach(files, i, e) {
+		line = json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
+		buf_addstr(&body, line);
+		buf_addc(&body, '\n');
+		free(line);
+	}
+	write_v2(path, body.data, body.len, (long)json_array_size(files));
+	buf_cleanup(&body);
+	json_decref(files);
+}
+
+/* The state file's entry lines (after the header): new, length in *n. */
+static char *
+body_of(const char *path, size_t *n)
+{
+	char	*text, *nl, *body;
+	size_t	 len;
+
+	text = tu_slurp(path, &len);
+	nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	*n = len - (size_t)(nl + 1 - text);
+	body = xstrndup(nl + 1, *n);
+	free(text);
+	return body;
+}
+
 #define GOOD_ENTRY \
 	"{\"flow\":\"app\",\"dev\":1,\"ino\":2," \
 	"\"fingerprint\":\"crc32:0a1b2c3d:512\",\"path\":\"/x\"," \
@@ -380,10 +444,10 @@ START_TEST(saved_file_is_private_and_versioned)
 {
 	struct registry	*reg;
 	struct stat	 st;
-	json_t		*root;
+	json_t		*head, *e;
 	json_error_t	 jerr;
-	char		*text;
-	size_t		 len;
+	char		*text, *line, *nl;
+	size_t		 len, n = 0;
 
 	reg = registry_new(spath);
 	fill_variant(reg, 1);
@@ -391,17 +455,29 @@ START_TEST(saved_file_is_private_and_versioned)
 	ck_assert_int_eq(stat(spath, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
 	text = tu_slurp(spath, &len);
-	root = json_loadb(text, len, 0, &jerr);
-	ck_assert_ptr_nonnull(root);
-	ck_assert_int_eq(json_integer_value(json_object_get(root, "version")),
-	    1);
-	ck_assert_uint_eq(json_array_size(json_object_get(root, "files")),
+	/* JSON Lines: a header, then one entry object a line. */
+	nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	head = json_loadb(text, (size_t)(nl - text), 0, &jerr);
+	ck_assert_ptr_nonnull(head);
+	ck_assert_int_eq(json_integer_value(json_object_get(head, "version")),
+	    2);
+	ck_assert_int_eq(json_integer_value(json_object_get(head, "entries")),
 	    NVAR);
-	ck_assert_uint_eq(strlen(json_string_value(json_object_get(root,
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(head,
 	    "crc32"))), 8);
+	json_decref(head);
+	for (line = nl + 1; *line != '\0'; line = nl + 1, n++) {
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		e = json_loadb(line, (size_t)(nl - line), 0, &jerr);
+		ck_assert_msg(json_is_object(e), "line %zu: %s", n + 2,
+		    jerr.text);
+		json_decref(e);
+	}
+	ck_assert_uint_eq(n, NVAR);
 	ck_assert_ptr_nonnull(strstr(text, "\"fingerprint\":"
 	    "\"crc32:deadbe01:512\""));
-	json_decref(root);
 	free(text);
 	ck_assert(!exists(sbak));		/* first save: nothing to keep */
 	ck_assert_int_eq(count_prefixed("state.json.", false), 0);
@@ -497,6 +573,25 @@ START_TEST(save_into_readonly_directory_fails_and_stays_dirty)
 }
 END_TEST
 
+/*
+ * A save of reg that returned r must have failed with err: reg still
+ * dirty, no path.tmp left, and spath still generation v.
+ */
+static void
+assert_save_failed_keeping(struct registry *reg, int r, int err, int v)
+{
+	struct registry	*r2;
+	int		 lr;
+
+	ck_assert_int_eq(r, err);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
+	r2 = load_new(spath, &lr);
+	ck_assert_int_eq(lr, 0);
+	check_variant(r2, v);
+	registry_free(r2);
+}
+
 /* A short write (here: the file size limit) must leave the old state. */
 START_TEST(save_write_error_keeps_previous_state_and_stays_dirty)
 {
@@ -520,13 +615,7 @@ START_TEST(save_write_error_keeps_previous_state_and_stays_dirty)
 	r = registry_save(reg, false);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
-	ck_assert_int_eq(r, -EFBIG);
-	ck_assert(registry_dirty(reg));
-	ck_assert_int_eq(count_prefixed("state.json.tmp", false), 0);
-	r2 = load_new(spath, &r);
-	ck_assert_int_eq(r, 0);
-	check_variant(r2, 1);
-	registry_free(r2);
+	assert_save_failed_keeping(reg, r, -EFBIG, 1);
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	r2 = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
@@ -760,6 +849,36 @@ reset_peak_rss(void)
 }
 
 /*
+ * Load path, which holds n entries, and assert the rise in peak RSS it
+ * cost stays within the file, the table (~170 bytes an entry) and slack.
+ * Nothing is asserted where that cannot be measured (no clear_refs, or a
+ * sanitizer's allocator that keeps freed memory).
+ */
+static void
+assert_load_is_bounded(const char *path, size_t n)
+{
+	struct registry	*reg;
+	struct stat	 st;
+	long		 before, peak;
+	int		 r;
+
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#endif
+	ck_assert_int_eq(stat(path, &st), 0);
+	if (!reset_peak_rss() || (before = status_kib("VmRSS:")) < 0)
+		return;
+	reg = load_new(path, &r);
+	peak = status_kib("VmHWM:");
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(reg), n);
+	registry_free(reg);
+	ck_assert_msg(peak - before < (long)(2 * st.st_size / 1024) + 2048,
+	    "loading %ld KiB of state raised peak RSS by %ld KiB",
+	    (long)(st.st_size / 1024), peak - before);
+}
+
+/*
  * Loading a state file of many entries holds the file and the table, plus
  * one entry's JSON tree at a time: a tree of the whole file (about 1.5 KB
  * per entry) took 15 MB at start for 10,000 files.  Measured as the rise in
@@ -767,16 +886,10 @@ reset_peak_rss(void)
  */
 START_TEST(load_of_many_entries_builds_one_entry_tree_at_a_time)
 {
-	struct registry	*reg, *r2;
-	struct stat	 st;
+	struct registry	*reg;
 	char		 p[80];
-	long		 before, peak;
 	uint64_t	 i;
-	int		 r;
 
-#if defined(__SANITIZE_ADDRESS__)
-	return;		/* ASan's allocator keeps freed memory */
-#endif
 	reg = registry_new(spath);
 	for (i = 0; i < 20000; i++) {
 		snprintf(p, sizeof(p), "/var/log/app/instance-%05ju.log",
@@ -786,34 +899,30 @@ START_TEST(load_of_many_entries_builds_one_entry_tree_at_a_time)
 	}
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	registry_free(reg);
-	ck_assert_int_eq(stat(spath, &st), 0);
-	if (!reset_peak_rss() || (before = status_kib("VmRSS:")) < 0)
-		return;		/* no clear_refs here: nothing to measure */
-	r2 = load_new(spath, &r);
-	peak = status_kib("VmHWM:");
-	ck_assert_int_eq(r, 0);
-	ck_assert_uint_eq(registry_count(r2), 20000);
-	/* The file, the table (~170 bytes an entry) and slack. */
-	ck_assert_msg(peak - before < (long)(2 * st.st_size / 1024) + 2048,
-	    "loading %ld KiB of state raised peak RSS by %ld KiB",
-	    (long)(st.st_size / 1024), peak - before);
-	registry_free(r2);
+	assert_load_is_bounded(spath, 20000);
 }
 END_TEST
 
-START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
+/* Rewrite path with ch just after the first occurrence of needle. */
+static void
+set_char_after(const char *path, const char *needle, char ch)
 {
 	char	*text, *at;
 	size_t	 len;
 
+	text = tu_slurp(path, &len);
+	at = strstr(text, needle);
+	ck_assert_msg(at != NULL, "no %s in %s", needle, path);
+	at[strlen(needle)] = ch;
+	tu_write(path, text, len);
+	free(text);
+}
+
+START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
+{
 	save_variant_as(spath, 1);
 	save_variant_as(sbak, 2);
-	text = tu_slurp(spath, &len);
-	at = strstr(text, "\"offset\":1001");
-	ck_assert_ptr_nonnull(at);
-	at[strlen("\"offset\":100")] = '7';
-	tu_write(spath, text, len);
-	free(text);
+	set_char_after(spath, "\"offset\":100", '7');
 	assert_falls_back_to_bak();
 }
 END_TEST
@@ -897,17 +1006,29 @@ END_TEST
 
 START_TEST(empty_registry_file_has_the_crc_the_shape_tests_use)
 {
+	static const char v1_empty[] =
+	    "{\"version\": 1, \"crc32\": \"0d4cbb29\", \"files\": []}\n";
 	struct registry	*reg, *r2;
 	char		*text;
 	size_t		 len;
 	int		 r;
 
 	/* Guards the test above: "0d4cbb29" is crc32("[]"), so only the
-	 * shape is wrong in those files, not the checksum. */
+	 * shape is wrong in those files, not the checksum: the same file
+	 * in the right shape loads. */
+	ck_assert_uint_eq(crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[]", 2),
+	    0x0d4cbb29);
+	tu_write(spath, v1_empty, strlen(v1_empty));
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(r2), 0);
+	registry_free(r2);
+	/* An empty registry saves as a header alone: crc32("") is 0. */
 	reg = registry_new(spath);
 	ck_assert_int_eq(registry_save(reg, true), 0);
 	text = tu_slurp(spath, &len);
-	ck_assert_ptr_nonnull(strstr(text, "\"crc32\": \"0d4cbb29\""));
+	ck_assert_str_eq(text,
+	    "{\"version\":2,\"crc32\":\"00000000\",\"entries\":0}\n");
 	free(text);
 	r2 = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
@@ -917,15 +1038,19 @@ START_TEST(empty_registry_file_has_the_crc_the_shape_tests_use)
 }
 END_TEST
 
-START_TEST(load_truncated_at_every_offset_never_yields_another_state)
+/*
+ * Every prefix of full (len bytes) as the state file, with generation 2 as
+ * the .bak: the .bak is used and the prefix set aside, except for the
+ * prefixes of at least len - slack bytes, which load as check_whole says.
+ */
+static void
+assert_prefixes_fall_back(const char *full, size_t len, size_t slack,
+    void (*check_whole)(struct registry *))
 {
 	struct registry	*reg;
-	char		*full;
-	size_t		 len, n;
-	int		 r, saved = log_level, whole = 0;
+	size_t		 n, whole = 0;
+	int		 r, saved = log_level;
 
-	save_variant_as(spath, 1);
-	full = tu_slurp(spath, &len);
 	save_variant_as(sbak, 2);
 	log_level = 0;		/* hundreds of expected corruption reports */
 	for (n = 0; n <= len; n++) {
@@ -933,10 +1058,10 @@ START_TEST(load_truncated_at_every_offset_never_yields_another_state)
 		reg = load_new(spath, &r);
 		ck_assert_msg(r == 0, "prefix %zu: load returned %d", n, r);
 		if (exists(spath)) {
-			/* Loaded as is: only the whole JSON text may. */
-			ck_assert_msg(n >= len - 1, "prefix %zu of %zu loaded",
-			    n, len);
-			check_variant(reg, 1);
+			/* Loaded as is: only the whole text may. */
+			ck_assert_msg(n >= len - slack, "prefix %zu of %zu "
+			    "loaded", n, len);
+			check_whole(reg);
 			whole++;
 		} else {
 			check_variant(reg, 2);
@@ -946,7 +1071,24 @@ START_TEST(load_truncated_at_every_offset_never_yields_another_state)
 		registry_free(reg);
 	}
 	log_level = saved;
-	ck_assert_int_eq(whole, 2);	/* with and without the last '\n' */
+	ck_assert_uint_eq(whole, slack + 1);
+}
+
+static void
+check_variant_1(struct registry *reg)
+{
+	check_variant(reg, 1);
+}
+
+START_TEST(load_truncated_at_every_offset_never_yields_another_state)
+{
+	char	*full;
+	size_t	 len;
+
+	/* Version 2: the crc covers the last '\n' too. */
+	save_variant_as(spath, 1);
+	full = tu_slurp(spath, &len);
+	assert_prefixes_fall_back(full, len, 0, check_variant_1);
 	free(full);
 }
 END_TEST
@@ -1043,6 +1185,434 @@ START_TEST(save_after_fallback_restores_state_file)
 }
 END_TEST
 
+/* --- version 2 (JSON Lines) ------------------------------------------ */
+
+START_TEST(v2_file_written_by_hand_with_valid_crc_is_accepted)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	int			 r;
+
+	/* Control for the tests below: the helper makes good files. */
+	write_v2_from_array(spath, "[" GOOD_ENTRY "]");
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_count(reg), 1);
+	e = registry_find(reg, "app", 1, 2);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->path, "/x");
+	ck_assert_uint_eq(e->fp_crc, 0x0a1b2c3d);
+	ck_assert_uint_eq(e->offset, 7);
+	ck_assert_int_eq(e->updated, 9);
+	ck_assert(!registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(v2_wrong_field_types_fall_back_to_bak)
+{
+	save_variant_as(sbak, 2);
+	write_v2_from_array(spath, bad_files[_i]);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_nul_filled_body_falls_back_to_bak)
+{
+	char	*text, *nl;
+	size_t	 len, head;
+
+	save_variant_as(spath, 1);
+	text = tu_slurp(spath, &len);
+	nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	head = (size_t)(nl + 1 - text);
+	/* A torn write: the size made it to disk, the data did not. */
+	memset(text + head, 0, len - head);
+	tu_write(spath, text, len);
+	free(text);
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_nul_filled_block_inside_falls_back_to_bak)
+{
+	char	*text;
+	size_t	 len;
+
+	save_variant_as(spath, 1);
+	text = tu_slurp(spath, &len);
+	ck_assert_uint_gt(len, 120);
+	memset(text + 60, 0, 40);
+	tu_write(spath, text, len);
+	free(text);
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_bad_checksum_in_header_falls_back_to_bak)
+{
+	char	*text, *at;
+	size_t	 len;
+
+	save_variant_as(spath, 1);
+	text = tu_slurp(spath, &len);
+	at = strstr(text, "\"crc32\":\"");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\"crc32\":\"");
+	*at = *at == '0' ? '1' : '0';
+	tu_write(spath, text, len);
+	free(text);
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_malformed_header_falls_back_to_bak)
+{
+	static const char line[] = GOOD_ENTRY "\n";
+	/* '@' stands for the body's crc32, '#' for it cut to 7 digits. */
+	static const char *const heads[] = {
+		"{\"version\":2,\"crc32\":\"@\",\"entries\":\"1\"}\n",
+		"{\"version\":2,\"crc32\":\"@\",\"entries\":-1}\n",
+		"{\"version\":2,\"crc32\":\"@\",\"entries\":1.0}\n",
+		"{\"version\":2,\"crc32\":\"@\"}\n",
+		"{\"version\":2,\"entries\":1,\"crc\":\"@\"}\n",
+		"{\"version\":2,\"crc32\":\"#\",\"entries\":1}\n",
+		"{\"version\":2,\"crc32\":\"@0\",\"entries\":1}\n",
+		"{\"version\":2,\"version\":2,\"crc32\":\"@\",\"entries\":1}\n",
+		"{\"version\":3,\"crc32\":\"@\",\"entries\":1}\n",
+		"{\"version\":2,\"crc32\":\"@\",\"entries\":1} x\n",
+		"[\"version\",2,\"crc32\",\"@\",\"entries\",1]\n",
+	};
+	char		 crc[9];
+	const char	*p;
+	struct buf	 text;
+	size_t		 i;
+
+	snprintf(crc, sizeof(crc), "%08lx", (unsigned long)crc32(crc32(0L,
+	    Z_NULL, 0), (const Bytef *)line, (uInt)strlen(line)));
+	for (i = 0; i < ARRAY_SIZE(heads); i++) {
+		buf_init(&text);
+		for (p = heads[i]; *p != '\0'; p++) {
+			if (*p == '@' || *p == '#')
+				buf_add(&text, crc, *p == '@' ? 8 : 7);
+			else
+				buf_addc(&text, *p);
+		}
+		buf_addstr(&text, line);
+		save_variant_as(sbak, 2);
+		tu_write(spath, text.data, text.len);
+		assert_falls_back_to_bak();
+		count_prefixed("state.json.corrupt-", true);
+		buf_cleanup(&text);
+	}
+}
+END_TEST
+
+START_TEST(v2_header_without_end_of_line_falls_back_to_bak)
+{
+	static const char head[] =
+	    "{\"version\":2,\"crc32\":\"00000000\",\"entries\":0}";
+
+	save_variant_as(sbak, 2);
+	tu_write(spath, head, strlen(head));
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+/* A line over the cap is refused before jansson sees it. */
+START_TEST(v2_huge_line_falls_back_to_bak)
+{
+	struct buf	 body;
+	size_t		 i;
+
+	buf_init(&body);
+	buf_addstr(&body, "{\"flow\":\"app\",\"dev\":1,\"ino\":2,"
+	    "\"fingerprint\":\"crc32:0a1b2c3d:512\",\"offset\":7,"
+	    "\"updated\":9,\"path\":\"/");
+	for (i = 0; i < 2 * 1024 * 1024; i++)
+		buf_addc(&body, 'a');
+	buf_addstr(&body, "\"}\n");
+	save_variant_as(sbak, 2);
+	write_v2(spath, body.data, body.len, 1);
+	buf_cleanup(&body);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+/* ...and the writer never writes a line the reader would refuse. */
+START_TEST(save_of_an_entry_too_long_to_read_back_fails_and_keeps_state)
+{
+	struct registry	*reg;
+	char		*path;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	path = xmalloc(2 * 1024 * 1024);
+	memset(path, 'a', 2 * 1024 * 1024 - 1);
+	path[2 * 1024 * 1024 - 1] = '\0';
+	registry_set(reg, "app", 7, 7, 0, 0, path, 1);
+	free(path);
+	assert_save_failed_keeping(reg, registry_save(reg, false), -EMSGSIZE,
+	    1);
+	registry_remove(reg, "app", 7, 7);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(v2_entry_line_missing_falls_back_to_bak)
+{
+	char	*body, *second, *third;
+	size_t	 n;
+
+	save_variant_as(spath, 1);
+	body = body_of(spath, &n);
+	second = strchr(body, '\n') + 1;
+	third = strchr(second, '\n') + 1;
+	memmove(second, third, (size_t)(body + n - third) + 1);
+	n -= (size_t)(third - second);
+	/* The crc matches what is left: only the count tells. */
+	write_v2(spath, body, n, NVAR);
+	free(body);
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_more_lines_than_the_header_counts_fall_back_to_bak)
+{
+	char	*body;
+	size_t	 n;
+
+	save_variant_as(spath, 1);
+	body = body_of(spath, &n);
+	write_v2(spath, body, n, NVAR - 1);
+	free(body);
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_blank_or_unended_line_falls_back_to_bak)
+{
+	static const char *const bodies[] = {
+		GOOD_ENTRY "\n\n",
+		"\n" GOOD_ENTRY "\n",
+		GOOD_ENTRY,
+		GOOD_ENTRY " x\n",
+	};
+	size_t	 i;
+
+	for (i = 0; i < ARRAY_SIZE(bodies); i++) {
+		save_variant_as(sbak, 2);
+		write_v2(spath, bodies[i], strlen(bodies[i]), 1);
+		assert_falls_back_to_bak();
+		count_prefixed("state.json.corrupt-", true);
+	}
+}
+END_TEST
+
+/* --- version 1, as the previous release wrote it ---------------------- */
+
+/*
+ * tests/data/state-v1.json was written by registry_save at commit 542b234
+ * (the last to write version 1) from these entries; the path given as
+ * "/srv/web/\xff\xfe.log", not UTF-8, was stored as "/srv/web/??.log".
+ */
+static const struct {
+	const char	*flow;
+	uint64_t	 dev, ino;
+	uint32_t	 fp_crc, fp_len;
+	const char	*path;
+	uint64_t	 offset;
+	int64_t		 updated;
+} v1_fixture[] = {
+	{ "app", 2049, 131074, 0x0a1b2c3du, 512, "/var/log/app/app.log",
+	    1048576, 1790000000 },
+	{ "app", 2049, 131075, 0xffffffffu, 4096, "/var/log/app/app.log.1",
+	    0, 1789999000 },
+	{ "app", UINT64_MAX, (1ULL << 63) + 5, 0, 0,
+	    "/var/log/we\"ird\\na me\n\t\xc3\xbc.log", INT64_MAX, -5 },
+	{ "app", 2049, 9, 0x00000001u, 1, "/var/log/app/short.log", 1, 1 },
+	{ "web-2", 0, 0, 0x12345678u, 1, "", 0, 0 },
+	{ "web-2", 64769, 42, 0xdeadbeefu, 512, "/srv/web/access.log",
+	    123456789, 1790000123 },
+	{ "web-2", 64769, 43, 0x80000000u, 512, "/srv/web/??.log", 77,
+	    1790000124 },
+	{ "\xc3\xa9t\xc3\xa9", 2050, 7, 0x0badf00du, 333,
+	    "/var/log/\xe6\x97\xa5\xe5\xbf\x97.log", 4294967296ULL,
+	    1700000000 },
+};
+
+/* Exactly the entries of the fixture, every field. */
+static void
+check_v1_fixture(struct registry *reg)
+{
+	struct reg_entry	*e;
+	size_t			 i;
+
+	ck_assert_uint_eq(registry_count(reg), ARRAY_SIZE(v1_fixture));
+	for (i = 0; i < ARRAY_SIZE(v1_fixture); i++) {
+		e = registry_find(reg, v1_fixture[i].flow, v1_fixture[i].dev,
+		    v1_fixture[i].ino);
+		ck_assert_msg(e != NULL, "fixture entry %zu missing", i);
+		ck_assert_str_eq(e->flow, v1_fixture[i].flow);
+		ck_assert_str_eq(e->path, v1_fixture[i].path);
+		ck_assert_uint_eq(e->fp_crc, v1_fixture[i].fp_crc);
+		ck_assert_uint_eq(e->fp_len, v1_fixture[i].fp_len);
+		ck_assert_uint_eq(e->offset, v1_fixture[i].offset);
+		ck_assert_int_eq(e->updated, v1_fixture[i].updated);
+	}
+}
+
+static char *
+v1_fixture_as(const char *path, size_t *len)
+{
+	char	*text;
+
+	text = tu_data("state-v1.json", len);
+	tu_write(path, text, *len);
+	return text;
+}
+
+/* Load spath: the fixture's entries, dirty (to be saved in version 2). */
+static struct registry *
+load_fixture_entries(void)
+{
+	struct registry	*reg;
+	int		 r;
+
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_v1_fixture(reg);
+	ck_assert(registry_dirty(reg));
+	return reg;
+}
+
+START_TEST(v1_file_of_the_previous_release_loads_every_entry)
+{
+	size_t	 len;
+
+	free(v1_fixture_as(spath, &len));
+	registry_free(load_fixture_entries());
+	ck_assert_int_eq(count_prefixed("state.json.", false), 0);
+}
+END_TEST
+
+START_TEST(v1_file_is_upgraded_in_place_by_the_next_save)
+{
+	struct registry	*reg, *r2;
+	char		*v1, *text, *bak;
+	size_t		 len, n;
+	int		 r;
+
+	v1 = v1_fixture_as(spath, &len);
+	reg = load_fixture_entries();
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(!registry_dirty(reg));
+	text = tu_slurp(spath, &n);
+	ck_assert_msg(strncmp(text, "{\"version\":2,", 13) == 0,
+	    "not version 2: %.40s", text);
+	/* The previous generation, as it was, is the .bak. */
+	bak = tu_slurp(sbak, &n);
+	ck_assert_uint_eq(n, len);
+	ck_assert(memcmp(bak, v1, len) == 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_v1_fixture(r2);
+	ck_assert(!registry_dirty(r2));
+	registry_free(r2);
+	free(bak);
+	free(text);
+	free(v1);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(v1_bak_is_used_when_the_state_file_is_corrupt)
+{
+	size_t	 len;
+
+	free(v1_fixture_as(sbak, &len));
+	tu_write(spath, "junk", 4);
+	registry_free(load_fixture_entries());
+	ck_assert_int_eq(count_prefixed("state.json.corrupt-", false), 1);
+}
+END_TEST
+
+START_TEST(v1_truncated_at_every_offset_never_yields_another_state)
+{
+	char	*full;
+	size_t	 len;
+
+	/* Version 1 is JSON: with or without its last '\n'. */
+	full = tu_data("state-v1.json", &len);
+	assert_prefixes_fall_back(full, len, 1, check_v1_fixture);
+	free(full);
+}
+END_TEST
+
+START_TEST(v1_flipped_offset_digit_fails_crc_and_falls_back)
+{
+	size_t	 len;
+
+	free(v1_fixture_as(spath, &len));
+	set_char_after(spath, "\"offset\":1234", '0');
+	save_variant_as(sbak, 2);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+/* The previous release's layout, n entries, written as it wrote it. */
+static void
+write_v1_lines(const char *path, uint64_t n)
+{
+	struct buf	 b, e;
+	uLong		 crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[",
+			    1);
+	char		 hex[9];
+	uint64_t	 i;
+
+	buf_init(&b);
+	buf_init(&e);
+	buf_addstr(&b, "{\"version\": 1, \"crc32\": \"00000000\", "
+	    "\"files\": [");
+	for (i = 0; i < n; i++) {
+		buf_reset(&e);
+		buf_printf(&e, "{\"flow\":\"app\",\"dev\":2049,\"ino\":%ju,"
+		    "\"fingerprint\":\"crc32:%08jx:512\",\"path\":"
+		    "\"/var/log/app/instance-%05ju.log\",\"offset\":%ju,"
+		    "\"updated\":1790000000}", (uintmax_t)(5000000 + i),
+		    (uintmax_t)i, (uintmax_t)i, (uintmax_t)(i * 100));
+		if (i > 0)
+			crc = crc32(crc, (const Bytef *)",", 1);
+		crc = crc32(crc, (const Bytef *)e.data, (uInt)e.len);
+		buf_addstr(&b, i > 0 ? ",\n" : "\n");
+		buf_add(&b, e.data, e.len);
+	}
+	crc = crc32(crc, (const Bytef *)"]", 1);
+	buf_addstr(&b, "\n]}\n");
+	snprintf(hex, sizeof(hex), "%08lx", (unsigned long)crc);
+	memcpy(b.data + strlen("{\"version\": 1, \"crc32\": \""), hex, 8);
+	tu_write(path, b.data, b.len);
+	buf_cleanup(&e);
+	buf_cleanup(&b);
+}
+
+/* The upgrade too: version 1 as the previous release laid it out is read
+ * a line at a time, not as one tree of the whole document. */
+START_TEST(v1_load_of_many_entries_builds_one_entry_tree_at_a_time)
+{
+	write_v1_lines(spath, 20000);
+	assert_load_is_bounded(spath, 20000);
+}
+END_TEST
+
 static Suite *
 registry_suite(void)
 {
@@ -1094,6 +1664,29 @@ registry_suite(void)
 	tcase_add_test(tc,
 	    load_unreadable_file_returns_errno_without_using_bak);
 	tcase_add_test(tc, save_after_fallback_restores_state_file);
+	tcase_add_test(tc, v2_file_written_by_hand_with_valid_crc_is_accepted);
+	tcase_add_loop_test(tc, v2_wrong_field_types_fall_back_to_bak, 0,
+	    (int)ARRAY_SIZE(bad_files));
+	tcase_add_test(tc, v2_nul_filled_body_falls_back_to_bak);
+	tcase_add_test(tc, v2_nul_filled_block_inside_falls_back_to_bak);
+	tcase_add_test(tc, v2_bad_checksum_in_header_falls_back_to_bak);
+	tcase_add_test(tc, v2_malformed_header_falls_back_to_bak);
+	tcase_add_test(tc, v2_header_without_end_of_line_falls_back_to_bak);
+	tcase_add_test(tc, v2_huge_line_falls_back_to_bak);
+	tcase_add_test(tc,
+	    save_of_an_entry_too_long_to_read_back_fails_and_keeps_state);
+	tcase_add_test(tc, v2_entry_line_missing_falls_back_to_bak);
+	tcase_add_test(tc,
+	    v2_more_lines_than_the_header_counts_fall_back_to_bak);
+	tcase_add_test(tc, v2_blank_or_unended_line_falls_back_to_bak);
+	tcase_add_test(tc, v1_file_of_the_previous_release_loads_every_entry);
+	tcase_add_test(tc, v1_file_is_upgraded_in_place_by_the_next_save);
+	tcase_add_test(tc, v1_bak_is_used_when_the_state_file_is_corrupt);
+	tcase_add_test(tc,
+	    v1_truncated_at_every_offset_never_yields_another_state);
+	tcase_add_test(tc, v1_flipped_offset_digit_fails_crc_and_falls_back);
+	tcase_add_test(tc,
+	    v1_load_of_many_entries_builds_one_entry_tree_at_a_time);
 	suite_add_tcase(s, tc);
 	return s;
 }

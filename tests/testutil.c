@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,24 @@ tu_slurp(const char *path, size_t *len)
 	if (len != NULL)
 		*len = (size_t)n;
 	return p;
+}
+
+char *
+tu_data(const char *name, size_t *len)
+{
+	char		 p[PATH_MAX];
+	const char	*top = getenv("top_srcdir");
+	const char	*slash;
+
+	if (top != NULL)
+		snprintf(p, sizeof(p), "%s/tests/data/%s", top, name);
+	else {
+		slash = strrchr(__FILE__, '/');
+		snprintf(p, sizeof(p), "%.*s/data/%s",
+		    slash == NULL ? 1 : (int)(slash - __FILE__),
+		    slash == NULL ? "." : __FILE__, name);
+	}
+	return tu_slurp(p, len);
 }
 
 void

@@ -39,6 +39,12 @@ void	 tu_path(char *out, size_t len, const char *dir, const char *name);
  */
 char	*tu_slurp(const char *path, size_t *len);
 
+/*
+ * The fixture tests/data/NAME as tu_slurp reads it, found under
+ * $top_srcdir (make check) or next to the test sources.
+ */
+char	*tu_data(const char *name, size_t *len);
+
 /* Replace path with n bytes of data (mode 0644); fails the test on error. */
 void	 tu_write(const char *path, const void *data, size_t n);
 /* The same for a string. */

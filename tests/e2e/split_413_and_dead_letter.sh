@@ -60,10 +60,12 @@ if bad:
 PY
 	fail "the dead-letter file is not as expected"
 
-"$PYTHON3" - "$TMP/state/state.json" "$LOG" <<'PY' ||
-import json, os, sys
-st, log = sys.argv[1], sys.argv[2]
-files = {f["path"]: f["offset"] for f in json.load(open(st))["files"]}
+"$PYTHON3" - "$top_srcdir/tests" "$TMP/state/state.json" "$LOG" <<'PY' ||
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import state_file
+st, log = sys.argv[2], sys.argv[3]
+files = {f["path"]: f["offset"] for f in state_file.entries(st)}
 size = os.path.getsize(log)
 if files.get(log) != size:
     sys.exit("saved offset %r, file size %d" % (files.get(log), size))

@@ -24,9 +24,11 @@ count_is() {
 stat_at_least() { [ "$(stat_of "$1")" -ge "$2" ]; }
 # offsets_all_zero: the state file tracks the log file at offset 0.
 offsets_all_zero() {
-	"$PYTHON3" - "$TMP/state/state.json" <<'PY'
-import json, sys
-files = json.load(open(sys.argv[1])).get("files", [])
+	"$PYTHON3" - "$top_srcdir/tests" "$TMP/state/state.json" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import state_file
+files = state_file.entries(sys.argv[2])
 sys.exit(0 if files and all(f.get("offset") == 0 for f in files) else 1)
 PY
 }
