@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "convert.h"
 #include "util.h"
 
 enum conf_position {
@@ -54,6 +55,7 @@ struct conf_flow {
 	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
 	long long	 skip_header_lines;	/* skipHeaderLines */
 	char		*file_encoding;		/* fileEncoding */
+	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 
 /* The whole file: [agent] plus the flows in file order. */

@@ -466,8 +466,15 @@ convert_record(struct convert *c, const char *data, size_t len,
 	    deadletter_write(c->dlq, c->flow, path, offset, "UNMATCHED", why,
 	    data, n) != 0))
 		act = CONVERT_RAW;	/* logged; nothing is lost */
-	c->counts[act]++;
-	warn_unmatched(c, path, offset, why, act);
+	/* A raw line the flow refused (its batch was full) comes again:
+	 * count it once. */
+	if (act != CONVERT_RAW || c->last_path != path ||
+	    c->last_offset != offset) {
+		c->counts[act]++;
+		warn_unmatched(c, path, offset, why, act);
+	}
+	c->last_path = act == CONVERT_RAW ? path : NULL;
+	c->last_offset = offset;
 	if (act != CONVERT_RAW)
 		return false;
 	buf_reset(out);

@@ -77,6 +77,8 @@ struct convert {
 	struct deadletter *dlq;
 	const char	*flow;
 	uint64_t	 counts[CONVERT_NUNMATCHED];
+	const char	*last_path;	/* the last raw unmatched line */
+	uint64_t	 last_offset;
 	uint64_t	 since_warn;
 	uint64_t	 warn_ms;
 	bool		 warned;

@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "conf.h"
+#include "convert.h"
 #include "deadletter.h"
 #include "flow.h"
 #include "metrics.h"
@@ -62,6 +63,9 @@ struct flow {
 	struct watcher	*watcher;
 	struct framer	*fr;		/* record framing options, compiled */
 	char		 fr_err[256];
+	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
+	bool		 fr_err_conv;	/* fr_err is convert_new's */
+	struct buf	 conv_out;	/* the converted record */
 	struct tailer	*reading;	/* the tailer being framed */
 	struct tailer	*tailers;
 	size_t		 nopen;		/* tailers with a descriptor */
@@ -92,6 +96,7 @@ struct flow {
 };
 
 static void	pump(struct flow *);
+static void	commit(struct flow *, struct tailer *);
 static void	balance_fds(struct flow *);
 static void	schedule_pump(struct flow *);
 
@@ -230,7 +235,23 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	struct flow	*f = arg;
 	struct tailer	*t = f->reading;
 	struct batch_seg *sg;
+	size_t		 read_len = len;
+	bool		 cut = false;
 
+	/* A record the chain does not send (dead-lettered, dropped) is done:
+	 * the committed offset still moves past its bytes. */
+	if (f->conv != NULL) {
+		if (!convert_record(f->conv, data, len, t->path, start_off,
+		    sink_record_cap(f->sink), &f->conv_out, &cut)) {
+			if (wm_skip_to(&t->wm, end_off))
+				commit(f, t);
+			f->st.records_parsed++;
+			f->st.bytes_parsed += len;
+			return 0;
+		}
+		data = f->conv_out.data;
+		len = f->conv_out.len;
+	}
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		f->blocked = true;
 		return 1;
@@ -267,7 +288,8 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)(sg - f->cur->segs), start_off);
 	f->st.records_parsed++;
-	f->st.bytes_parsed += len;
+	f->st.bytes_parsed += read_len;
+	f->st.records_truncated += cut;
 	return 0;
 }
 
@@ -1092,15 +1114,22 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->quiet_timer);
 	f->open_handles = 4;
+	buf_init(&f->conv_out);
+	if (convert_new(&fc->conv, conf_delimiter(fc->record_delimiter),
+	    fc->keep_delimiter, f->dlq, fc->name, &f->conv, NULL, f->fr_err,
+	    sizeof(f->fr_err)) != 0)
+		f->fr_err_conv = true;
 	memset(&fo, 0, sizeof(fo));
 	fo.delim = conf_delimiter(fc->record_delimiter);
-	fo.keep_delim = fc->keep_delimiter;
+	fo.keep_delim = fc->keep_delimiter ||
+	    (f->conv != NULL && convert_keeps_delimiter(f->conv));
 	fo.strip_cr = fc->strip_cr;
 	fo.skip_empty = fc->skip_empty;
 	fo.multiline = fc->multiline_pattern;
 	fo.encoding = fc->file_encoding;
 	fo.skip_header = (unsigned long)fc->skip_header_lines;
-	if (framer_new(&fo, &f->fr, f->fr_err, sizeof(f->fr_err)) != 0)
+	if (f->fr_err_conv || framer_new(&fo, &f->fr, f->fr_err,
+	    sizeof(f->fr_err)) != 0)
 		f->fr = NULL;
 	return f;
 }
@@ -1205,6 +1234,8 @@ flow_metrics(const struct flow *f, struct metrics_flow *out)
 	out->bytes_behind = st.bytes_behind;
 	out->files_tracked = st.files_tracked;
 	out->paused = st.paused;
+	if (f->conv != NULL)
+		convert_counts(f->conv, out->records_unmatched);
 }
 
 void
@@ -1254,6 +1285,8 @@ flow_handle_closed(uv_handle_t *h)
 	buf_cleanup(&f->rb.b);
 	buf_cleanup(&f->key);
 	framer_free(f->fr);
+	convert_free(f->conv);
+	buf_cleanup(&f->conv_out);
 	deadletter_free(f->dlq);
 	free(f);
 }

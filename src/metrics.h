@@ -62,6 +62,9 @@ struct metrics_flow {
 	uint64_t	 bytes_sent;
 	uint64_t	 records_retried;	/* records sent again */
 	uint64_t	 records_dead_lettered;
+	/* LOGTOJSON lines that did not match, by LOGTOJSON.unmatched:
+	 * deadletter, raw, drop (convert.h) */
+	uint64_t	 records_unmatched[3];
 	struct metrics_code_count failed[METRICS_NCODES];	/* by code */
 	size_t		 nfailed;
 	struct metrics_status_count requests[METRICS_NSTATUS]; /* by HTTP */
