@@ -37,6 +37,8 @@ add(struct jw *w, const char *p, size_t n)
 {
 	size_t	 room;
 
+	if (w->cut)
+		return;		/* a truncated record is a prefix */
 	room = w->b->len < w->limit ? w->limit - w->b->len : 0;
 	if (n > room) {
 		w->cut = true;
@@ -57,7 +59,7 @@ jw_raw(struct jw *w, const char *p, size_t n)
 static void
 addc(struct jw *w, char c)
 {
-	if (w->b->len < w->limit)
+	if (!w->cut && w->b->len < w->limit)
 		buf_addc(w->b, c);
 	else
 		w->cut = true;
@@ -178,8 +180,9 @@ jw_end_array(struct jw *w)
 /*
  * The shortest decimal digits that read back as d (> 0, finite), without
  * trailing zeros, into digits; returns the exponent of the first digit.
- * Java's FloatingDecimal (JDK 8 to 18) is a few ulps off the shortest in
- * rare cases; JDK 19 and later print the shortest, as here.
+ * Java's FloatingDecimal (JDK 8 to 18) is not always the shortest: 1e23
+ * is 9.999999999999999E22 there, the smallest subnormal 4.9E-324; JDK 19
+ * and later print the shortest, as here.
  */
 static int
 shortest(double d, char digits[20])
