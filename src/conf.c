@@ -71,6 +71,7 @@ struct key {
 #define FLOW_NAME_MAX	64
 #define NAME_SHOW_MAX	49	/* inih truncates names to 49 bytes */
 #define LINE_BUF	512
+#define INI_LINE	200	/* Debian's libinih INI_MAX_LINE */
 /* Lines of KF_LONG keys (patterns, JSON) are read by us, not by inih. */
 #define LONG_LINE_MAX	4095
 
@@ -1364,6 +1365,17 @@ sect_of(const char *section, enum ksect *out)
 	else
 		return false;
 	return true;
+}
+
+size_t
+conf_line_max(const char *section, const char *key)
+{
+	const struct key	*k;
+	enum ksect		 sect;
+
+	k = sect_of(section, &sect) ? key_find(sect, key, false) : NULL;
+	return k != NULL && (k->flags & KF_LONG) ? LONG_LINE_MAX :
+	    INI_LINE - 1;
 }
 
 bool

@@ -81,7 +81,7 @@ parse_options(const char *v, enum step_kind *kinds, size_t *nk, char *err,
 	while (item(&v, &s, &n)) {
 		w = word(option_words, s, n);
 		if (w < 0) {
-			snprintf(err, errlen, "unknown option '%.*s' (expected "
+			snprintf(err, errlen, "has an unknown option '%.*s' (expected "
 			    "CSVTOJSON, LOGTOJSON, ADDMETADATA, ADDBRACKETS or "
 			    "SINGLELINE)", (int)MIN(n, 40), s);
 			return -EINVAL;
@@ -89,7 +89,7 @@ parse_options(const char *v, enum step_kind *kinds, size_t *nk, char *err,
 		if (w == OPT_SINGLELINE)
 			continue;
 		if (*nk == MAX_STEPS) {
-			snprintf(err, errlen, "more than %d options", MAX_STEPS);
+			snprintf(err, errlen, "has more than %d options", MAX_STEPS);
 			return -EINVAL;
 		}
 		kinds[(*nk)++] = (enum step_kind)w;
@@ -154,7 +154,7 @@ parse_names(const char *v, struct names *nm, size_t *count, char *err,
 	} else {
 		while (rc == 0 && item(&v, &s, &n)) {
 			if (n == 0) {
-				snprintf(err, errlen, "an empty field name "
+				snprintf(err, errlen, "has an empty field name "
 				    "(write a JSON array for unusual names)");
 				rc = -EINVAL;
 				break;
@@ -163,11 +163,11 @@ parse_names(const char *v, struct names *nm, size_t *count, char *err,
 		}
 	}
 	if (rc == 0 && *count > MAX_NAMES) {
-		snprintf(err, errlen, "more than %d field names", MAX_NAMES);
+		snprintf(err, errlen, "has more than %d field names", MAX_NAMES);
 		rc = -EINVAL;
 	}
 	if (rc == 0 && *count == 0) {
-		snprintf(err, errlen, "no field names");
+		snprintf(err, errlen, "has no field names");
 		rc = -EINVAL;
 	}
 	if (rc != 0)
@@ -193,7 +193,7 @@ unescape_delimiter(const char *v, struct buf *out, char *err, size_t errlen)
 		}
 		e = v[1] != '\0' ? strchr(from, v[1]) : NULL;
 		if (e == NULL) {
-			snprintf(err, errlen, "unknown escape \\%.1s (use \\t, "
+			snprintf(err, errlen, "has an unknown escape \\%.1s (use \\t, "
 			    "\\s for a blank, \\;, \\\\, \\n or \\r)", v + 1);
 			return -EINVAL;
 		}
@@ -201,7 +201,7 @@ unescape_delimiter(const char *v, struct buf *out, char *err, size_t errlen)
 		v++;
 	}
 	if (out->len == 0) {
-		snprintf(err, errlen, "must not be empty");
+		snprintf(err, errlen, "is empty");
 		return -EINVAL;
 	}
 	if (convert_utf8_valid(out->data, out->len) != out->len) {
@@ -232,8 +232,8 @@ set_separators(struct convert *c, const char *v, char *err, size_t errlen)
 		if (l == 4) {
 			/* Java splits UTF-16 code units: a surrogate pair
 			 * would cut characters in half. */
-			snprintf(err, errlen, "characters beyond U+FFFF are "
-			    "not supported");
+			snprintf(err, errlen, "has characters beyond U+FFFF, "
+			    "which are not supported");
 			rc = -EINVAL;
 			break;
 		}
@@ -255,14 +255,14 @@ parse_meta_fields(struct convert *c, const char *v, char *err, size_t errlen)
 	while (item(&v, &s, &n)) {
 		w = word(meta_field_names, s, n);
 		if (w < 0) {
-			snprintf(err, errlen, "unknown field '%.*s' (expected "
+			snprintf(err, errlen, "has an unknown field '%.*s' (expected "
 			    "hostname, path, filename, offset or timestamp)",
 			    (int)MIN(n, 40), s);
 			return -EINVAL;
 		}
 		for (i = 0; i < c->nmeta_fields; i++)
 			if (c->meta_fields[i] == (enum meta_field)w) {
-				snprintf(err, errlen, "%s is listed twice",
+				snprintf(err, errlen, "lists %s twice",
 				    meta_field_names[w]);
 				return -EINVAL;
 			}
@@ -326,8 +326,12 @@ convert_check_pattern(const char *v)
 {
 	struct logparse	*lp;
 
-	if (logparse_new(LP_COMMON, v, &lp, why_buf, sizeof(why_buf)) != 0)
+	char		 msg[200];
+
+	if (logparse_new(LP_COMMON, v, &lp, msg, sizeof(msg)) != 0) {
+		snprintf(why_buf, sizeof(why_buf), "does not compile: %s", msg);
 		return why_buf;
+	}
 	logparse_free(lp);
 	return NULL;
 }

@@ -384,7 +384,7 @@ static const struct {
 	const char	*msg;
 } bad_configs[] = {
 	{ { "dataProcessingOptions=CSVTOJSON,FOO" }, "dataProcessingOptions",
-	  "unknown option 'FOO'" },
+	  "has an unknown option 'FOO'" },
 	{ { "dataProcessingOptions=CSVTOJSON" }, "CSVTOJSON.customFieldNames",
 	  "is required by CSVTOJSON" },
 	{ { "dataProcessingOptions=LOGTOJSON" }, "LOGTOJSON.logFormat",
@@ -413,15 +413,15 @@ static const struct {
 	    "ADDMETADATA.metadata={\"path\":1}", "ADDMETADATA.fields=path" },
 	  "ADDMETADATA.metadata", "is added by ADDMETADATA.fields" },
 	{ { "dataProcessingOptions=ADDMETADATA", "ADDMETADATA.fields=host" },
-	  "ADDMETADATA.fields", "unknown field 'host'" },
+	  "ADDMETADATA.fields", "has an unknown field 'host'" },
 	{ { "dataProcessingOptions=ADDBRACKETS",
 	    "CSVTOJSON.customFieldNames=a" }, "CSVTOJSON.customFieldNames",
 	  "CSVTOJSON is not in dataProcessingOptions" },
 	{ { "dataProcessingOptions=CSVTOJSON", "CSVTOJSON.customFieldNames=a",
 	    "CSVTOJSON.delimiter=\\x" }, "CSVTOJSON.delimiter",
-	  "unknown escape" },
+	  "has an unknown escape" },
 	{ { "dataProcessingOptions=CSVTOJSON", "CSVTOJSON.customFieldNames=a,,b" },
-	  "CSVTOJSON.customFieldNames", "an empty field name" },
+	  "CSVTOJSON.customFieldNames", "has an empty field name" },
 };
 
 START_TEST(config_errors_name_the_key)
