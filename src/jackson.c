@@ -388,6 +388,7 @@ string(struct jp *jp)
 	size_t			 n;
 
 	buf_reset(&jp->tmp);
+	buf_reserve(&jp->tmp, 0);	/* "" too has a data pointer */
 	jp->p++;
 	for (;;) {
 		c = (unsigned char)*jp->p;
@@ -479,10 +480,13 @@ static int	value(struct jp *, bool leave_open);
 static bool
 seen_key(const struct buf *seen, const char *key, size_t n)
 {
-	const char	*p = seen->data, *end = seen->data + seen->len;
+	const char	*p = seen->data, *end;
 	size_t		 l;
 
-	while (p != NULL && p < end) {
+	if (seen->len == 0)
+		return false;
+	end = seen->data + seen->len;
+	while (p < end) {
 		l = strlen(p);
 		if (l == n && memcmp(p, key, n) == 0)
 			return true;
