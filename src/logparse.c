@@ -177,6 +177,8 @@ tr_property(struct tr *t)
 	const char	*name, *end;
 	size_t		 n, i;
 
+	if (t->p[1] == '\0')
+		return tr_fail(t, "incomplete \\%c", t->p[0]);
 	if (t->p[1] != '{') {
 		buf_printf(&t->o, "\\%c%c", t->p[0], t->p[1]);
 		t->p += 2;
