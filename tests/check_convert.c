@@ -57,45 +57,7 @@ static const struct golden golden[] = {
 
 /* --- building chains from KEY=VALUE lists ---------------------------------- */
 
-static const struct {
-	const char	*key;
-	size_t		 off;
-} okeys[] = {
-	{ "dataProcessingOptions", offsetof(struct convert_opts, options) },
-	{ "CSVTOJSON.customFieldNames",
-	  offsetof(struct convert_opts, csv_fields) },
-	{ "CSVTOJSON.delimiter", offsetof(struct convert_opts, csv_delimiter) },
-	{ "CSVTOJSON.jsonFormat", offsetof(struct convert_opts, csv_json) },
-	{ "LOGTOJSON.logFormat", offsetof(struct convert_opts, log_format) },
-	{ "LOGTOJSON.matchPattern", offsetof(struct convert_opts, log_pattern) },
-	{ "LOGTOJSON.customFieldNames",
-	  offsetof(struct convert_opts, log_fields) },
-	{ "LOGTOJSON.jsonFormat", offsetof(struct convert_opts, log_json) },
-	{ "LOGTOJSON.unmatched", offsetof(struct convert_opts, log_unmatched) },
-	{ "ADDMETADATA.metadata", offsetof(struct convert_opts, meta_metadata) },
-	{ "ADDMETADATA.fields", offsetof(struct convert_opts, meta_fields) },
-	{ "ADDMETADATA.jsonFormat", offsetof(struct convert_opts, meta_json) },
-};
-
-/* opts from KEY=VALUE strings (borrowed: values point into them). */
-static void
-opts_from(struct convert_opts *o, const char *const *kv)
-{
-	const char	*eq;
-	size_t		 k;
-
-	memset(o, 0, sizeof(*o));
-	for (; *kv != NULL; kv++) {
-		eq = strchr(*kv, '=');
-		ck_assert_ptr_nonnull(eq);
-		for (k = 0; k < ARRAY_SIZE(okeys); k++)
-			if (strlen(okeys[k].key) == (size_t)(eq - *kv) &&
-			    strncmp(okeys[k].key, *kv, (size_t)(eq - *kv)) == 0)
-				break;
-		ck_assert_msg(k < ARRAY_SIZE(okeys), "key in %s", *kv);
-		*(const char **)(void *)((char *)o + okeys[k].off) = eq + 1;
-	}
-}
+#include "convert_keys.h"
 
 static struct convert *
 chain(const char *const *kv, int delim, bool keep, struct deadletter *dlq)
@@ -105,7 +67,7 @@ chain(const char *const *kv, int delim, bool keep, struct deadletter *dlq)
 	const char		*key;
 	char			 err[300];
 
-	opts_from(&o, kv);
+	ck_assert_msg(convert_opts_from(&o, kv) == 0, "bad key");
 	ck_assert_msg(convert_new(&o, delim, keep, dlq, "t", &c, &key, err,
 	    sizeof(err)) == 0, "convert_new: %s", err);
 	ck_assert_ptr_nonnull(c);
@@ -431,7 +393,7 @@ START_TEST(config_errors_name_the_key)
 	struct convert		*c;
 	char			 err[300];
 
-	opts_from(&o, bad_configs[_i].kv);
+	ck_assert_int_eq(convert_opts_from(&o, bad_configs[_i].kv), 0);
 	ck_assert_int_eq(convert_new(&o, '\n', false, NULL, "t", &c, &key, err,
 	    sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(c);
@@ -450,7 +412,7 @@ START_TEST(singleline_only_is_no_chain)
 	struct convert		*c = (struct convert *)&o;
 	char			 err[100];
 
-	opts_from(&o, kv);
+	ck_assert_int_eq(convert_opts_from(&o, kv), 0);
 	ck_assert_int_eq(convert_new(&o, '\n', false, NULL, "t", &c, NULL, err,
 	    sizeof(err)), 0);
 	ck_assert_ptr_null(c);

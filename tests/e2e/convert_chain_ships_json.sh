@@ -86,13 +86,6 @@ wait_for 30 "the rest of bulk's unmatched lines" metric bulk $((300 - before))
 wait_for 30 "the metrics file" metric bad 0
 stop_agent
 
-exact() {
-	_s=$1; shift
-	"$PYTHON3" -c 'import json, sys; json.dump(sys.argv[1:], sys.stdout)' \
-	    "$@" >"$TMP/expect-$_s.json"
-	records exact --records "$TMP/records.jsonl" --stream "$_s" \
-	    --expected "$TMP/expect-$_s.json" || fail "stream $_s"
-}
 exact web '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"203.0.113.9\",\"ident\":null,\"authuser\":\"alice\",\"datetime\":\"12/Mar/2024:10:15:32 +0800\",\"request\":\"GET /index.html?q=%E4%B8%AD HTTP/1.1\",\"response\":\"200\",\"bytes\":\"5123\",\"referer\":\"https://example.com/\",\"agent\":\"Mozilla/5.0 (X11; Linux x86_64)\"}"}' \
     '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"198.51.100.7\",\"ident\":null,\"authuser\":null,\"datetime\":\"12/Mar/2024:10:15:33 +0800\",\"request\":\"POST /api/v1/orders HTTP/2.0\",\"response\":\"201\",\"bytes\":null,\"referer\":null,\"agent\":\"curl/8.5.0\"}"}'
 exact csv '{"f1":"a","f2":"","f3":"c","f4":null}' \

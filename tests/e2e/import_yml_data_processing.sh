@@ -78,13 +78,6 @@ wait_for 60 "sys" count_at_least sys 2
 wait_for 30 "the unmatched line" grep -q UNMATCHED "$TMP/state/deadletter.jsonl"
 stop_agent
 
-exact() {
-	_s=$1; shift
-	"$PYTHON3" -c 'import json, sys; json.dump(sys.argv[1:], sys.stdout)' \
-	    "$@" >"$TMP/expect-$_s.json"
-	records exact --records "$TMP/records.jsonl" --stream "$_s" \
-	    --expected "$TMP/expect-$_s.json" || fail "stream $_s"
-}
 exact web '{
   "metadata" : {
     "app" : "web",

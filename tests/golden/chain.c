@@ -16,27 +16,8 @@
 #include <string.h>
 
 #include "convert.h"
+#include "convert_keys.h"
 #include "util.h"
-
-static const struct {
-	const char	*key;
-	size_t		 off;
-} keys[] = {
-	{ "dataProcessingOptions", offsetof(struct convert_opts, options) },
-	{ "CSVTOJSON.customFieldNames",
-	  offsetof(struct convert_opts, csv_fields) },
-	{ "CSVTOJSON.delimiter", offsetof(struct convert_opts, csv_delimiter) },
-	{ "CSVTOJSON.jsonFormat", offsetof(struct convert_opts, csv_json) },
-	{ "LOGTOJSON.logFormat", offsetof(struct convert_opts, log_format) },
-	{ "LOGTOJSON.matchPattern", offsetof(struct convert_opts, log_pattern) },
-	{ "LOGTOJSON.customFieldNames",
-	  offsetof(struct convert_opts, log_fields) },
-	{ "LOGTOJSON.jsonFormat", offsetof(struct convert_opts, log_json) },
-	{ "LOGTOJSON.unmatched", offsetof(struct convert_opts, log_unmatched) },
-	{ "ADDMETADATA.metadata", offsetof(struct convert_opts, meta_metadata) },
-	{ "ADDMETADATA.fields", offsetof(struct convert_opts, meta_fields) },
-	{ "ADDMETADATA.jsonFormat", offsetof(struct convert_opts, meta_json) },
-};
 
 static void
 record(struct convert *c, const char *p, size_t n, struct buf *out)
@@ -63,28 +44,18 @@ main(int argc, char **argv)
 	struct convert		*c;
 	struct buf		 in, out;
 	const char		*key;
-	char			 err[300], *eq, rd[65536];
-	size_t			 i, k, n, start;
+	char			 err[300], rd[65536];
+	size_t			 i, n, start;
 	int			 delim;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: chain DELIM REMAIN KEY=VALUE...\n");
 		return 2;
 	}
-	memset(&o, 0, sizeof(o));
 	delim = atoi(argv[1]);
-	for (i = 3; i < (size_t)argc; i++) {
-		eq = strchr(argv[i], '=');
-		for (k = 0; eq != NULL && k < ARRAY_SIZE(keys); k++)
-			if (strncmp(keys[k].key, argv[i],
-			    (size_t)(eq - argv[i])) == 0 &&
-			    keys[k].key[eq - argv[i]] == '\0')
-				break;
-		if (eq == NULL || k == ARRAY_SIZE(keys)) {
-			fprintf(stderr, "chain: bad argument %s\n", argv[i]);
-			return 2;
-		}
-		*(char **)(void *)((char *)&o + keys[k].off) = eq + 1;
+	if (convert_opts_from(&o, (const char *const *)argv + 3) != 0) {
+		fprintf(stderr, "chain: bad KEY=VALUE argument\n");
+		return 2;
 	}
 	if (convert_new(&o, delim, strcmp(argv[2], "true") == 0, NULL, "golden",
 	    &c, &key, err, sizeof(err)) != 0) {
