@@ -64,11 +64,11 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec pbuf conf jackson logparse convert convert_build \
-    deadletter; do
+for f in util log codec pbuf conf jackson jackson_parse logparse convert \
+    convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
-conv="$out/jackson.o $out/logparse.o $out/convert.o $out/convert_build.o \
+conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
 $out/deadletter.o $out/codec.o"
 # shellcheck disable=SC2086
 compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
