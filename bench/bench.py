@@ -23,6 +23,12 @@ Scenarios (--only takes a comma list of these names):
   protobuf   the same with body.serialize.type = protobuf.
              A variant whose keys `disagent -t` rejects is reported as
              skipped, with the reason, never measured.
+  logtojson  dataProcessingOptions = LOGTOJSON with COMBINEDAPACHELOG on
+             --lines / 2 realistic access-log lines (random IPv4 clients,
+             paths with query strings, statuses, sizes, referers and real
+             browser user agents; about 200 bytes each, 2,000,000 / 2 =
+             ~190 MiB), each sent as the DIS Agent's JSON: the cost of the
+             chain beside the reference's plain lines, per GiB of file.
   long-lines 20,000 lines of 4,096 bytes (78 MiB), default config: the
              memory budget (maxMemoryBytes) fills up, which 100-byte lines
              never do (four requests of 500 records hold ~1.3 MB), so this
@@ -90,7 +96,7 @@ STREAM = "bench"
 PARTITIONS = 4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ["reference", "transport", "lz4", "zstd", "protobuf",
-             "long-lines",
+             "logtojson", "long-lines",
              "latency", "latency-low", "idle", "discovery"]
 LONG_LINES = 20000          # of 4096 bytes: 78 MiB
 # Lines per second per file of the latency scenarios (100 files each).
@@ -100,6 +106,8 @@ VARIANTS = {
     "lz4": ["body.compress.enabled = true", "body.compress.type = lz4"],
     "zstd": ["body.compress.enabled = true", "body.compress.type = zstd"],
     "protobuf": ["body.serialize.type = protobuf"],
+    "logtojson": ["dataProcessingOptions = LOGTOJSON",
+                  "LOGTOJSON.logFormat = COMBINEDAPACHELOG"],
     "long-lines": [],
 }
 T0 = time.monotonic()
@@ -486,6 +494,41 @@ def gen_long_lines(path, n):
                 parts.append(w)
                 size += len(w) + 1
             f.write((" ".join(parts)[:4095] + "\n").encode())
+
+
+AGENTS = [
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, "
+    "like Gecko) Chrome/124.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/"
+    "605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0",
+    "curl/8.5.0", "Go-http-client/1.1", "okhttp/4.12.0",
+]
+PATHS = ["/", "/index.html", "/api/v1/orders", "/api/v1/users/%d",
+         "/static/js/app.%x.js", "/search?q=%d&page=2", "/img/p%d.webp",
+         "/healthz"]
+
+
+def gen_access_log(path, n):
+    """n Apache combined log lines that COMBINEDAPACHELOG parses."""
+    rnd = random.Random(11)
+    methods = ["GET"] * 8 + ["POST", "PUT", "DELETE", "HEAD"]
+    with open(path, "wb") as f:
+        for i in range(n):
+            p = PATHS[rnd.randrange(len(PATHS))]
+            if "%" in p:
+                p = p % rnd.randrange(1, 100000)
+            ref = "-" if rnd.random() < 0.4 else \
+                "https://www.example.com/page/%d" % rnd.randrange(1000)
+            f.write(('%d.%d.%d.%d - %s [12/Mar/2024:10:%02d:%02d +0800] '
+                     '"%s %s HTTP/1.1" %d %s "%s" "%s"\n' % (
+                         rnd.randrange(1, 255), rnd.randrange(256),
+                         rnd.randrange(256), rnd.randrange(1, 255),
+                         "-" if rnd.random() < 0.9 else "user%d" % (i % 97),
+                         i // 60 % 60, i % 60, methods[i % len(methods)], p,
+                         rnd.choice([200] * 12 + [301, 304, 404, 500]),
+                         str(rnd.randrange(20, 200000)) if i % 7 else "-",
+                         ref, AGENTS[rnd.randrange(len(AGENTS))])).encode())
 
 
 def gen_small_files(d, n, tag):
@@ -994,7 +1037,8 @@ def run_all(args, work):
     note("agent %s, floor %s, endpoint %s, work %s" % (
         tools.agent, tools.floor, tools.ackd, work))
     rows, backlog = [], None
-    if set(args.only) & (set(VARIANTS) - {"long-lines"} | {"transport"}) \
+    if set(args.only) & (set(VARIANTS) - {"long-lines", "logtojson"} |
+                         {"transport"}) \
             or args.profile:
         backlog = os.path.join(work, "backlog.log")
         note("writing %d lines to %s" % (args.lines, backlog))
@@ -1005,6 +1049,10 @@ def run_all(args, work):
             path = os.path.join(work, "long.log")
             gen_long_lines(path, LONG_LINES)
             rows.append(throughput(tools, args, name, path, LONG_LINES))
+        elif name == "logtojson":
+            path = os.path.join(work, "access.log")
+            gen_access_log(path, args.lines // 2)
+            rows.append(throughput(tools, args, name, path, args.lines // 2))
         elif name == "transport":
             rows.append(transport(tools, args, backlog, args.lines))
         elif name in VARIANTS:

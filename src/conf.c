@@ -31,6 +31,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "logparse.h"
 #include "util.h"
 
 enum ktype {
@@ -49,6 +50,7 @@ enum ksect {
 #define KF_REQUIRED	0x01	/* must be set (or come from env) */
 #define KF_SECRET	0x02	/* value never appears in a message */
 #define KF_NONEMPTY	0x04	/* "" is not a valid value */
+#define KF_LONG		0x08	/* its line may be up to LONG_LINE_MAX */
 
 struct key {
 	enum ksect	 sect;
@@ -69,6 +71,9 @@ struct key {
 #define FLOW_NAME_MAX	64
 #define NAME_SHOW_MAX	49	/* inih truncates names to 49 bytes */
 #define LINE_BUF	512
+#define INI_LINE	200	/* Debian's libinih INI_MAX_LINE */
+/* Lines of KF_LONG keys (patterns, JSON) are read by us, not by inih. */
+#define LONG_LINE_MAX	4095
 
 _Static_assert(sizeof(enum conf_position) == sizeof(int),
     "initialPosition is stored through an int");
@@ -98,6 +103,7 @@ static const char	*check_ca_file(const char *);
 
 #define AOFF(f)	offsetof(struct conf, f)
 #define FOFF(f)	offsetof(struct conf_flow, f)
+#define COFF(f)	offsetof(struct conf_flow, conv.f)
 
 static const struct key keys[] = {
 	{ KS_AGENT, "region", KT_STRING, .off = AOFF(region),
@@ -341,6 +347,79 @@ static const struct key keys[] = {
 	  .def = "UTF-8", .flags = KF_NONEMPTY, .check = check_encoding,
 	  .help = "Encoding of the files. Records are sent as UTF-8; other "
 	  "ASCII-compatible encodings (GBK, ISO-8859-1, ...) are converted." },
+	/* dataProcessingOptions: the DIS Agent's record processing
+	 * (convert.h).  One block; convert_new checks them together. */
+	{ KS_FLOW, "dataProcessingOptions", KT_STRING, .off = COFF(options),
+	  .def = "", .check = convert_check_options,
+	  .help = "Converters each record goes through before it is sent, in "
+	  "this order, as in the DIS Agent: a comma list of CSVTOJSON, "
+	  "LOGTOJSON, ADDMETADATA, ADDBRACKETS and SINGLELINE (any case). "
+	  "Each converter's keys are OPTION.param below. The output is the "
+	  "DIS Agent's, byte for byte (Jackson's JSON). Empty or SINGLELINE: "
+	  "records are sent as read." },
+	{ KS_FLOW, "CSVTOJSON.customFieldNames", KT_STRING,
+	  .off = COFF(csv_fields), .def = "", .flags = KF_LONG,
+	  .check = convert_check_names,
+	  .help = "CSVTOJSON: the names of the columns, a comma list or a "
+	  "JSON array of strings; required. A missing column is null, extra "
+	  "columns are dropped." },
+	{ KS_FLOW, "CSVTOJSON.delimiter", KT_STRING,
+	  .off = COFF(csv_delimiter), .def = ",",
+	  .check = convert_check_delimiter,
+	  .help = "CSVTOJSON: every character of it separates columns (no "
+	  "quoting). Write \\t for a tab, \\s for a blank, \\; for a "
+	  "semicolon, \\\\ for a backslash." },
+	{ KS_FLOW, "CSVTOJSON.jsonFormat", KT_WORD, convert_json_words,
+	  .off = COFF(csv_json), .def = "COMPACT",
+	  .help = "CSVTOJSON: COMPACT JSON or Jackson's PRETTYPRINT (two-space "
+	  "indent, one member a line)." },
+	{ KS_FLOW, "LOGTOJSON.logFormat", KT_WORD, logparse_format_names,
+	  .off = COFF(log_format),
+	  .help = "LOGTOJSON: the log format, required: COMMONAPACHELOG "
+	  "(fields host ident authuser datetime request response bytes), "
+	  "COMBINEDAPACHELOG (and referer agent), APACHEERRORLOG (timestamp "
+	  "module severity processid threadid client message), SYSLOG and "
+	  "RFC3339SYSLOG (timestamp hostname program processid message). "
+	  "In the Apache formats - is null." },
+	{ KS_FLOW, "LOGTOJSON.matchPattern", KT_STRING,
+	  .off = COFF(log_pattern), .def = "", .flags = KF_LONG,
+	  .check = convert_check_pattern,
+	  .help = "LOGTOJSON: a Java regular expression that must match the "
+	  "whole line, instead of the format's; its capturing groups are the "
+	  "fields, named by LOGTOJSON.customFieldNames (required with it). "
+	  "Translated to PCRE2 with Java's meaning of . $ \\b; its line may "
+	  "be up to 4095 characters." },
+	{ KS_FLOW, "LOGTOJSON.customFieldNames", KT_STRING,
+	  .off = COFF(log_fields), .def = "", .flags = KF_LONG,
+	  .check = convert_check_names,
+	  .help = "LOGTOJSON: field names, a comma list or a JSON array of "
+	  "strings: as many as the format has fields, or as "
+	  "LOGTOJSON.matchPattern has groups." },
+	{ KS_FLOW, "LOGTOJSON.jsonFormat", KT_WORD, convert_json_words,
+	  .off = COFF(log_json), .def = "COMPACT",
+	  .help = "LOGTOJSON: COMPACT or PRETTYPRINT JSON." },
+	{ KS_FLOW, "LOGTOJSON.unmatched", KT_WORD, convert_unmatched_words,
+	  .off = COFF(log_unmatched), .def = "deadletter",
+	  .help = "LOGTOJSON: what happens to a line that does not match: "
+	  "deadletter writes it to the dead-letter file, raw sends it "
+	  "unconverted, drop drops it (what the DIS Agent does, silently). "
+	  "Each is counted in disagent_records_unmatched_total and logged "
+	  "once a minute." },
+	{ KS_FLOW, "ADDMETADATA.metadata", KT_STRING,
+	  .off = COFF(meta_metadata), .def = "", .flags = KF_LONG,
+	  .check = convert_check_metadata,
+	  .help = "ADDMETADATA: a JSON value (an object, usually) sent as "
+	  "{\"metadata\":VALUE,\"data\":\"LINE\"}; empty: null. Its line "
+	  "may be up to 4095 characters." },
+	{ KS_FLOW, "ADDMETADATA.fields", KT_STRING, .off = COFF(meta_fields),
+	  .def = "", .check = convert_check_meta_fields,
+	  .help = "ADDMETADATA: values added to the metadata object after its "
+	  "own keys, a comma list of hostname, path, filename, offset (of "
+	  "the line in its file) and timestamp (when it was read, RFC 3339 "
+	  "UTC with milliseconds). Not in the DIS Agent." },
+	{ KS_FLOW, "ADDMETADATA.jsonFormat", KT_WORD, convert_json_words,
+	  .off = COFF(meta_json), .def = "COMPACT",
+	  .help = "ADDMETADATA: COMPACT or PRETTYPRINT JSON." },
 };
 
 #define NKEYS	ARRAY_SIZE(keys)
@@ -368,7 +447,7 @@ struct parse {
 	int		 errline;	/* line of the error; 0: none */
 	char		*err;
 	size_t		 errlen;
-	char		 line[LINE_BUF];
+	char		 line[LONG_LINE_MAX + 1];
 };
 
 static char **
@@ -1130,6 +1209,45 @@ fetch_line(struct parse *p)
 	return (long)n;
 }
 
+/*
+ * A line too long for inih: if it sets a KF_LONG key of the current
+ * section, parse it here as inih would (name up to '=' or ':', the value
+ * without blanks around it and without a ';' comment after a blank) and
+ * hand inih a blank line in its place.  false: not such a line.
+ */
+static bool
+long_line(struct parse *p, size_t n, char *str)
+{
+	const struct key	*k;
+	char			*s, *eq, *v, *e;
+
+	if (n > LONG_LINE_MAX || p->cur < 0 || memchr(p->line, '\0', n))
+		return false;
+	s = p->line + strspn(p->line, " \t");
+	eq = s + strcspn(s, "=:");
+	if (*eq == '\0')
+		return false;
+	for (e = eq; e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
+		continue;
+	*e = '\0';
+	k = key_find(KS_FLOW, s, false);
+	if (k == NULL || !(k->flags & KF_LONG))
+		return false;	/* an error follows: the line may stay cut */
+	v = eq + 1;
+	for (e = v; *e != '\0'; e++)
+		if (*e == ';' && e > v && (e[-1] == ' ' || e[-1] == '\t')) {
+			*e = '\0';
+			break;
+		}
+	v += strspn(v, " \t");
+	e = v + strlen(v);
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	on_key(p, "", s, v);
+	str[0] = '\0';
+	return true;
+}
+
 /* inih's reader: hands over one checked line at a time. */
 static char *
 read_line(char *str, int num, void *stream)
@@ -1145,7 +1263,9 @@ read_line(char *str, int num, void *stream)
 	if (n < 0)
 		return NULL;
 	p->lineno++;
-	limit = MIN((size_t)num, sizeof(p->line) - 1) - 1;
+	limit = MIN((size_t)num, LINE_BUF) - 1;
+	if ((size_t)n > limit && long_line(p, (size_t)n, str))
+		return str;
 	if ((size_t)n > limit) {
 		fail(p, p->lineno, "line longer than %zu characters", limit);
 		return NULL;
@@ -1212,6 +1332,32 @@ line_of(struct sect *s, const char *name)
 	return k == NULL ? 0 : s->keyline[k - keys];
 }
 
+/*
+ * dataProcessingOptions and its keys together, compiled as the flow will
+ * compile them: the error names the line of the key at fault, or of
+ * dataProcessingOptions (or the section) when that key is missing.
+ */
+static int
+check_convert(struct parse *p, struct conf_flow *f, struct sect *s,
+    const char *label)
+{
+	struct convert	*c;
+	const char	*key = NULL;
+	char		 why[LINE_BUF];
+	int		 line;
+
+	if (convert_new(&f->conv, conf_delimiter(f->record_delimiter),
+	    f->keep_delimiter, NULL, f->name, &c, &key, why,
+	    sizeof(why)) == 0) {
+		convert_free(c);
+		return 0;
+	}
+	line = key != NULL ? line_of(s, key) : 0;
+	if (line == 0)
+		line = line_of(s, "dataProcessingOptions");
+	return fail(p, line != 0 ? line : s->line, "%s: %s", label, why);
+}
+
 static int
 check_flow(struct parse *p, size_t i)
 {
@@ -1231,7 +1377,7 @@ check_flow(struct parse *p, size_t i)
 		    "retryMaxBackoffMillis = %lld is less than "
 		    "retryInitialBackoffMillis = %lld",
 		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
-	return 0;
+	return check_convert(p, f, s, label);
 }
 
 /* Environment overrides, then values derived from others. */
@@ -1305,6 +1451,17 @@ sect_of(const char *section, enum ksect *out)
 	else
 		return false;
 	return true;
+}
+
+size_t
+conf_line_max(const char *section, const char *key)
+{
+	const struct key	*k;
+	enum ksect		 sect;
+
+	k = sect_of(section, &sect) ? key_find(sect, key, false) : NULL;
+	return k != NULL && (k->flags & KF_LONG) ? LONG_LINE_MAX :
+	    INI_LINE - 1;
 }
 
 bool

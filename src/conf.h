@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "convert.h"
 #include "util.h"
 
 enum conf_position {
@@ -54,6 +55,7 @@ struct conf_flow {
 	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
 	long long	 skip_header_lines;	/* skipHeaderLines */
 	char		*file_encoding;		/* fileEncoding */
+	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 
 /* The whole file: [agent] plus the flows in file order. */
@@ -113,6 +115,13 @@ bool	conf_key_known(const char *section, const char *key);
  */
 int	conf_key_check(const char *section, const char *key,
 	    const char *value, char *why, size_t len) WARN_UNUSED;
+
+/*
+ * The longest line "key = value" may take in section: 199 characters
+ * (inih's limit), or 4095 for the keys whose values are long (patterns,
+ * JSON: dataProcessingOptions' LOGTOJSON.matchPattern and others).
+ */
+size_t	conf_line_max(const char *section, const char *key);
 
 /* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */
 int	conf_delimiter(const char *);

@@ -19,6 +19,7 @@
 
 #include "batch.h"
 #include "conf.h"
+#include "convert.h"
 #include "deadletter.h"
 #include "files.h"
 #include "flow.h"
@@ -47,6 +48,8 @@ struct flow {
 	struct files	*files;
 	struct deadletter *dlq;		/* records that can never go */
 	struct framer	*fr;		/* record framing options, compiled */
+	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
+	struct buf	 conv_out;	/* the converted record */
 	struct partkey	*pk;
 	char		 err[256];	/* why flow_start fails */
 	struct tailer	*reading;	/* the tailer being framed */
@@ -135,8 +138,24 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 {
 	struct flow	*f = arg;
 	struct tailer	*t = f->reading;
+	size_t		 read_len = len;
+	bool		 cut = false;
 	int		 seg;
 
+	/* A record the chain does not send (dead-lettered, dropped) is done:
+	 * the committed offset still moves past its bytes. */
+	if (f->conv != NULL) {
+		if (!convert_record(f->conv, data, len, tailer_path(t),
+		    start_off, sink_record_cap(f->sink), &f->conv_out, &cut)) {
+			if (tailer_skip_to(t, end_off))
+				files_commit(f->files, t);
+			f->m.records_read++;
+			f->m.bytes_read += len;
+			return 0;
+		}
+		data = f->conv_out.data;
+		len = f->conv_out.len;
+	}
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
 		return 1;
@@ -160,7 +179,8 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, start_off);
 	f->m.records_read++;
-	f->m.bytes_read += len;
+	f->m.bytes_read += read_len;
+	f->m.records_truncated += cut;
 	return 0;
 }
 
@@ -394,13 +414,40 @@ framer_options(const struct conf_flow *fc, struct framer_opts *fo)
 	fo->skip_header = (unsigned long)fc->skip_header_lines;
 }
 
+/*
+ * The processing chain, the framer and the files of the flow; 0, or -1
+ * with the reason in f->err (flow_start reports it).
+ */
+static int
+reading_new(struct flow *f, const struct conf *conf,
+    const struct conf_flow *fc, struct registry *reg)
+{
+	struct framer_opts fo;
+
+	framer_options(fc, &fo);
+	if (convert_new(&fc->conv, fo.delim, fc->keep_delimiter, f->dlq,
+	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
+		return -1;
+	if (f->conv != NULL) {
+		convert_count_into(f->conv, f->m.records_unmatched);
+		/* The chain sees records with their delimiter, as the DIS
+		 * Agent's converters do, and drops it itself. */
+		fo.keep_delim = fo.keep_delim ||
+		    convert_keeps_delimiter(f->conv);
+	}
+	if (framer_new(&fo, &f->fr, f->err, sizeof(f->err)) != 0)
+		return -1;
+	f->files = files_new(f->loop, conf, fc, reg, f->fr, &f->m, f->once,
+	    on_readable, f, f->err, sizeof(f->err));
+	return f->files != NULL ? 0 : -1;
+}
+
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     struct disapi *api, struct registry *reg, struct mem_budget *mem,
     bool once, flow_cb cb, void *arg)
 {
 	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL };
-	struct framer_opts fo;
 	struct flow	*f;
 
 	f = xcalloc(1, sizeof(*f));
@@ -426,12 +473,8 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->quiet_timer);
 	f->open_handles = 3;
-	framer_options(fc, &fo);
-	if (framer_new(&fo, &f->fr, f->err, sizeof(f->err)) != 0)
-		f->fr = NULL;
-	else
-		f->files = files_new(loop, conf, fc, reg, f->fr, &f->m, once,
-		    on_readable, f, f->err, sizeof(f->err));
+	buf_init(&f->conv_out);
+	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
 }
 
@@ -536,6 +579,8 @@ flow_handle_closed(uv_handle_t *h)
 	buf_cleanup(&f->rb.b);
 	buf_cleanup(&f->key);
 	framer_free(f->fr);
+	convert_free(f->conv);
+	buf_cleanup(&f->conv_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
 	free(f);

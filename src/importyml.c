@@ -30,12 +30,12 @@
 #include "importyml.h"
 #include "log.h"
 #include "util.h"
+#include "ymlopts.h"
 
 #define MAX_DEPTH	8	/* nested mappings under one key */
 #define MAX_KEYS	1000	/* keys of one section, flattened */
 #define MAX_TOTAL_KEYS	20000	/* keys of all sections */
 #define ENCRYPTED_LEN	168	/* the DIS Agent's encrypted ak/sk */
-#define INI_LINE_MAX	199	/* conf.c's line limit */
 #define FLOW_NAME_MAX	64
 #define NAME_CHARS	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
 			"0123456789_.-"
@@ -315,7 +315,7 @@ ini_safe(const char *key, const char *v)
 {
 	size_t	 n = strlen(v);
 
-	if (strlen(key) + 3 + n > INI_LINE_MAX || v[0] == ';')
+	if (strlen(key) + 3 + n > conf_line_max("flow", key) || v[0] == ';')
 		return false;
 	if (n > 0 && (strchr(" \t", v[0]) != NULL ||
 	    strchr(" \t", v[n - 1]) != NULL))
@@ -469,6 +469,23 @@ put_other(struct imp *im, const struct entry *e, const char *s,
 	free(w);
 }
 
+/* dataProcessingOptions, a YAML list: its keys, each checked (ymlopts.h). */
+static void
+put_options(struct imp *im, size_t start, const struct entry *e)
+{
+	struct ymlopts	 o = { NULL, 0 };
+	size_t		 i;
+
+	ymlopts_convert(&im->doc, e->val, &o);
+	for (i = 0; i < o.n; i++)
+		if (o.v[i].key != NULL)
+			put_key(im, "flow", start, o.v[i].key, o.v[i].text,
+			    o.v[i].line);
+		else
+			note(im, o.v[i].line, &im->nskipped, "%s", o.v[i].text);
+	ymlopts_free(&o);
+}
+
 /* One entry of section sect; start is where the section's text begins. */
 static void
 put_entry(struct imp *im, const char *sect, size_t start,
@@ -476,6 +493,13 @@ put_entry(struct imp *im, const char *sect, size_t start,
 {
 	const struct rule	*r;
 	char			*v, *s;
+
+	if (strcmp(sect, "flow") == 0 &&
+	    strcmp(e->key, "dataProcessingOptions") == 0 &&
+	    e->val->type == YAML_SEQUENCE_NODE) {
+		put_options(im, start, e);
+		return;
+	}
 
 	if (e->val->type != YAML_SCALAR_NODE || is_null(e->val)) {
 		s = shown("", e->key);

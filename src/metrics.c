@@ -451,11 +451,30 @@ render_agent(const struct metrics_snapshot *s, struct buf *b)
 	buf_printf(b, P "memory_limit_bytes %" PRIu64 "\n", s->memory_limit);
 }
 
+static void
+render_unmatched(const struct metrics_snapshot *s, struct buf *b)
+{
+	static const char *const action[] = { "deadletter", "raw", "drop" };
+	size_t	 i, j;
+
+	family(b, P "records_unmatched_total", "counter", "Lines LOGTOJSON "
+	    "could not parse, by what was done with them "
+	    "(LOGTOJSON.unmatched).");
+	for (j = 0; j < s->nflows; j++)
+		for (i = 0; i < ARRAY_SIZE(action); i++) {
+			flow_sample(b, P "records_unmatched_total",
+			    &s->flows[j], "action", action[i]);
+			buf_printf(b, "%" PRIu64 "\n",
+			    s->flows[j].records_unmatched[i]);
+		}
+}
+
 void
 metrics_render(const struct metrics_snapshot *s, struct buf *b)
 {
 	render_agent(s, b);
 	render_plain(s, b);
+	render_unmatched(s, b);
 	render_failed(s, b);
 	render_requests(s, b);
 	render_latency(s, b);

@@ -73,6 +73,9 @@ struct metrics_flow {
 						   (counted when warned about) */
 	uint64_t	 requests_failed;	/* no usable reply, or not 200 */
 	uint64_t	 throttled;		/* throttling events (AIMD) */
+	/* LOGTOJSON lines that did not match, by LOGTOJSON.unmatched:
+	 * deadletter, raw, drop (convert.h) */
+	uint64_t	 records_unmatched[3];
 	struct metrics_code_count failed[METRICS_NCODES];	/* by code */
 	size_t		 nfailed;
 	struct metrics_status_count requests[METRICS_NSTATUS]; /* by HTTP */

@@ -340,6 +340,55 @@ START_TEST(record_keys_are_validated_with_their_line)
 }
 END_TEST
 
+START_TEST(data_processing_options_checked_with_their_line)
+{
+	struct conf	*c;
+	struct buf	 b;
+	size_t		 i;
+
+	assert_fails(AGENT_OK FLOW_OK "dataProcessingOptions = CSVTOJSON, X\n",
+	    "FILE:9: dataProcessingOptions = 'CSVTOJSON, X' has an unknown "
+	    "option 'X' "
+	    "(expected CSVTOJSON, LOGTOJSON, ADDMETADATA, ADDBRACKETS or "
+	    "SINGLELINE)");
+	assert_fails(AGENT_OK FLOW_OK "dataProcessingOptions = csvtojson\n",
+	    "FILE:9: [flow:app]: CSVTOJSON.customFieldNames: is required by "
+	    "CSVTOJSON");
+	assert_fails(AGENT_OK FLOW_OK "dataProcessingOptions = LOGTOJSON\n"
+	    "LOGTOJSON.logFormat = SYSLOG\nLOGTOJSON.customFieldNames = a\n",
+	    "FILE:11: [flow:app]: LOGTOJSON.customFieldNames: 1 names, but "
+	    "SYSLOG has 5 fields (set LOGTOJSON.matchPattern for other "
+	    "fields)");
+	assert_fails(AGENT_OK FLOW_OK "LOGTOJSON.matchPattern = (a\n",
+	    "FILE:9: LOGTOJSON.matchPattern = (a does not compile: missing "
+	    "closing parenthesis (in the PCRE2 translation, at offset 2)");
+	assert_fails(AGENT_OK FLOW_OK "LOGTOJSON.logFormat = JSON\n",
+	    "FILE:9: LOGTOJSON.logFormat = JSON is not one of "
+	    "COMMONAPACHELOG, COMBINEDAPACHELOG, APACHEERRORLOG, SYSLOG, "
+	    "RFC3339SYSLOG");
+	assert_fails(AGENT_OK FLOW_OK "dataProcessingOptions = ADDBRACKETS\n"
+	    "ADDMETADATA.metadata = {}\n",
+	    "FILE:10: [flow:app]: ADDMETADATA.metadata: is set, but "
+	    "ADDMETADATA is not in dataProcessingOptions");
+	/* A pattern longer than inih's 199 characters: read whole, with
+	 * the inline comment cut as inih cuts it. */
+	buf_init(&b);
+	buf_addstr(&b, AGENT_OK FLOW_OK "dataProcessingOptions = LOGTOJSON\n"
+	    "LOGTOJSON.logFormat = SYSLOG\nLOGTOJSON.matchPattern = (x*)");
+	for (i = 0; i < 300; i++)
+		buf_addc(&b, 'y');
+	buf_addstr(&b, "  ; a comment\nLOGTOJSON.customFieldNames = f\n");
+	c = load_ok(b.data);
+	ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
+	ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
+	conf_free(c);
+	ck_assert_uint_eq(conf_line_max("flow", "LOGTOJSON.matchPattern"),
+	    4095);
+	ck_assert_uint_eq(conf_line_max("flow", "filePattern"), 199);
+	buf_cleanup(&b);
+}
+END_TEST
+
 START_TEST(nul_byte_in_a_line_is_rejected)
 {
 	char		 path[] = "/tmp/check_conf_nul.XXXXXX", err[512], want[600];
@@ -1001,7 +1050,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 56);
+	ck_assert_uint_eq(nkeys, 68);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
@@ -1089,6 +1138,7 @@ conf_suite(void)
 	tcase_add_test(tc, bad_stream_name_is_rejected);
 	tcase_add_test(tc, relative_file_pattern_is_rejected);
 	tcase_add_test(tc, record_keys_are_validated_with_their_line);
+	tcase_add_test(tc, data_processing_options_checked_with_their_line);
 	tcase_add_test(tc, encrypted_dis_agent_key_is_refused);
 	tcase_add_test(tc, nul_byte_in_a_line_is_rejected);
 	tcase_add_test(tc, retry_max_below_initial_blames_the_later_key);

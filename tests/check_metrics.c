@@ -52,6 +52,8 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->bytes_sent = 560;
 	f->records_retried = 2;
 	f->records_dead_lettered = 1;
+	f->records_unmatched[0] = 3;	/* deadletter */
+	f->records_unmatched[1] = 1;	/* raw */
 	f->bytes_behind = 140;
 	f->files_tracked = 2;
 	f->paused = true;
@@ -304,6 +306,12 @@ static const char expected_small[] =
 "operator (see the last error), else 0.\n"
 "# TYPE disagent_flow_paused gauge\n"
 "disagent_flow_paused{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_records_unmatched_total Lines LOGTOJSON could not parse, "
+"by what was done with them (LOGTOJSON.unmatched).\n"
+"# TYPE disagent_records_unmatched_total counter\n"
+"disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"deadletter\"} 3\n"
+"disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"raw\"} 1\n"
+"disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"drop\"} 0\n"
 "# HELP disagent_records_failed_total Records DIS reported as failed, by "
 "error code; they are retried.\n"
 "# TYPE disagent_records_failed_total counter\n"
@@ -351,7 +359,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 33);
+	ck_assert_int_eq(check_exposition(text), 36);
 	free(text);
 }
 END_TEST
@@ -479,8 +487,9 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 9 plain x 3, codes 2+2, statuses 2+2, 14 x 3, 2+2. */
-	ck_assert_int_eq(check_exposition(text), 4 + 27 + 4 + 4 + 42 + 4);
+	/* 4 agent-wide, 9 plain x 3, unmatched 3 x 3, codes 2+2, statuses
+	 * 2+2, 14 x 3, 2+2. */
+	ck_assert_int_eq(check_exposition(text), 4 + 27 + 9 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

@@ -156,6 +156,16 @@ stop_agent() {
 
 records() { "$PYTHON3" "$top_srcdir/tests/dis_records.py" "$@"; }
 
+# exact STREAM RECORD...: the decoded records of STREAM are exactly these,
+# in arrival order.
+exact() {
+	_s=$1; shift
+	"$PYTHON3" -c 'import json, sys; json.dump(sys.argv[1:], sys.stdout)' \
+	    "$@" >"$TMP/expect-$_s.json"
+	records exact --records "$TMP/records.jsonl" --stream "$_s" \
+	    --expected "$TMP/expect-$_s.json" || fail "stream $_s"
+}
+
 # count_at_least STREAM N
 count_at_least() {
 	[ "$(records count --records "$TMP/records.jsonl" --stream "$1" 2>/dev/null || echo 0)" -ge "$2" ]

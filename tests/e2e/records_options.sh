@@ -48,13 +48,6 @@ all_arrived() { [ "$(records count --records "$TMP/records.jsonl")" -ge 21 ]; }
 wait_for 30 "all 21 records" all_arrived
 stop_agent
 
-exact() {
-	_s=$1; shift
-	"$PYTHON3" -c 'import json, sys; json.dump(sys.argv[1:], sys.stdout)' \
-	    "$@" >"$TMP/expect-$_s.json"
-	records exact --records "$TMP/records.jsonl" --stream "$_s" \
-	    --expected "$TMP/expect-$_s.json" || fail "stream $_s"
-}
 NL='
 '
 TAB='	'

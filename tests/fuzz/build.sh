@@ -1,6 +1,6 @@
 #!/bin/sh
-# build.sh OUTDIR: compile the libFuzzer targets fuzz_put_reply and
-# fuzz_conf into OUTDIR with clang, AddressSanitizer (leak detection
+# build.sh OUTDIR: compile the libFuzzer targets fuzz_put_reply, fuzz_conf
+# and fuzz_convert into OUTDIR with clang, AddressSanitizer (leak detection
 # included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
 # target needs are compiled directly (no configure, no build tree); OUTDIR
 # gets a minimal config.h with what configure's would provide to them.
@@ -64,18 +64,27 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec pbuf conf; do
+for f in util log codec pbuf conf jackson jackson_parse logparse convert \
+    convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
+conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
+$out/deadletter.o $out/codec.o"
 # shellcheck disable=SC2086
 compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
 # shellcheck disable=SC2086
 compile fuzz_conf "$fz/fuzz_conf.c" $warn
+# shellcheck disable=SC2086
+compile fuzz_convert "$fz/fuzz_convert.c" $warn
 
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
     "$out/log.o" "$out/codec.o" "$out/pbuf.o" $deps -o "$out/fuzz_put_reply"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" "$out/conf.o" $deps -o "$out/fuzz_conf"
-echo "build.sh: built $out/fuzz_put_reply and $out/fuzz_conf"
+    "$out/log.o" "$out/conf.o" $conv $deps -o "$out/fuzz_conf"
+# shellcheck disable=SC2086
+"$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
+    "$out/log.o" $conv $deps -o "$out/fuzz_convert"
+echo "build.sh: built $out/fuzz_put_reply, $out/fuzz_conf and" \
+    "$out/fuzz_convert"
