@@ -15,44 +15,21 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "conf.h"
+#include "copies.h"
 #include "files.h"
 #include "log.h"
 #include "metrics.h"
+#include "openfail.h"
 #include "registry.h"
+#include "resume.h"
 #include "tailer.h"
 #include "watcher.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
-#define COPY_MIN_HEAD	64	/* heads shorter than this prove nothing */
-#define COPY_WAIT_MS	3000
-#define NOT_A_COPY	UINT64_MAX
-#define COPY_WAIT	(UINT64_MAX - 1)
 /* Descriptors kept for everything but tailed files: connections (at most
  * 16), the state, dead-letter and metrics files, inotify, libuv's own. */
 #define FD_RESERVE	128
-
-/* A new file whose head is that of a live file: maybe a copytruncate copy
- * taken before the truncation; it waits up to COPY_WAIT_MS for it. */
-struct deferred {
-	uint64_t	 dev;
-	uint64_t	 ino;
-	uint64_t	 since_ms;
-};
-
-/* A matching file that cannot be opened: warned about once per error
- * (and hourly), not at every rescan. */
-struct open_fail {
-	char		*path;
-	int		 err;
-	uint64_t	 warned_ms;
-	bool		 seen;		/* failed again in the current scan */
-	struct open_fail *next;
-};
-
-#define OPEN_FAIL_REPEAT_MS	(3600 * 1000)
 
 /* What the lifecycle knows of one tailer. */
 struct tracked {
@@ -83,8 +60,8 @@ struct files {
 	size_t		 ntracked;
 	size_t		 nopen;		/* tailers with a descriptor */
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
-	struct deferred	 deferred[8];	/* maybe copies, waiting */
-	struct open_fail *fails;	/* matching files we cannot open */
+	struct copies_wait waiting;	/* new files that may be copies */
+	struct openfail	*fails;		/* matching files we cannot open */
 	bool		 once;
 	bool		 first_scan;
 	bool		 stopped;
@@ -120,88 +97,12 @@ files_commit(struct files *fs, struct tailer *t)
 	    len, tailer_path(t), tailer_committed(t));
 }
 
-/* Whether the file at path starts with the head the registry remembers. */
-static bool
-same_head(const char *path, const struct reg_entry *e, uint64_t size)
-{
-	uint32_t	 crc;
-	int		 fd;
-	bool		 same = false;
-
-	if (e->fp_len > size)
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0) {
-		same = tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
-		    crc == e->fp_crc;
-		close(fd);
-	}
-	return same;
-}
-
-/*
- * Where a newly seen file starts: its committed offset when the registry
- * knows this exact file (same dev, inode and head fingerprint, R5), else 0;
- * or its end for initialPosition = END_OF_FILE on the first scan, or when
- * it was not modified for ignoreNotUpdatedFileSeconds.
- */
-static uint64_t
-start_offset(struct files *fs, const char *path, const struct stat *st,
-    bool first)
-{
-	struct reg_entry *e;
-	uint64_t	 size = (uint64_t)st->st_size;
-
-	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
-	    (uint64_t)st->st_ino);
-	if (e != NULL) {
-		if (!same_head(path, e, size)) {
-			log_info("%s: inode %ju now holds another file; "
-			    "reading it from 0", path, (uintmax_t)st->st_ino);
-			return 0;
-		}
-		if (e->offset <= size)
-			return e->offset;
-		log_warn("%s: shorter (%ju) than its committed offset (%ju): "
-		    "truncated while stopped; reading from 0", path,
-		    (uintmax_t)size, (uintmax_t)e->offset);
-		return 0;
-	}
-	if (first && fs->fc->initial_position == POS_END_OF_FILE)
-		return size;
-	if (fs->fc->ignore_older_s > 0 &&
-	    st->st_mtime < wall_s() - fs->fc->ignore_older_s) {
-		log_info("%s: not modified for %lld s or more; only lines "
-		    "written from now on are read", path,
-		    fs->fc->ignore_older_s);
-		return size;
-	}
-	return 0;
-}
-
-/*
- * Committed offsets follow a delimiter, except after the kept head of a
- * truncated line (and a last line sent without delimiter).  Resuming inside
- * a line means the head was sent before a stop: skip to the line's end.
- */
-static bool
-resumes_inside_line(const struct files *fs, const struct tailer *t)
-{
-	int	 c;
-
-	if (fs->fc->miss_last_delimiter)
-		return false;
-	c = tailer_byte_before(t, tailer_read_off(t));
-	return c >= 0 && c != (unsigned char)conf_delimiter(
-	    fs->fc->record_delimiter);
-}
-
 static void
 link_tailer(struct files *fs, struct tailer *t, bool gone)
 {
 	struct tracked	*k;
 
-	if (resumes_inside_line(fs, t)) {
+	if (resume_inside_line(fs->fc, t)) {
 		log_info("%s: resuming inside a truncated line at offset %ju; "
 		    "skipping to its end", tailer_path(t),
 		    (uintmax_t)tailer_read_off(t));
@@ -238,138 +139,24 @@ unlink_tracked(struct files *fs, struct tracked **pp, struct tracked *k)
 
 /* --- copytruncate copies ------------------------------------------------ */
 
+/* copies_next_fn over the tracked list; *it is the next one. */
 static bool
-head_is(const unsigned char *head, size_t n, uint32_t len, uint32_t crc)
+next_candidate(void *it, struct copy_candidate *c)
 {
-	return len >= COPY_MIN_HEAD && len <= n &&
-	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, len) == crc;
-}
+	struct tracked	**kp = it, *k = *kp;
 
-/*
- * Whether a new file is a copy of a tracked one (logrotate copytruncate
- * with a copy the pattern matches, R6): its head is the head the tracked
- * file had before its last truncation -> read the copy from where the
- * original had got to; its head is the tracked file's current head -> the
- * truncation has not happened yet: wait for it (COPY_WAIT).
- */
-static uint64_t
-copy_offset(struct files *fs, const char *path, const struct stat *st)
-{
-	unsigned char	*head;
-	struct tracked	*k;
-	uint32_t	 crc, len;
-	ssize_t		 n;
-	uint64_t	 off = NOT_A_COPY;
-	int		 fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return NOT_A_COPY;
-	head = xmalloc((size_t)fs->fc->header_bytes);
-	n = pread(fd, head, (size_t)fs->fc->header_bytes, 0);
-	close(fd);
-	for (k = fs->list; k != NULL && n > 0; k = k->next) {
-		if (tailer_is(k->t, (uint64_t)st->st_dev,
-		    (uint64_t)st->st_ino))
-			continue;
-		if (head_is(head, (size_t)n, k->prev_fp_len, k->prev_fp_crc)) {
-			off = MIN(k->prev_end, (uint64_t)st->st_size);
-			log_info("%s is a copy of %s taken before its truncation "
-			    "(copytruncate); reading it from offset %ju", path,
-			    tailer_path(k->t), (uintmax_t)off);
-			break;
-		}
-		tailer_head(k->t, &crc, &len);
-		if (!k->gone && head_is(head, (size_t)n, len, crc))
-			off = COPY_WAIT;
-	}
-	free(head);
-	return off;
-}
-
-/* Whether to hold a possible copy back for now (COPY_WAIT_MS at most). */
-static bool
-defer_copy(struct files *fs, const struct stat *st)
-{
-	struct deferred	*d, *free_slot = NULL;
-	uint64_t	 now = mono_ms();
-	size_t		 i;
-
-	for (i = 0; i < ARRAY_SIZE(fs->deferred); i++) {
-		d = &fs->deferred[i];
-		if (d->dev == (uint64_t)st->st_dev &&
-		    d->ino == (uint64_t)st->st_ino)
-			return now - d->since_ms < COPY_WAIT_MS;
-		if (free_slot == NULL && (d->since_ms == 0 ||
-		    now - d->since_ms > 10 * COPY_WAIT_MS))
-			free_slot = d;
-	}
-	if (free_slot == NULL)
+	if (k == NULL)
 		return false;
-	free_slot->dev = (uint64_t)st->st_dev;
-	free_slot->ino = (uint64_t)st->st_ino;
-	free_slot->since_ms = now;
+	*kp = k->next;
+	c->dev = tailer_dev(k->t);
+	c->ino = tailer_ino(k->t);
+	c->path = tailer_path(k->t);
+	c->prev_crc = k->prev_fp_crc;
+	c->prev_len = k->prev_fp_len;
+	c->prev_end = k->prev_end;
+	tailer_head(k->t, &c->crc, &c->len);
+	c->gone = k->gone;
 	return true;
-}
-
-/* --- files that cannot be opened ---------------------------------------- */
-
-static const char *
-open_hint(int err)
-{
-	if (err == EACCES || err == EPERM)
-		return "; the agent's user cannot read it: add that user to a "
-		    "group that can (the packages put disagent in adm), or "
-		    "see docs/operations.md for root-only logs";
-	return "";
-}
-
-/* path could not be opened (errno err): warn when that is news. */
-static void
-open_failed(struct files *fs, const char *path, int err)
-{
-	struct open_fail *o;
-	uint64_t	 now = mono_ms();
-
-	for (o = fs->fails; o != NULL; o = o->next)
-		if (strcmp(o->path, path) == 0)
-			break;
-	if (o == NULL) {
-		o = xcalloc(1, sizeof(*o));
-		o->path = xstrdup(path);
-		o->next = fs->fails;
-		fs->fails = o;
-	} else if (o->err == err && now - o->warned_ms < OPEN_FAIL_REPEAT_MS) {
-		o->seen = true;
-		return;
-	}
-	log_warn("[%s] %s: cannot open: %s; will retry at every rescan%s",
-	    fs->fc->name, path, strerror(err), open_hint(err));
-	o->err = err;
-	o->warned_ms = now;
-	o->seen = true;
-	fs->m->open_errors++;
-}
-
-/* After a scan: forget the files that opened or went away. */
-static void
-forget_open_fails(struct files *fs, bool all)
-{
-	struct open_fail **pp, *o;
-
-	for (pp = &fs->fails; (o = *pp) != NULL;) {
-		if (o->seen && !all) {
-			o->seen = false;
-			pp = &o->next;
-			continue;
-		}
-		if (!all)
-			log_info("[%s] %s: no longer failing to open",
-			    fs->fc->name, o->path);
-		*pp = o->next;
-		free(o->path);
-		free(o);
-	}
 }
 
 /* --- tracking ----------------------------------------------------------- */
@@ -379,21 +166,26 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
     bool gone)
 {
 	struct tailer	*t;
-	uint64_t	 off, copy = NOT_A_COPY;
+	struct tracked	*it = fs->list;
+	enum copies_verdict v = COPIES_NONE;
+	uint64_t	 off = 0;
 	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
 
 	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
 	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
-		copy = copy_offset(fs, path, st);
-	if (copy == COPY_WAIT && defer_copy(fs, st))
+		v = copies_check(&fs->waiting, path, st,
+		    (size_t)fs->fc->header_bytes, next_candidate, &it, &off);
+	if (v == COPIES_WAIT)
 		return;		/* the next scan decides */
-	off = copy < COPY_WAIT ? copy : start_offset(fs, path, st, first);
+	if (v == COPIES_NONE)
+		off = resume_offset(fs->fc, fs->reg, path, st, first);
 	if (fs->nopen >= fs->max_open)
 		t = tailer_new_parked(path, st, off, fp, fs->fr);
 	else
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL) {
-		open_failed(fs, path, errno);
+		openfail_report(&fs->fails, fs->fc->name, path, errno,
+		    &fs->m->open_errors);
 		return;
 	}
 	link_tailer(fs, t, gone);
@@ -502,7 +294,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
 	    (uint64_t)st->st_ino);
 	if (e == NULL || e->offset >= (uint64_t)st->st_size ||
-	    !same_head(path, e, (uint64_t)st->st_size))
+	    !resume_same_head(path, e, (uint64_t)st->st_size))
 		return;
 	track(fs, path, st, false, true);
 }
@@ -654,7 +446,7 @@ scan(struct files *fs, bool first)
 		fs->warned_dir = true;
 	}
 	fs->first_scan = false;
-	forget_open_fails(fs, false);
+	openfail_sweep(&fs->fails, fs->fc->name, false);
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
 			k->gone = true;
@@ -924,7 +716,7 @@ files_free(struct files *fs)
 	files_stop(fs);
 	while ((k = fs->list) != NULL)
 		unlink_tracked(fs, &fs->list, k);
-	forget_open_fails(fs, true);
+	openfail_sweep(&fs->fails, fs->fc->name, true);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
 }
