@@ -331,7 +331,7 @@ hold(const struct flow *f)
 {
 	/* What a crash can make us send twice stays bounded by about this
 	 * many batches per file (lessons R3). */
-	return 2 * (size_t)f->fc->max_in_flight + 2;
+	return (size_t)f->fc->max_in_flight + 1;
 }
 
 static void	schedule_pump(struct flow *);
