@@ -23,8 +23,10 @@
 #include "openfail.h"
 #include "registry.h"
 #include "resume.h"
+#include "successor.h"
 #include "tailer.h"
 #include "watcher.h"
+#include "zsource.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
 /* Descriptors kept for everything but tailed files: connections (at most
@@ -38,6 +40,7 @@ struct tracked {
 	bool		 gone;		/* no longer at any matching path */
 	bool		 seen;		/* found by the current scan */
 	bool		 truncate_pending; /* after in-flight ranges settle */
+	bool		 vanished;	/* parked, and its path lost it */
 	/* Its head before the last in-place truncation, to recognise a
 	 * copytruncate copy of it (R6). */
 	uint32_t	 prev_fp_crc;
@@ -61,6 +64,9 @@ struct files {
 	size_t		 nopen;		/* tailers with a descriptor */
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
 	struct copies_wait waiting;	/* new files that may be copies */
+	struct successors *succ;	/* where gone files' bytes went */
+	struct orphan	*orphans;	/* this scan's files gone from view */
+	size_t		 norphans;
 	struct openfail	*fails;		/* matching files we cannot open */
 	bool		 once;
 	bool		 first_scan;
@@ -91,10 +97,14 @@ files_commit(struct files *fs, struct tailer *t)
 {
 	uint32_t	 crc, len;
 
+	struct reg_entry *e;
+
 	tailer_refresh_fingerprint(t);
 	tailer_head(t, &crc, &len);
-	registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t), crc,
-	    len, tailer_path(t), tailer_committed(t));
+	e = registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t),
+	    crc, len, tailer_path(t), tailer_committed(t));
+	/* What is known to follow, if the file goes before it is read. */
+	e->size = tailer_size(t);
 }
 
 static void
@@ -159,34 +169,62 @@ next_candidate(void *it, struct copy_candidate *c)
 	return true;
 }
 
-/* --- tracking ----------------------------------------------------------- */
+struct orphan {
+	uint64_t	 dev, ino, off, size;
+	uint32_t	 crc, len;
+	char		*path;
+	bool		 reused;	/* its inode holds another file now */
+};
 
 static void
-track(struct files *fs, const char *path, const struct stat *st, bool first,
-    bool gone)
+add_orphan(struct files *fs, const struct reg_entry *e)
+{
+	struct orphan	*p;
+
+	fs->orphans = xrealloc(fs->orphans,
+	    (fs->norphans + 1) * sizeof(*fs->orphans));
+	p = &fs->orphans[fs->norphans++];
+	p->dev = e->dev;
+	p->ino = e->ino;
+	p->off = e->offset;
+	p->size = e->size;
+	p->crc = e->fp_crc;
+	p->len = e->fp_len;
+	p->path = xstrdup(e->path);
+	p->reused = false;
+}
+
+/* --- tracking ----------------------------------------------------------- */
+
+/* Open path from offset off (compressed files through zsource) and track
+ * it; false when it cannot be opened now. */
+static bool
+track_at(struct files *fs, const char *path, const struct stat *st,
+    uint64_t off, bool gone)
 {
 	struct tailer	*t;
-	struct tracked	*it = fs->list;
-	enum copies_verdict v = COPIES_NONE;
-	uint64_t	 off = 0;
 	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
+	bool		 z = zsource_name_compressed(path);
 
-	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
-	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
-		v = copies_check(&fs->waiting, path, st,
-		    (size_t)fs->fc->header_bytes, next_candidate, &it, &off);
-	if (v == COPIES_WAIT)
-		return;		/* the next scan decides */
-	if (v == COPIES_NONE)
-		off = resume_offset(fs->fc, fs->reg, path, st, first);
-	if (fs->nopen >= fs->max_open)
+	if (z)
+		t = tailer_open_compressed(path, st, off, fp, fs->fr);
+	else if (fs->nopen >= fs->max_open)
 		t = tailer_new_parked(path, st, off, fp, fs->fr);
 	else
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL) {
-		openfail_report(&fs->fails, fs->fc->name, path, errno,
-		    &fs->m->open_errors);
-		return;
+		if (z && errno == EAGAIN)
+			return false;	/* still being compressed */
+		if (openfail_report(&fs->fails, fs->fc->name, path, errno,
+		    z && errno != EACCES && errno != ENOENT ?
+		    "compressed in a format the agent cannot read (it reads "
+		    "gzip and zstd)" : NULL)) {
+			fs->m->open_errors++;
+			if (z && errno != EACCES && errno != ENOENT)
+				fs->m->bytes_lost[LOST_UNREADABLE] +=
+				    (uint64_t)st->st_size;
+		}
+		return false;
 	}
 	link_tailer(fs, t, gone);
 	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
@@ -195,6 +233,34 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
 	if (tailer_is_open(t))
 		files_commit(fs, t);
+	return true;
+}
+
+static void
+track(struct files *fs, const char *path, const struct stat *st, bool first,
+    bool gone)
+{
+	struct tracked	*it = fs->list;
+	struct reg_entry *e;
+	enum copies_verdict v = COPIES_NONE;
+	uint64_t	 off = 0;
+
+	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
+		v = copies_check(&fs->waiting, path, st,
+		    (size_t)fs->fc->header_bytes, next_candidate, &it, &off);
+	if (v == COPIES_WAIT)
+		return;		/* the next scan decides */
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e != NULL && !resume_same_head(path, e, (uint64_t)st->st_size)) {
+		/* Inode reuse: where did the file it held go? */
+		add_orphan(fs, e);
+		fs->orphans[fs->norphans - 1].reused = true;
+	}
+	if (v == COPIES_NONE)
+		off = resume_offset(fs->fc, fs->reg, path, st, first);
+	(void)track_at(fs, path, st, off, gone);
 }
 
 /* The file was truncated or rewritten in place: read it again from 0. */
@@ -211,6 +277,21 @@ restart_at_zero(struct files *fs, struct tracked *k, const char *why)
 	files_commit(fs, t);
 }
 
+/*
+ * Keep the registry entry's size current without making it dirty: the next
+ * save (an acknowledgement, or the stop) writes it, so a file that goes
+ * while the agent is stopped is known to have had bytes after its offset.
+ */
+static void
+note_size(struct files *fs, const struct tailer *t)
+{
+	struct reg_entry *e;
+
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
+	if (e != NULL)
+		e->size = tailer_size(t);
+}
+
 /* Re-check a tracked file's size; note growth and in-place truncation
  * (copytruncate: smaller than the read offset, or a new head, R6). */
 static void
@@ -223,6 +304,8 @@ refresh(struct files *fs, struct tracked *k)
 		return;
 	(void)tailer_poll(k->t, &truncated);
 	changed = tailer_size(k->t) != old;
+	if (changed)
+		note_size(fs, k->t);
 	/* A new head means the file was truncated and written again, maybe
 	 * past the old offset before we looked (R6): a 512-byte pread per
 	 * change is cheap next to missing that. */
@@ -246,6 +329,9 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct files	*fs = arg;
 	struct tracked	*k;
 
+	if (fs->first_scan)
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (k == NULL) {
 		track(fs, path, st, fs->first_scan, false);
@@ -261,8 +347,11 @@ on_found(void *arg, const char *path, const struct stat *st)
 		log_info("%s: renamed to %s", tailer_path(k->t), path);
 		tailer_rename(k->t, path);
 	}
-	if (!tailer_is_open(k->t))
+	if (!tailer_is_open(k->t) &&
+	    tailer_size(k->t) != (uint64_t)st->st_size) {
 		tailer_set_size(k->t, (uint64_t)st->st_size);
+		note_size(fs, k->t);
+	}
 }
 
 /*
@@ -279,7 +368,11 @@ on_other(void *arg, const char *path, const struct stat *st)
 	struct files	*fs = arg;
 	struct reg_entry *e;
 	struct tracked	*k;
+	bool		 z = zsource_name_compressed(path);
 
+	if (fs->first_scan)
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (k != NULL) {
 		if (!tailer_is_open(k->t) &&
@@ -289,11 +382,14 @@ on_other(void *arg, const char *path, const struct stat *st)
 		}
 		return;
 	}
-	if (!fs->first_scan)
-		return;
 	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
 	    (uint64_t)st->st_ino);
-	if (e == NULL || e->offset >= (uint64_t)st->st_size ||
+	if (z && e == NULL)
+		successors_add(fs->succ, path, st);
+	/* A compressed file's size is not its decompressed one: the
+	 * tailer finds out whether anything is left. */
+	if (!fs->first_scan || e == NULL ||
+	    (!z && e->offset >= (uint64_t)st->st_size) ||
 	    !resume_same_head(path, e, (uint64_t)st->st_size))
 		return;
 	track(fs, path, st, false, true);
@@ -353,7 +449,7 @@ drop_finished(struct files *fs)
 static bool
 idle(const struct tracked *k)
 {
-	return tailer_is_open(k->t) && !k->gone &&
+	return tailer_is_open(k->t) && !k->gone && !tailer_compressed(k->t) &&
 	    tailer_pending(k->t) == 0 && read_to_end(k->t);
 }
 
@@ -408,11 +504,11 @@ balance_fds(struct files *fs)
 		if (rc == 0) {
 			fs->nopen++;
 			files_commit(fs, k->t);
-		} else if (rc == -ESTALE) {
-			/* Its path holds another file now; the next scan
-			 * finds that one, and this identity is gone. */
+		} else if (rc == -ESTALE || rc == -ENOENT) {
+			/* Its path holds another file now, or none: the
+			 * next scan looks for where its bytes went. */
 			k->gone = true;
-			tailer_set_size(k->t, tailer_read_off(k->t));
+			k->vanished = true;
 		}
 	}
 	if (fs->nopen > fs->max_open && !fs->warned_fds) {
@@ -420,6 +516,114 @@ balance_fds(struct files *fs)
 		    "than maxOpenFiles = %zu", fs->fc->name, fs->nopen,
 		    fs->max_open);
 		fs->warned_fds = true;
+	}
+}
+
+/* --- files gone with bytes not delivered -------------------------------- */
+
+/* The entry's bytes went elsewhere, or are counted lost: forget it (its
+ * inode is gone), so no later start looks for it again. */
+static void
+settle(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	registry_remove(fs->reg, fs->fc->name, dev, ino);
+}
+
+/* A tracked compressed file already holds the bytes of the file whose head
+ * is (crc, len): a restart inside a successor. */
+static bool
+covered(struct files *fs, uint32_t crc, uint32_t len)
+{
+	struct tracked	*k;
+	uint32_t	 c;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (tailer_compressed(k->t) &&
+		    tailer_head_crc(tailer_path(k->t), len, &c) == 0 &&
+		    c == crc)
+			return true;
+	return false;
+}
+
+/*
+ * A file gone from where it was known (path, inode) with its head
+ * (crc, len) and its bytes up to off delivered, size known: follow its
+ * compressed successor from off, or report what could not be delivered.
+ * Returns whether its bytes are followed.
+ */
+static bool
+follow(struct files *fs, const char *path, uint64_t ino, uint32_t crc,
+    uint32_t len, uint64_t off, uint64_t size)
+{
+	const char	*to;
+	struct stat	 st;
+
+	if (covered(fs, crc, len))
+		return true;
+	to = successors_find(fs->succ, crc, len, &st);
+	if (to != NULL) {
+		log_info("[%s] %s (inode %ju) was compressed into %s; reading "
+		    "on from offset %ju", fs->fc->name, path, (uintmax_t)ino,
+		    to, (uintmax_t)off);
+		if (track_at(fs, to, &st, off, true))
+			return true;
+	}
+	if (size <= off)
+		return false;
+	log_warn("[%s] %s (inode %ju) is gone with %ju bytes after its "
+	    "committed offset that could not be delivered: no compressed "
+	    "copy of it (gzip, zstd) is in the walked directories.  It was "
+	    "deleted, moved elsewhere or compressed with xz or bzip2 before "
+	    "it was read; with logrotate, use delaycompress", fs->fc->name,
+	    path, (uintmax_t)ino, (uintmax_t)(size - off));
+	fs->m->bytes_lost[LOST_GONE] += size - off;
+	return false;
+}
+
+/* registry_each: an entry of this flow whose file the first scan did not
+ * see (it may have grown after the agent stopped, whatever its size). */
+static void
+collect_orphan(const struct reg_entry *e, void *arg)
+{
+	struct files	*fs = arg;
+
+	if (strcmp(e->flow, fs->fc->name) == 0 &&
+	    !successors_was_seen(fs->succ, e->dev, e->ino))
+		add_orphan(fs, e);
+}
+
+/* Gone while the agent was stopped (first scan), replaced by another file
+ * on the same inode, or gone while parked. */
+static void
+follow_gone(struct files *fs, bool first)
+{
+	struct tracked	**pp, *k;
+	struct orphan	*o;
+	uint32_t	 crc, len;
+	size_t		 i;
+
+	if (first)
+		(void)registry_each(fs->reg, collect_orphan, fs);
+	for (i = 0; i < fs->norphans; i++) {
+		o = &fs->orphans[i];
+		if ((follow(fs, o->path, o->ino, o->crc, o->len, o->off,
+		    o->size) || o->size > o->off) && !o->reused)
+			settle(fs, o->dev, o->ino);
+		free(o->path);
+	}
+	free(fs->orphans);
+	fs->orphans = NULL;
+	fs->norphans = 0;
+	for (pp = &fs->list; (k = *pp) != NULL;) {
+		if (!k->vanished) {
+			pp = &k->next;
+			continue;
+		}
+		tailer_head(k->t, &crc, &len);
+		(void)follow(fs, tailer_path(k->t), tailer_ino(k->t), crc, len,
+		    tailer_committed(k->t), tailer_size(k->t));
+		settle(fs, tailer_dev(k->t), tailer_ino(k->t));
+		unlink_tracked(fs, pp, k);
 	}
 }
 
@@ -432,6 +636,7 @@ scan(struct files *fs, bool first)
 	struct tracked	*k;
 
 	fs->first_scan = first;
+	successors_reset(fs->succ);
 	/* Truncations first: a copytruncate copy found by the walk is then
 	 * recognised by the original's previous head. */
 	for (k = fs->list; k != NULL; k = k->next) {
@@ -445,8 +650,9 @@ scan(struct files *fs, bool first)
 		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
 		fs->warned_dir = true;
 	}
-	fs->first_scan = false;
 	openfail_sweep(&fs->fails, fs->fc->name, false);
+	follow_gone(fs, first);
+	fs->first_scan = false;
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
 			k->gone = true;
@@ -676,6 +882,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->readable = readable;
 	fs->arg = arg;
 	fs->max_open = open_file_budget(conf, fc);
+	fs->succ = successors_new((size_t)fc->header_bytes);
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
 	return fs;
@@ -717,6 +924,7 @@ files_free(struct files *fs)
 	while ((k = fs->list) != NULL)
 		unlink_tracked(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
+	successors_free(fs->succ);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
 }

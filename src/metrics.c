@@ -451,22 +451,41 @@ render_agent(const struct metrics_snapshot *s, struct buf *b)
 	buf_printf(b, P "memory_limit_bytes %" PRIu64 "\n", s->memory_limit);
 }
 
+/* A per-flow counter family with one label, from an array in the flow. */
+static void
+render_labelled(const struct metrics_snapshot *s, struct buf *b,
+    const char *name, const char *help, const char *label,
+    const char *const *values, size_t n, size_t off)
+{
+	const uint64_t	*v;
+	size_t		 i, j;
+
+	family(b, name, "counter", help);
+	for (j = 0; j < s->nflows; j++) {
+		v = (const uint64_t *)(const void *)((const char *)&s->flows[j] +
+		    off);
+		for (i = 0; i < n; i++) {
+			flow_sample(b, name, &s->flows[j], label, values[i]);
+			buf_printf(b, "%" PRIu64 "\n", v[i]);
+		}
+	}
+}
+
 static void
 render_unmatched(const struct metrics_snapshot *s, struct buf *b)
 {
 	static const char *const action[] = { "deadletter", "raw", "drop" };
-	size_t	 i, j;
+	static const char *const reason[] = { "gone", "unreadable" };
 
-	family(b, P "records_unmatched_total", "counter", "Lines LOGTOJSON "
+	render_labelled(s, b, P "records_unmatched_total", "Lines LOGTOJSON "
 	    "could not parse, by what was done with them "
-	    "(LOGTOJSON.unmatched).");
-	for (j = 0; j < s->nflows; j++)
-		for (i = 0; i < ARRAY_SIZE(action); i++) {
-			flow_sample(b, P "records_unmatched_total",
-			    &s->flows[j], "action", action[i]);
-			buf_printf(b, "%" PRIu64 "\n",
-			    s->flows[j].records_unmatched[i]);
-		}
+	    "(LOGTOJSON.unmatched).", "action", action, ARRAY_SIZE(action),
+	    offsetof(struct metrics_flow, records_unmatched));
+	render_labelled(s, b, P "bytes_lost_total", "Bytes of log files that "
+	    "could not be delivered: the file went before it was read and no "
+	    "compressed successor holds them (gone), or it is compressed in a "
+	    "format the agent cannot read (unreadable).", "reason", reason,
+	    ARRAY_SIZE(reason), offsetof(struct metrics_flow, bytes_lost));
 }
 
 void

@@ -32,6 +32,15 @@ struct metrics_hist {
 /* Count one observation of seconds (negative counts as 0; NaN ignored). */
 void	metrics_observe_latency(struct metrics_hist *, double seconds);
 
+/* Why bytes of a file could not be delivered (disagent_bytes_lost_total). */
+enum lost_reason {
+	LOST_GONE,		/* the file went before it was read, and no
+				   compressed successor holds the rest */
+	LOST_UNREADABLE,	/* compressed in a format the agent cannot
+				   read (xz, bzip2), or corrupt */
+	METRICS_NLOST
+};
+
 #define METRICS_NCODES		8	/* codes; the last is "other" */
 #define METRICS_NSTATUS		8	/* statuses; the last is -1 */
 #define METRICS_CODE_LEN	24	/* "DIS.4303" fits with room */
@@ -71,6 +80,7 @@ struct metrics_flow {
 	uint64_t	 files_done;		/* closed after full delivery */
 	uint64_t	 open_errors;		/* a matching file failed to open
 						   (counted when warned about) */
+	uint64_t	 bytes_lost[METRICS_NLOST];	/* by enum lost_reason */
 	uint64_t	 requests_failed;	/* no usable reply, or not 200 */
 	uint64_t	 throttled;		/* throttling events (AIMD) */
 	/* LOGTOJSON lines that did not match, by LOGTOJSON.unmatched:

@@ -31,9 +31,9 @@ hint(int err)
 	return "";
 }
 
-void
+bool
 openfail_report(struct openfail **list, const char *flow, const char *path,
-    int err, uint64_t *count)
+    int err, const char *why)
 {
 	struct openfail	*o;
 	uint64_t	 now = mono_ms();
@@ -48,14 +48,14 @@ openfail_report(struct openfail **list, const char *flow, const char *path,
 		*list = o;
 	} else if (o->err == err && now - o->warned_ms < REPEAT_MS) {
 		o->seen = true;
-		return;
+		return false;
 	}
 	log_warn("[%s] %s: cannot open: %s; will retry at every rescan%s",
-	    flow, path, strerror(err), hint(err));
+	    flow, path, why != NULL ? why : strerror(err), hint(err));
 	o->err = err;
 	o->warned_ms = now;
 	o->seen = true;
-	(*count)++;
+	return true;
 }
 
 void

@@ -12,10 +12,12 @@
 
 struct openfail;
 
-/* path failed with errno err in flow (borrowed); *count grows when it is
- * reported. */
-void	openfail_report(struct openfail **, const char *flow,
-	    const char *path, int err, uint64_t *count);
+/*
+ * path failed with errno err in flow (borrowed); why, when not NULL, says
+ * it instead of strerror(err).  Returns whether it was reported now.
+ */
+bool	openfail_report(struct openfail **, const char *flow,
+	    const char *path, int err, const char *why);
 /* After a scan: forget (and report recovered) those that did not fail
  * again; all: forget every entry quietly. */
 void	openfail_sweep(struct openfail **, const char *flow, bool all);

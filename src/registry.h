@@ -24,6 +24,8 @@ struct reg_entry {
 	uint32_t	 fp_len;
 	char		*path;		/* owned; last known path */
 	uint64_t	 offset;	/* committed offset */
+	uint64_t	 size;		/* its size at the last change (0 or
+					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
 };
 

@@ -3,32 +3,25 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
-#include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
 #include "registry.h"
 #include "resume.h"
 #include "tailer.h"
+#include "zsource.h"
 
 bool
 resume_same_head(const char *path, const struct reg_entry *e, uint64_t size)
 {
 	uint32_t	 crc;
-	int		 fd;
-	bool		 same = false;
 
-	if (e->fp_len > size)
+	/* A compressed file's size is not its decompressed size. */
+	if (e->fp_len > size && !zsource_name_compressed(path))
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0) {
-		same = tailer_fingerprint(fd, e->fp_len, &crc) == 0 &&
-		    crc == e->fp_crc;
-		close(fd);
-	}
-	return same;
+	return tailer_head_crc(path, e->fp_len, &crc) == 0 &&
+	    crc == e->fp_crc;
 }
 
 uint64_t
@@ -46,7 +39,9 @@ resume_offset(const struct conf_flow *fc, struct registry *reg,
 			    "reading it from 0", path, (uintmax_t)st->st_ino);
 			return 0;
 		}
-		if (e->offset <= size)
+		/* A compressed file's size is not its decompressed size:
+		 * its tailer finds out what is left after the offset. */
+		if (e->offset <= size || zsource_name_compressed(path))
 			return e->offset;
 		log_warn("%s: shorter (%ju) than its committed offset (%ju): "
 		    "truncated while stopped; reading from 0", path,

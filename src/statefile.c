@@ -86,6 +86,11 @@ entry_json(const struct reg_entry *e)
 	json_object_set_new(o, "fingerprint", json_string(fp));
 	json_object_set_new(o, "path", json_text(e->path));
 	json_object_set_new(o, "offset", json_integer((json_int_t)e->offset));
+	/* What a file gone while the agent was stopped had not delivered;
+	 * entries made before sizes were kept have none. */
+	if (e->size != 0)
+		json_object_set_new(o, "size",
+		    json_integer((json_int_t)e->size));
 	json_object_set_new(o, "updated", json_integer(e->updated));
 	return o;
 }
@@ -162,7 +167,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 {
 	struct reg_entry *e;
 	const char	*flow, *path, *fp;
-	json_int_t	 dev, ino, off, upd;
+	json_int_t	 dev, ino, off, upd, size = 0;
 	uint32_t	 fcrc, flen;
 
 	flow = get_str(o, "flow");
@@ -175,6 +180,9 @@ statefile_entry(json_t *o, struct reg_table *t)
 		return "missing field or wrong type";
 	if (!parse_fingerprint(fp, &fcrc, &flen))
 		return "bad fingerprint";
+	if (json_object_get(o, "size") != NULL &&
+	    (!get_int(o, "size", &size) || size < off))
+		return "bad size";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
 		return "duplicate entry";
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
@@ -182,6 +190,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	e->fp_crc = fcrc;
 	e->fp_len = flen;
 	e->offset = (uint64_t)off;
+	e->size = (uint64_t)size;
 	e->updated = upd;
 	return NULL;
 }

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "tailer.h"
 #include "watermark.h"
+#include "zsource.h"
 
 /* One per tracked file, idle ones included: keep it small. */
 struct tailer {
@@ -36,6 +37,7 @@ struct tailer {
 	uint64_t	 active_ms;	/* last time it had bytes to read */
 	struct watermark wm;		/* committed = wm.committed */
 	struct framer_state fs;		/* records across reads */
+	struct zsource	*z;		/* a compressed file: read through it */
 };
 
 static uint64_t	next_id;
@@ -89,11 +91,82 @@ tailer_open(const char *path, const struct stat *st, uint64_t offset,
 	return t;
 }
 
+/* crc32 of the first len decompressed bytes of z's file; 0 or -1. */
+static int
+zhead_crc(int fd, enum zkind kind, uint32_t len, uint32_t *crc)
+{
+	char	*head;
+	ssize_t	 n;
+
+	head = xmalloc(len ? len : 1);
+	n = zsource_head(fd, kind, head, len);
+	if (n == (ssize_t)len)
+		*crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0),
+		    (const Bytef *)head, len);
+	free(head);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+struct tailer *
+tailer_open_compressed(const char *path, const struct stat *st,
+    uint64_t offset, uint32_t fp_max, const struct framer *fr)
+{
+	struct tailer	*t;
+	struct zsource	*z;
+	enum zkind	 kind;
+	uint64_t	 size;
+	int		 fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	kind = zsource_kind(fd);
+	z = kind == ZKIND_NONE ? NULL : zsource_new(fd, kind, SIZE_MAX);
+	rc = z == NULL ? -EPROTONOSUPPORT : zsource_size(z, &size);
+	if (rc != 0) {
+		zsource_free(z);
+		close(fd);
+		errno = -rc;
+		return NULL;
+	}
+	t = tailer_new_parked(path, st, offset, fp_max, fr);
+	t->fd = fd;
+	t->z = z;
+	t->size = size;
+	t->fp_len = (uint32_t)MIN((uint64_t)fp_max, size);
+	if (zhead_crc(fd, kind, t->fp_len, &t->fp_crc) != 0)
+		t->fp_len = 0;
+	return t;
+}
+
+int
+tailer_head_crc(const char *path, uint32_t len, uint32_t *crc)
+{
+	enum zkind	 kind;
+	int		 fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	kind = zsource_name_compressed(path) ? zsource_kind(fd) : ZKIND_NONE;
+	rc = kind == ZKIND_NONE ? tailer_fingerprint(fd, len, crc) :
+	    zhead_crc(fd, kind, len, crc);
+	close(fd);
+	return rc;
+}
+
+bool
+tailer_compressed(const struct tailer *t)
+{
+	return t->z != NULL;
+}
+
 void
 tailer_free(struct tailer *t)
 {
 	if (t == NULL)
 		return;
+	zsource_free(t->z);
 	if (t->fd >= 0)
 		close(t->fd);
 	wm_cleanup(&t->wm);
@@ -115,6 +188,8 @@ tailer_trim(struct tailer *t)
 void
 tailer_park(struct tailer *t)
 {
+	if (t->z != NULL)
+		return;		/* reopening would decompress it again */
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
@@ -174,7 +249,8 @@ tailer_refresh_fingerprint(struct tailer *t)
 {
 	uint32_t	 len, crc;
 
-	if (t->fd < 0 || t->fp_len >= t->fp_max || t->size <= t->fp_len)
+	if (t->fd < 0 || t->z != NULL || t->fp_len >= t->fp_max ||
+	    t->size <= t->fp_len)
 		return;
 	len = (uint32_t)MIN((uint64_t)t->fp_max, t->size);
 	if (tailer_fingerprint(t->fd, len, &crc) == 0) {
@@ -188,7 +264,7 @@ tailer_head_changed(struct tailer *t)
 {
 	uint32_t	 crc;
 
-	if (t->fd < 0 || t->fp_len == 0)
+	if (t->fd < 0 || t->fp_len == 0 || t->z != NULL)
 		return false;
 	if (tailer_fingerprint(t->fd, t->fp_len, &crc) != 0)
 		return true;	/* shorter than its old head */
@@ -201,6 +277,8 @@ tailer_poll(struct tailer *t, bool *truncated)
 	struct stat	 st;
 
 	*truncated = false;
+	if (t->z != NULL)	/* its size is the decompressed one */
+		return t->size > t->read_off;
 	if (t->fd < 0 || fstat(t->fd, &st) != 0)
 		return false;
 	if ((uint64_t)st.st_size != t->size) {
@@ -243,6 +321,8 @@ read_at(struct tailer *t, char *dst, size_t len, uint64_t off)
 {
 	ssize_t	 n;
 
+	if (t->z != NULL)
+		return zsource_pread(t->z, dst, len, off);
 	do
 		n = pread(t->fd, dst, len, (off_t)off);
 	while (n < 0 && errno == EINTR);
@@ -443,8 +523,11 @@ tailer_byte_before(const struct tailer *t, uint64_t offset)
 {
 	unsigned char	 c;
 
-	if (offset == 0 || t->fd < 0 ||
-	    pread(t->fd, &c, 1, (off_t)offset - 1) != 1)
+	if (offset == 0 || t->fd < 0)
+		return -1;
+	if (t->z != NULL)
+		return zsource_pread(t->z, &c, 1, offset - 1) == 1 ? c : -1;
+	if (pread(t->fd, &c, 1, (off_t)offset - 1) != 1)
 		return -1;
 	return c;
 }

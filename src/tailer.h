@@ -33,7 +33,19 @@ struct tailer	*tailer_open(const char *path, const struct stat *st,
 /* The same without opening it: a parked tailer (no fd, no fingerprint). */
 struct tailer	*tailer_new_parked(const char *path, const struct stat *st,
 		    uint64_t offset, uint32_t fp_max, const struct framer *fr);
+/*
+ * The same for a compressed file (gzip, zstd), read as its decompressed
+ * bytes: offsets, size and fingerprint are decompressed ones.  It is read
+ * once at open to learn its size.  NULL with errno EAGAIN when the stream
+ * is not complete yet (being compressed), EPROTONOSUPPORT for a format the
+ * agent cannot read (xz, bzip2), EBADMSG when it is corrupt.
+ */
+struct tailer	*tailer_open_compressed(const char *path,
+		    const struct stat *st, uint64_t offset, uint32_t fp_max,
+		    const struct framer *fr);
 void		 tailer_free(struct tailer *);
+/* Whether it reads a compressed file (never parked, never grows). */
+bool		 tailer_compressed(const struct tailer *);
 
 /* --- identity ----------------------------------------------------------- */
 
@@ -58,6 +70,10 @@ bool		 tailer_head_changed(struct tailer *);
  * shorter than len or unreadable.
  */
 int		 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc);
+/* The same for the file at path, decompressed when its name and magic
+ * say it is compressed. */
+int		 tailer_head_crc(const char *path, uint32_t len,
+		    uint32_t *crc);
 
 /* --- descriptor --------------------------------------------------------- */
 

@@ -54,6 +54,7 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->records_dead_lettered = 1;
 	f->records_unmatched[0] = 3;	/* deadletter */
 	f->records_unmatched[1] = 1;	/* raw */
+	f->bytes_lost[LOST_GONE] = 1234;
 	f->bytes_behind = 140;
 	f->files_tracked = 2;
 	f->paused = true;
@@ -312,6 +313,13 @@ static const char expected_small[] =
 "disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"deadletter\"} 3\n"
 "disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"raw\"} 1\n"
 "disagent_records_unmatched_total{flow=\"app\",stream=\"s1\",action=\"drop\"} 0\n"
+"# HELP disagent_bytes_lost_total Bytes of log files that could not be "
+"delivered: the file went before it was read and no compressed successor "
+"holds them (gone), or it is compressed in a format the agent cannot read "
+"(unreadable).\n"
+"# TYPE disagent_bytes_lost_total counter\n"
+"disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"gone\"} 1234\n"
+"disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"unreadable\"} 0\n"
 "# HELP disagent_records_failed_total Records DIS reported as failed, by "
 "error code; they are retried.\n"
 "# TYPE disagent_records_failed_total counter\n"
@@ -359,7 +367,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 36);
+	ck_assert_int_eq(check_exposition(text), 38);
 	free(text);
 }
 END_TEST
@@ -487,9 +495,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 9 plain x 3, unmatched 3 x 3, codes 2+2, statuses
-	 * 2+2, 14 x 3, 2+2. */
-	ck_assert_int_eq(check_exposition(text), 4 + 27 + 9 + 4 + 4 + 42 + 4);
+	/* 4 agent-wide, 9 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
+	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
+	ck_assert_int_eq(check_exposition(text),
+	    4 + 27 + 9 + 6 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST
