@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "cred.h"
 #include "ecsmeta.h"
 #include "proxy.h"
@@ -532,6 +533,250 @@ START_TEST(expiry_times_and_renewal)
 END_TEST
 
 
+/* --- conf_load with credentials ------------------------------------------ */
+
+#define FLOW "[flow:app]\nDISStream = s1\nfilePattern = /var/log/a.log\n"
+
+static void
+conf_env_clear(void)
+{
+	unsetenv("DIS_AK");
+	unsetenv("DIS_SK");
+	unsetenv("DIS_SECURITY_TOKEN");
+	unsetenv("DIS_ENCRYPT_KEY");
+	unsetenv("CREDENTIALS_DIRECTORY");
+}
+
+static void
+conf_setup(void)
+{
+	conf_env_clear();
+	tu_tmpdir(dir, sizeof(dir), "check_cred_conf");
+	tu_path(ini, sizeof(ini), dir, "agent.ini");
+	tu_path(credir, sizeof(credir), dir, "creds");
+}
+
+static void
+conf_teardown(void)
+{
+	conf_env_clear();
+	tu_rmtree(dir);
+}
+
+/* Load text from dir/agent.ini (mode 0600); err without the path. */
+static int
+load(const char *text, unsigned opts, struct conf **c, char *err, size_t len)
+{
+	char	 full[1024];
+	int	 rc;
+
+	tu_write_str(ini, text);
+	ck_assert_int_eq(chmod(ini, 0600), 0);
+	*c = NULL;
+	rc = conf_load_opts(ini, opts, c, full, sizeof(full));
+	if (rc != 0 && strncmp(full, ini, strlen(ini)) == 0)
+		snprintf(err, len, "FILE%.900s", full + strlen(ini));
+	else if (rc != 0)
+		snprintf(err, len, "%.1000s", full);
+	return rc;
+}
+
+/* Encrypted ak, sk and PROXY_PASSWORD on lines longer than inih's 199
+ * characters; encrypt.key with an inline comment. */
+START_TEST(conf_decrypts_long_encrypted_values)
+{
+	struct buf	 t;
+	struct conf	*c;
+	char		 err[1024];
+	char		*eak, *esk, *epw;
+
+	eak = cred_encrypt("AKIDEXAMPLE000000001", 20, "Ke y");
+	esk = cred_encrypt("Secret-Access-Key-Of-Forty-Characters-01", 40,
+	    "Ke y");
+	epw = cred_encrypt("proxy pass", 10, "Ke y");
+	buf_init(&t);
+	buf_printf(&t, "[agent]\nregion = cn-north-4\nprojectId = p\n"
+	    "ak = %s\nsk   :   %s   ; the secret key\nencrypt.key = Ke y ; k\n"
+	    "PROXY_HOST = proxy.example.com\nPROXY_USERNAME = me\n"
+	    "PROXY_PASSWORD = %s\n" FLOW, eak, esk, epw);
+	ck_assert_int_gt(strlen(eak) + 5, 199);
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->ak, "AKIDEXAMPLE000000001");
+	ck_assert_str_eq(c->sk, "Secret-Access-Key-Of-Forty-Characters-01");
+	ck_assert_str_eq(c->proxy_password, "proxy pass");
+	ck_assert_str_eq(c->encrypt_key, "");
+	ck_assert_int_eq(c->proxy_port, 80);
+	ck_assert_str_eq(c->proxy_protocol, "http");
+	conf_free(c);
+	/* Without the credentials (disagent status): nothing decrypted. */
+	ck_assert_int_eq(load(t.data, CONF_NO_CREDENTIALS, &c, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(c->sk, esk);
+	conf_free(c);
+	buf_cleanup(&t);
+	free(eak);
+	free(esk);
+	free(epw);
+}
+END_TEST
+
+/* inih's value rules hold for stashed values too. */
+START_TEST(conf_stashed_values_follow_inih)
+{
+	struct conf	*c;
+	char		 err[1024];
+
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s;t\nsecurity.token =  TOK  ; c\n" FLOW, 0, &c, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(c->sk, "s;t");
+	ck_assert_str_eq(c->security_token, "TOK");
+	conf_free(c);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = ;x\n" FLOW, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:5: sk: must not be empty");
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\nsk = t\n" FLOW, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:6: duplicate key 'sk' in [agent] (first at "
+	    "line 5)");
+}
+END_TEST
+
+START_TEST(conf_long_line_limit_for_stashed_keys)
+{
+	struct buf	 t;
+	struct conf	*c;
+	char		 err[1024];
+	size_t		 i;
+
+	buf_init(&t);
+	buf_addstr(&t, "[agent]\nsecurity.token = ");
+	for (i = 0; i < 8200; i++)
+		buf_addc(&t, 'T');
+	buf_addstr(&t, "\n");
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:2: line longer than 8191 characters");
+	buf_reset(&t);
+	buf_addstr(&t, "[agent]\nregion = ");
+	for (i = 0; i < 300; i++)
+		buf_addc(&t, 'r');
+	buf_addstr(&t, "\n");
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:2: line longer than 199 characters");
+	buf_cleanup(&t);
+}
+END_TEST
+
+START_TEST(conf_credentials_directory_and_environment)
+{
+	struct conf	*c;
+	char		 err[1024], p[PATH_MAX];
+
+	ck_assert_int_eq(mkdir(credir, 0700), 0);
+	tu_path(p, sizeof(p), credir, "ak");
+	tu_write_str(p, "DIRAK\n");
+	tu_path(p, sizeof(p), credir, "sk");
+	tu_write_str(p, "DIRSK");
+	tu_path(p, sizeof(p), credir, "security.token");
+	tu_write_str(p, "DIRTOKEN");
+	setenv("CREDENTIALS_DIRECTORY", credir, 1);
+	setenv("DIS_SECURITY_TOKEN", "ENVTOKEN", 1);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nsk = INI\n"
+	    FLOW, 0, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->ak, "DIRAK");
+	ck_assert_str_eq(c->sk, "INI");
+	ck_assert_str_eq(c->security_token, "ENVTOKEN");
+	conf_free(c);
+	unsetenv("CREDENTIALS_DIRECTORY");
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nsk = INI\n"
+	    FLOW, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:1: [agent] is missing required key 'ak' "
+	    "(or set DIS_AK, or give the systemd credential ak)");
+}
+END_TEST
+
+START_TEST(conf_ecs_metadata_takes_no_keys)
+{
+	struct conf	*c;
+	char		 err[1024];
+
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\n"
+	    "credentialSource = ECS-Metadata\n" FLOW, 0, &c, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(c->credential_source, "ecs-metadata");
+	ck_assert_str_eq(c->ecs_endpoint, "http://169.254.169.254");
+	ck_assert_str_eq(c->ak, "");
+	conf_free(c);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nsk = s\n"
+	    "credentialSource = ecs-metadata\n" FLOW, 0, &c, err, sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err, "FILE:4: sk is not used with credentialSource = "
+	    "ecs-metadata: remove it");
+	setenv("DIS_SECURITY_TOKEN", "T", 1);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\n"
+	    "credentialSource = ecs-metadata\n" FLOW, 0, &c, err, sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err, "FILE: DIS_SECURITY_TOKEN is set, but "
+	    "credentialSource = ecs-metadata takes the keys from the metadata "
+	    "service: unset it");
+}
+END_TEST
+
+START_TEST(conf_proxy_keys_are_checked)
+{
+	struct conf	*c;
+	char		 err[1024];
+
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\nPROXY_HOST = http://p:3128\n" FLOW, 0, &c, err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:6: PROXY_HOST = http://p:3128 is a URL: "
+	    "give the host name only (PROXY_PROTOCOL and PROXY_PORT say the "
+	    "rest)");
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\nPROXY_PASSWORD = hunter2\n" FLOW, 0, &c, err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:6: PROXY_PASSWORD needs PROXY_USERNAME");
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\nNON_PROXY_HOSTS = a|*b*\n" FLOW, 0, &c, err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:6: NON_PROXY_HOSTS = a|*b* has the pattern "
+	    "'*b*', which cannot be used: write a host name, *.domain, an IP "
+	    "address, a.b.* or *");
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\nPROXY_PROTOCOL = HTTPS\nPROXY_PORT = 3128\n" FLOW, 0, &c,
+	    err, sizeof(err)), 0);
+	ck_assert_str_eq(c->proxy_protocol, "https");
+	ck_assert_int_eq(c->proxy_port, 3128);
+	conf_free(c);
+}
+END_TEST
+
+/* A wrong key is an error naming the line; the value never shows. */
+START_TEST(conf_decrypt_error_names_line_not_value)
+{
+	struct buf	 t;
+	struct conf	*c;
+	char		 err[1024], *esk;
+
+	esk = cred_encrypt("Secret-Access-Key-Of-Forty-Characters-01", 40,
+	    "right");
+	buf_init(&t);
+	buf_printf(&t, "[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = %s\n" FLOW, esk);
+	setenv("DIS_ENCRYPT_KEY", "wrong", 1);
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:5: sk: cannot decrypt the value with "
+	    "encrypt.key (a wrong key, or a damaged value)");
+	setenv("DIS_ENCRYPT_KEY", "right", 1);
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->sk, "Secret-Access-Key-Of-Forty-Characters-01");
+	conf_free(c);
+	buf_cleanup(&t);
+	free(esk);
+}
+END_TEST
+
 static Suite *
 cred_suite(void)
 {
@@ -559,6 +804,17 @@ cred_suite(void)
 	tcase_add_test(tc, built_in_key_without_encrypt_key);
 	tcase_add_test(tc, long_value_that_is_not_hex_is_an_error);
 	tcase_add_test(tc, unreadable_credential_file_is_an_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("conf");
+	tcase_add_checked_fixture(tc, conf_setup, conf_teardown);
+	tcase_add_test(tc, conf_decrypts_long_encrypted_values);
+	tcase_add_test(tc, conf_stashed_values_follow_inih);
+	tcase_add_test(tc, conf_long_line_limit_for_stashed_keys);
+	tcase_add_test(tc, conf_credentials_directory_and_environment);
+	tcase_add_test(tc, conf_ecs_metadata_takes_no_keys);
+	tcase_add_test(tc, conf_proxy_keys_are_checked);
+	tcase_add_test(tc, conf_decrypt_error_names_line_not_value);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("proxy");
