@@ -317,6 +317,9 @@ succeeded(struct sink *s)
 
 static void	on_put_done(const struct http_response *, void *);
 static void	schedule(struct sink *, struct batch *, uint64_t);
+static void	halt_log(struct sink *, long, const char *, const char *);
+static void	pause_batch(struct sink *, struct batch *, uint64_t);
+static uint64_t	backoff(struct sink *, struct batch *);
 
 /* The body of the records not yet done (at most b->limit of them). */
 static void
@@ -399,6 +402,15 @@ send_batch(struct sink *s, struct batch *b)
 		c.extra = zhdr;
 		c.nextra = s->zip != CODEC_ZIP_NONE ? 2 : 0;
 		rc = disapi_send(s->api, &c, on_put_done, b);
+	}
+	if (rc == -EKEYEXPIRED) {
+		/* No valid keys (yet): paused, nothing sent, retried soon. */
+		b->sending = false;
+		body_free(b);
+		halt_log(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		pause_batch(s, b, MIN(backoff(s, b),
+		    (uint64_t)s->conf->paused_retry_s * 1000));
+		return;
 	}
 	if (rc != 0) {
 		b->sending = false;
@@ -535,8 +547,19 @@ halt_log(struct sink *s, long status, const char *code, const char *msg)
 		hint = "check projectId";
 	else if (strcmp(code, "DIS.4301") == 0 || status == 410)
 		hint = "check that DISStream exists in this region/project";
-	snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s %s: %s",
-	    s->fc->stream, status, code, msg, hint);
+	else if (status == 407)
+		hint = "the proxy wants other credentials: check "
+		    "PROXY_USERNAME and PROXY_PASSWORD (or https_proxy)";
+	if (status == 0)	/* not a reply: msg says it all */
+		snprintf(reason, sizeof(reason), "stream [%s]: %s",
+		    s->fc->stream, msg);
+	else if (status == 407 && s->conf->proxy_host[0] != '\0')
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP 407 from "
+		    "the proxy %s:%lld: %s", s->fc->stream,
+		    s->conf->proxy_host, s->conf->proxy_port, hint);
+	else
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s "
+		    "%s: %s", s->fc->stream, status, code, msg, hint);
 	metrics_set_error(&s->m, code[0] ? code : "HTTP", reason, wall_s());
 	if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
@@ -872,6 +895,12 @@ describe(struct sink *s)
 	c.method = "GET";
 	c.path = s->describe_path;
 	rc = disapi_send(s->api, &c, on_describe_done, s);
+	if (rc == -EKEYEXPIRED) {
+		s->halted = true;
+		halt_log(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		describe_again(s, describe_backoff(s));
+		return;
+	}
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));
