@@ -89,13 +89,12 @@ on_meta_keys(const struct ecsmeta_keys *k, const char *why, void *arg)
 		disapi_set_key_error(a->api, why);
 }
 
-static void
+static bool
 on_auth_failure(void *arg)
 {
 	struct agent	*a = arg;
 
-	if (a->meta != NULL)
-		ecsmeta_auth_failed(a->meta);
+	return a->meta != NULL && ecsmeta_auth_failed(a->meta);
 }
 
 /* Start, keep or stop the metadata client for the current conf. */

@@ -603,7 +603,7 @@ static void
 echo_on(void)
 {
 	if (saved_fd >= 0)
-		(void)tcsetattr(saved_fd, TCSAFLUSH, &saved_tio);
+		(void)tcsetattr(saved_fd, TCSANOW, &saved_tio);
 	saved_fd = -1;
 }
 
@@ -643,10 +643,10 @@ prompt_secret(int fd, const char *prompt, struct buf *b)
 {
 	int	 rc;
 
-	if (write_all(fd, prompt, strlen(prompt)) != 0)
-		return -EIO;
+	/* Echo off first: what is typed after the prompt never shows. */
 	echo_off(fd);
-	rc = read_fd(fd, true, b);
+	rc = write_all(fd, prompt, strlen(prompt)) != 0 ? -EIO :
+	    read_fd(fd, true, b);
 	echo_on();
 	return rc;
 }

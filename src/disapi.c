@@ -28,8 +28,9 @@ struct disapi {
 	char		*token;		/* X-Security-Token, or NULL */
 	uint64_t	 expires;	/* mono_ms of key expiry; 0: never */
 	char		*key_error;	/* why there are no valid keys */
-	void		(*auth_cb)(void *);
+	bool		(*auth_cb)(void *);
 	void		*auth_arg;
+	bool		 renewing;	/* auth_cb is fetching new keys */
 };
 
 /* A call whose reply is looked at (for auth_cb) before the caller's. */
@@ -116,6 +117,7 @@ disapi_set_keys(struct disapi *d, const char *ak, const char *sk,
 	d->ak = xstrdup(ak != NULL ? ak : "");
 	d->sk = xstrdup(sk != NULL ? sk : "");
 	d->token = token != NULL && token[0] != '\0' ? xstrdup(token) : NULL;
+	d->renewing = false;
 }
 
 void
@@ -129,6 +131,7 @@ disapi_set_key_error(struct disapi *d, const char *why)
 {
 	free(d->key_error);
 	d->key_error = why != NULL ? xstrdup(why) : NULL;
+	d->renewing = false;
 }
 
 const char *
@@ -141,10 +144,16 @@ disapi_key_error(const struct disapi *d)
 }
 
 void
-disapi_on_auth_failure(struct disapi *d, void (*cb)(void *), void *arg)
+disapi_on_auth_failure(struct disapi *d, bool (*cb)(void *), void *arg)
 {
 	d->auth_cb = cb;
 	d->auth_arg = arg;
+}
+
+bool
+disapi_renewing(const struct disapi *d)
+{
+	return d->renewing;
 }
 
 static bool
@@ -160,8 +169,8 @@ on_call_done(const struct http_response *r, void *arg)
 
 	free(arg);
 	if (r->result == HTTP_OK && (r->status == 401 || r->status == 441) &&
-	    c.d->auth_cb != NULL)
-		c.d->auth_cb(c.d->auth_arg);
+	    c.d->auth_cb != NULL && c.d->auth_cb(c.d->auth_arg))
+		c.d->renewing = true;
 	c.cb(r, c.arg);
 }
 

@@ -48,10 +48,13 @@ const char	*disapi_key_error(const struct disapi *);
 
 /*
  * cb(arg) whenever DIS answers HTTP 401 or 441 (authentication), before the
- * caller's done callback sees the reply; NULL: none.
+ * caller's done callback sees the reply; NULL: none.  cb returns whether
+ * new keys are being fetched because of it: disapi_renewing is true from
+ * then until the next disapi_set_keys or disapi_set_key_error.
  */
-void		 disapi_on_auth_failure(struct disapi *, void (*cb)(void *),
+void		 disapi_on_auth_failure(struct disapi *, bool (*cb)(void *),
 		    void *arg);
+bool		 disapi_renewing(const struct disapi *);
 
 struct disapi_call {
 	const char	*method;	/* "GET", "POST" */

@@ -504,14 +504,17 @@ fetch(struct ecsmeta *em)
 		failed(em, uv_strerror(rc));
 }
 
-void
+bool
 ecsmeta_auth_failed(struct ecsmeta *em)
 {
-	if (em->closing || !em->have_keys || em->refetched)
-		return;
+	if (em->closing || !em->have_keys)
+		return false;
+	if (em->refetched)
+		return em->step != STEP_IDLE;	/* still fetching for it */
 	em->refetched = true;
 	log_info("DIS refused the temporary keys: fetching new ones from the "
 	    "ECS metadata service now");
 	em->session_retried = false;
 	fetch(em);
+	return em->step != STEP_IDLE;
 }

@@ -48,9 +48,10 @@ const struct ecsmeta_keys *ecsmeta_keys(const struct ecsmeta *);
 const char	*ecsmeta_endpoint(const struct ecsmeta *);
 /*
  * DIS refused the keys (401, 441): fetch again at once, once for each set
- * of keys (the service may have rotated them early).
+ * of keys (the service may have rotated them early).  Returns whether a
+ * fetch is under way for it.
  */
-void		 ecsmeta_auth_failed(struct ecsmeta *);
+bool		 ecsmeta_auth_failed(struct ecsmeta *);
 /*
  * Stop: cancel the fetch in flight, close the handles; the memory goes
  * once they are closed.  No callback after this.  NULL is fine.

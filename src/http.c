@@ -393,9 +393,11 @@ map_result(CURLcode rc, bool toobig)
 }
 
 /*
- * A proxy that wants (other) credentials answers CONNECT with 407 and curl
- * fails the transfer: report the 407 as the status, as a proxy in front of
- * a plain-HTTP endpoint does, so that it is classified, not retried blind.
+ * A proxy that wants (other) credentials answers CONNECT with 407 (some,
+ * like tinyproxy 1.11 for a wrong password, with 401: only the proxy can
+ * answer a CONNECT) and curl fails the transfer: report 407 as the status,
+ * as a proxy in front of a plain-HTTP endpoint does, so that it is
+ * classified as the proxy's refusal instead of being retried blind.
  */
 static void
 proxy_refused(struct http_response *resp, struct http_req *r, CURLcode rc)
@@ -403,7 +405,8 @@ proxy_refused(struct http_response *resp, struct http_req *r, CURLcode rc)
 	long	 code = 0;
 
 	if (rc == CURLE_OK || curl_easy_getinfo(r->easy,
-	    CURLINFO_HTTP_CONNECTCODE, &code) != CURLE_OK || code != 407)
+	    CURLINFO_HTTP_CONNECTCODE, &code) != CURLE_OK ||
+	    (code != 407 && code != 401))
 		return;
 	resp->result = HTTP_OK;
 	resp->status = 407;

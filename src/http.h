@@ -45,7 +45,8 @@ struct http_response {
 	enum http_result result;
 	const char	*error;		/* human text for result != HTTP_OK */
 	/* HTTP status when result == HTTP_OK; 407 also when the proxy
-	 * refused to open the tunnel (CONNECT) for want of credentials. */
+	 * refused to open the tunnel (CONNECT: 407, or 401) for want of
+	 * (other) credentials. */
 	long		 status;
 	const char	*body;		/* borrowed, valid during the callback */
 	size_t		 bodylen;

@@ -621,6 +621,22 @@ split(struct sink *s, struct batch *b, long status, const char *code,
 	schedule(s, b, backoff(s, b));
 }
 
+/*
+ * retry_classify, but temporary keys that DIS refused while new ones are
+ * being fetched (disapi_renewing) are resent, not paused (dis-api.md 4:
+ * "new token, REQ once, then HALT").
+ */
+static enum retry_action
+classify(struct sink *s, long status, const char *code)
+{
+	enum retry_action a = retry_classify(status, code);
+
+	if (a == RETRY_HALT && (status == 401 || status == 441) &&
+	    disapi_renewing(s->api))
+		return RETRY_REQUEST;
+	return a;
+}
+
 static void
 request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 {
@@ -641,7 +657,7 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	}
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
-	a = retry_classify(r->status, code);
+	a = classify(s, r->status, code);
 	if (a != RETRY_HALT && a != RETRY_HARD)
 		metrics_set_error(&s->m, code[0] ? code : "HTTP", msg,
 		    wall_s());
@@ -870,7 +886,7 @@ on_describe_done(const struct http_response *r, void *arg)
 	}
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
-	a = retry_classify(r->status, code);
+	a = classify(s, r->status, code);
 	if (a == RETRY_HALT || a == RETRY_HARD) {
 		s->halted = true;
 		halt_log(s, r->status, code, msg);
