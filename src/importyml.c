@@ -425,6 +425,17 @@ put_key(struct imp *im, const char *sect, size_t start, const char *key,
 		esc[2] = '\0';
 		v = esc;
 	}
+	/* The DIS SDK reads it with Protocol.valueOf(): only "HTTPS" means
+	 * https there, anything else (even "https") falls back to http. */
+	if (strcmp(key, "PROXY_PROTOCOL") == 0 && strcmp(v, "HTTPS") != 0 &&
+	    strcasecmp(v, "http") != 0) {
+		s = shown(key, v);
+		note(im, line, &im->nskipped, "PROXY_PROTOCOL = %s was http in "
+		    "the DIS Agent (only HTTPS means https there): written as "
+		    "http", s);
+		free(s);
+		v = "http";
+	}
 	s = shown(key, v);
 	k = shown("", key);
 	other = strcmp(sect, "agent") == 0 ? "flow" : "agent";

@@ -511,9 +511,17 @@ START_TEST(encrypted_values_and_proxy_keys_are_carried_over)
 	ck_assert_str_eq(c->ak, "AKIDEXAMPLE000000001");
 	ck_assert_str_eq(c->sk, "Secret-Access-Key-Of-Forty-Characters-01");
 	ck_assert_str_eq(c->proxy_password, "proxy-pass");
-	ck_assert_str_eq(c->proxy_protocol, "https");
+	ck_assert_str_eq(c->proxy_protocol, "http");	/* as the SDK read it */
 	ck_assert_int_eq(c->proxy_port, 3128);
+	ck_assert_ptr_nonnull(strstr(err, "PROXY_PROTOCOL = https was http in "
+	    "the DIS Agent (only HTTPS means https there): written as http"));
 	conf_free(c);
+	/* "HTTPS" is https there too. */
+	free(out);
+	free(err);
+	tu_write_str(yml, "PROXY_PROTOCOL: HTTPS\nflows: []\n");
+	ck_assert_int_eq(import(&out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\nPROXY_PROTOCOL = HTTPS\n"));
 	buf_cleanup(&y);
 	free(ak);
 	free(sk);
