@@ -5,8 +5,8 @@
  * iterations, 128 bits), AES-128-CBC with PKCS#5 padding, and the whole
  * "saltHex::ivHex::ctHex" again as lowercase hex of its UTF-8 bytes.  Plus
  * where conf_load's credentials may come from besides agent.ini and the
- * environment: files of systemd's $CREDENTIALS_DIRECTORY.  And the command
- * `disagent encrypt`, which prompts without echo.
+ * environment: files of systemd's $CREDENTIALS_DIRECTORY.  The command
+ * `disagent encrypt` is credcmd.c.
  */
 #include "config.h"
 
@@ -15,12 +15,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -108,9 +106,8 @@ hex_encode(const uint8_t *p, size_t n, struct buf *b)
 	}
 }
 
-/* Zero a buffer that held a secret, then free it. */
-static void
-buf_wipe(struct buf *b)
+void
+cred_buf_wipe(struct buf *b)
 {
 	if (b->data != NULL)
 		explicit_bzero(b->data, b->cap);
@@ -282,9 +279,8 @@ cred_decrypt(const char *text, const char *password, char **out)
 
 /* --- where the values come from ---------------------------------------- */
 
-/* Whether s is UTF-8 text without control characters. */
-static bool
-printable_utf8(const char *s)
+bool
+cred_text_ok(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	int		 more;
@@ -318,13 +314,8 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/*
- * The contents of path (at most FILE_MAX bytes, one trailing newline
- * dropped) into *out, new.  0; -ENOENT when it does not exist; another
- * negative errno.  *mode gets its permission bits.
- */
-static int
-read_secret_file(const char *path, char **out, mode_t *mode)
+int
+cred_read_file(const char *path, char **out, mode_t *mode)
 {
 	struct stat	 st;
 	struct buf	 b;
@@ -359,7 +350,7 @@ read_secret_file(const char *path, char **out, mode_t *mode)
 	if (rc == 0 && memchr(b.data ? b.data : "", '\0', b.len) != NULL)
 		rc = -EINVAL;
 	if (rc != 0) {
-		buf_wipe(&b);
+		cred_buf_wipe(&b);
 		return rc;
 	}
 	if (b.len > 0 && b.data[b.len - 1] == '\n')
@@ -367,7 +358,7 @@ read_secret_file(const char *path, char **out, mode_t *mode)
 	if (b.len > 0 && b.data[b.len - 1] == '\r')
 		b.data[--b.len] = '\0';
 	*out = xstrdup(b.data != NULL ? b.data : "");
-	buf_wipe(&b);
+	cred_buf_wipe(&b);
 	return 0;
 }
 
@@ -388,7 +379,7 @@ from_directory(struct cred_item *items, size_t n, char *err, size_t errlen)
 		    items[i].env != NULL || (*items[i].value)[0] != '\0')
 			continue;
 		file = xasprintf("%s/%s", dir, items[i].key);
-		rc = read_secret_file(file, &v, &mode);
+		rc = cred_read_file(file, &v, &mode);
 		if (rc == -ENOENT) {
 			free(file);
 			continue;
@@ -478,7 +469,7 @@ decrypt_item(struct cred_item *it, const char *password, const char *path,
 		    where, CRED_CIPHER_MIN);
 	rc = cred_decrypt(*it->value, password != NULL ? password :
 	    CRED_DEFAULT_KEY, &plain);
-	if (rc == 0 && (plain[0] == '\0' || !printable_utf8(plain)))
+	if (rc == 0 && (plain[0] == '\0' || !cred_text_ok(plain)))
 		rc = -EBADMSG;	/* the wrong key can pass the padding check */
 	if (rc == -EINVAL)
 		return fail(err, errlen, "%s: the value is not a DIS Agent "
@@ -562,200 +553,5 @@ cred_resolve(struct cred_item *items, size_t n, const char *path, char *err,
 		cred_free(*ek->value);
 		*ek->value = xstrdup("");
 	}
-	return rc;
-}
-
-/* --- disagent encrypt --------------------------------------------------- */
-
-static struct termios	 saved_tio;
-static volatile sig_atomic_t saved_fd = -1;
-
-/* A signal while echo is off: give the terminal back, then die of it. */
-static void
-on_tty_signal(int sig)
-{
-	if (saved_fd >= 0)
-		(void)tcsetattr(saved_fd, TCSAFLUSH, &saved_tio);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void
-echo_off(int fd)
-{
-	struct termios	 t;
-
-	if (tcgetattr(fd, &saved_tio) != 0)
-		return;
-	t = saved_tio;
-	t.c_lflag &= ~(tcflag_t)ECHO;
-	t.c_lflag |= ECHONL;
-	saved_fd = fd;
-	signal(SIGINT, on_tty_signal);
-	signal(SIGTERM, on_tty_signal);
-	signal(SIGHUP, on_tty_signal);
-	signal(SIGQUIT, on_tty_signal);
-	if (tcsetattr(fd, TCSAFLUSH, &t) != 0)
-		saved_fd = -1;
-}
-
-static void
-echo_on(void)
-{
-	if (saved_fd >= 0)
-		(void)tcsetattr(saved_fd, TCSANOW, &saved_tio);
-	saved_fd = -1;
-}
-
-/*
- * Read from fd up to a newline (line) or the end, at most FILE_MAX bytes,
- * into b; one trailing newline is dropped.  0 or a negative errno.
- */
-static int
-read_fd(int fd, bool line, struct buf *b)
-{
-	char	 c;
-	ssize_t	 r;
-
-	for (;;) {
-		r = read(fd, &c, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0 || (line && c == '\n'))
-			break;
-		if (b->len == FILE_MAX)
-			return -EFBIG;
-		buf_addc(b, c);
-	}
-	c = 0;
-	if (b->len > 0 && b->data[b->len - 1] == '\n')
-		b->data[--b->len] = '\0';
-	if (b->len > 0 && b->data[b->len - 1] == '\r')
-		b->data[--b->len] = '\0';
-	return 0;
-}
-
-/* A line from the terminal fd without echo, after prompt. */
-static int
-prompt_secret(int fd, const char *prompt, struct buf *b)
-{
-	int	 rc;
-
-	/* Echo off first: what is typed after the prompt never shows. */
-	echo_off(fd);
-	rc = write_all(fd, prompt, strlen(prompt)) != 0 ? -EIO :
-	    read_fd(fd, true, b);
-	echo_on();
-	return rc;
-}
-
-/* The key: FILE, or typed twice at the terminal. */
-static int
-read_key(const char *key_file, struct buf *key)
-{
-	struct buf	 again;
-	char		*v;
-	mode_t		 mode;
-	int		 fd, rc;
-
-	if (key_file != NULL) {
-		rc = read_secret_file(key_file, &v, &mode);
-		if (rc != 0) {
-			fprintf(stderr, "disagent encrypt: %s: %s\n", key_file,
-			    strerror(-rc));
-			return -1;
-		}
-		if (mode & (S_IRGRP | S_IROTH))
-			fprintf(stderr, "disagent encrypt: warning: %s is "
-			    "readable by group or others (mode %04o)\n",
-			    key_file, (unsigned)mode);
-		buf_addstr(key, v);
-		cred_free(v);
-		return 0;
-	}
-	fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "disagent encrypt: no terminal to ask for the "
-		    "key: use --key-file FILE\n");
-		return -1;
-	}
-	buf_init(&again);
-	rc = prompt_secret(fd, "encrypt.key: ", key);
-	if (rc == 0)
-		rc = prompt_secret(fd, "encrypt.key again: ", &again);
-	close(fd);
-	if (rc == 0 && (key->len != again.len ||
-	    memcmp(key->data, again.data, key->len) != 0)) {
-		fprintf(stderr, "disagent encrypt: the keys differ\n");
-		rc = -1;
-	}
-	buf_wipe(&again);
-	return rc == 0 ? 0 : -1;
-}
-
-/* The value: typed without echo on a terminal, or all of stdin. */
-static int
-read_value(struct buf *v)
-{
-	int	 rc;
-
-	if (isatty(STDIN_FILENO))
-		rc = prompt_secret(STDIN_FILENO, "value to encrypt: ", v);
-	else
-		rc = read_fd(STDIN_FILENO, false, v);
-	if (rc != 0)
-		fprintf(stderr, "disagent encrypt: reading the value: %s\n",
-		    strerror(-rc));
-	return rc;
-}
-
-static int
-encrypt_usage(void)
-{
-	fprintf(stderr, "usage: disagent encrypt [--key-file FILE] < VALUE\n");
-	return 2;
-}
-
-int
-cred_encrypt_main(int argc, char **argv)
-{
-	struct buf	 key, value;
-	const char	*key_file = NULL;
-	char		*out = NULL;
-	int		 rc = 1;
-
-	if (argc == 3 && strcmp(argv[1], "--key-file") == 0)
-		key_file = argv[2];
-	else if (argc == 2 && strncmp(argv[1], "--key-file=", 11) == 0)
-		key_file = argv[1] + 11;
-	else if (argc != 1)
-		return encrypt_usage();
-	buf_init(&key);
-	buf_init(&value);
-	if (read_key(key_file, &key) != 0 || read_value(&value) != 0)
-		goto out;
-	if (key.len == 0 || memchr(key.data, '\0', key.len) != NULL) {
-		fprintf(stderr, "disagent encrypt: the key is empty (the DIS "
-		    "Agent's built-in key is public; choose your own)\n");
-		goto out;
-	}
-	if (value.len == 0 || !printable_utf8(value.data)) {
-		fprintf(stderr, "disagent encrypt: the value is empty or not "
-		    "one line of text\n");
-		goto out;
-	}
-	out = cred_encrypt(value.data, value.len, key.data);
-	if (out == NULL) {
-		fprintf(stderr, "disagent encrypt: libcrypto failed\n");
-		goto out;
-	}
-	printf("%s\n", out);
-	rc = fflush(stdout) == 0 ? 0 : 1;
-out:
-	free(out);
-	buf_wipe(&key);
-	buf_wipe(&value);
 	return rc;
 }

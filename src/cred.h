@@ -2,9 +2,9 @@
  * Credentials at configuration time: the DIS Agent's encrypted values
  * (PBKDF2-HMAC-SHA1 and AES-128-CBC through libcrypto, the format of the DIS
  * Java SDK's EncryptUtils), values supplied by systemd credentials
- * ($CREDENTIALS_DIRECTORY), WARNs for secret files others can read, and the
- * `disagent encrypt` command.  Every buffer that held a secret is zeroed
- * before it is freed; no secret is ever part of a message.
+ * ($CREDENTIALS_DIRECTORY) and WARNs for secret files others can read
+ * (`disagent encrypt` is credcmd.c).  Every buffer that held a secret is
+ * zeroed before it is freed; no secret is ever part of a message.
  */
 #ifndef DISAGENT_CRED_H
 #define DISAGENT_CRED_H
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -92,11 +93,15 @@ int	 cred_resolve(struct cred_item *items, size_t n, const char *path,
 	    char *err, size_t errlen) WARN_UNUSED;
 
 /*
- * `disagent encrypt [--key-file FILE]` (argv[0] is "encrypt"): the value
- * from stdin (without echo on a terminal; one trailing newline dropped),
- * the key from FILE or a prompt on the terminal (twice); prints the
- * encrypted value.  Returns the exit code (0, 1 on error, 2 on usage).
+ * The contents of path (at most 64 KiB, one trailing newline dropped) into
+ * *out (new; free it with cred_free) and its permission bits into *mode.
+ * 0; -ENOENT when it does not exist; another negative errno.
  */
-int	 cred_encrypt_main(int argc, char **argv);
+int	 cred_read_file(const char *path, char **out, mode_t *mode)
+	    WARN_UNUSED;
+/* Whether s is UTF-8 text without control characters. */
+bool	 cred_text_ok(const char *s);
+/* Zero the whole allocation of b, then free it. */
+void	 cred_buf_wipe(struct buf *b);
 
 #endif

@@ -18,7 +18,7 @@
 
 #include "agent.h"
 #include "conf.h"
-#include "cred.h"
+#include "credcmd.h"
 #include "http.h"
 #include "importyml.h"
 #include "log.h"
@@ -87,7 +87,7 @@ main(int argc, char **argv)
 
 	/* Before getopt: its options are its own. */
 	if (argc > 1 && strcmp(argv[1], "encrypt") == 0)
-		return cred_encrypt_main(argc - 1, argv + 1);
+		return credcmd_encrypt(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
