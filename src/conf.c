@@ -543,10 +543,20 @@ check_url(const char *s)
 	return NULL;
 }
 
+/* Printable ASCII without blanks: keys and tokens pasted with a blank or
+ * a control character inside fail to sign. */
+static bool
+graph_only(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
 /*
- * Keys pasted with a blank or a control character inside fail to sign.  A
- * value of 168 characters or more is encrypted (decrypted once the file is
- * read, and then checked again).
+ * A value of 168 characters or more is encrypted (decrypted once the file
+ * is read, and then checked again).
  */
 static const char *
 check_credential(const char *s)
@@ -554,24 +564,16 @@ check_credential(const char *s)
 	if (strlen(s) >= CRED_CIPHER_MIN && !cred_looks_encrypted(s))
 		return "is 168 characters or more, so it must be a DIS Agent "
 		    "encrypted value, but it is not hexadecimal";
-	if (strlen(s) >= CRED_CIPHER_MIN)
+	if (strlen(s) >= CRED_CIPHER_MIN || graph_only(s))
 		return NULL;
-	for (; *s != '\0'; s++)
-		if (!isgraph((unsigned char)*s))
-			return "is not a valid key (printable ASCII without "
-			    "blanks)";
-	return NULL;
+	return "is not a valid key (printable ASCII without blanks)";
 }
 
-/* Tokens are long base64-like text: no blanks, nothing unprintable. */
 static const char *
 check_token(const char *s)
 {
-	for (; *s != '\0'; s++)
-		if (!isgraph((unsigned char)*s))
-			return "is not a valid token (printable ASCII without "
-			    "blanks)";
-	return NULL;
+	return graph_only(s) ? NULL : "is not a valid token (printable ASCII "
+	    "without blanks)";
 }
 
 static const char *
