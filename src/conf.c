@@ -1424,6 +1424,13 @@ finish_credentials(struct parse *p)
 
 	if (p->opts & CONF_NO_CREDENTIALS)
 		return 0;
+	if ((p->opts & CONF_CHECK_ONLY) && !cred_dir_readable()) {
+		log_warn("%s: the systemd credentials in %s cannot be read here "
+		    "(systemd hides them from ExecReload=): ak, sk and the "
+		    "encrypted values are not checked", p->path,
+		    getenv("CREDENTIALS_DIRECTORY"));
+		return 0;
+	}
 	n = cred_items(p, items, ARRAY_SIZE(items));
 	if (cred_resolve(items, n, p->path, why, sizeof(why)) != 0) {
 		p->failed = true;

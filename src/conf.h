@@ -117,6 +117,12 @@ int	conf_load(const char *path, struct conf **out, char *err,
 
 /* conf_load without the credentials: none required, none decrypted. */
 #define CONF_NO_CREDENTIALS	0x01
+/*
+ * disagent -t: when $CREDENTIALS_DIRECTORY is set but cannot be read (systemd
+ * 252 hides it from ExecReload= commands), say so and check the rest as with
+ * CONF_NO_CREDENTIALS; the agent checks them when it reloads.
+ */
+#define CONF_CHECK_ONLY		0x02
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);

@@ -362,6 +362,14 @@ cred_read_file(const char *path, char **out, mode_t *mode)
 	return 0;
 }
 
+bool
+cred_dir_readable(void)
+{
+	const char	*dir = getenv("CREDENTIALS_DIRECTORY");
+
+	return dir == NULL || dir[0] == '\0' || access(dir, R_OK | X_OK) == 0;
+}
+
 /* Fill the values nobody set from $CREDENTIALS_DIRECTORY. */
 static int
 from_directory(struct cred_item *items, size_t n, char *err, size_t errlen)

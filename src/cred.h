@@ -60,6 +60,9 @@ int	 cred_decrypt(const char *text, const char *password, char **out)
 /* Zero a secret string and free it; NULL is fine. */
 void	 cred_free(char *);
 
+/* False when $CREDENTIALS_DIRECTORY is set but cannot be read. */
+bool	 cred_dir_readable(void);
+
 /* One value conf_load resolves (cred_resolve). */
 struct cred_item {
 	const char	*key;		/* "sk", as in agent.ini */

@@ -752,6 +752,30 @@ START_TEST(conf_proxy_keys_are_checked)
 }
 END_TEST
 
+/* disagent -t under ExecReload= (systemd 252): the directory is hidden. */
+START_TEST(conf_check_only_without_readable_credentials)
+{
+	struct conf	*c;
+	char		 err[1024], hidden[PATH_MAX];
+	const char	*text = "[agent]\nregion = r\nprojectId = p\n" FLOW;
+
+	tu_path(hidden, sizeof(hidden), dir, "not-there");
+	setenv("CREDENTIALS_DIRECTORY", hidden, 1);
+	ck_assert_int_eq(load(text, CONF_CHECK_ONLY, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->ak, "");
+	conf_free(c);
+	ck_assert_int_eq(load(text, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:1: [agent] is missing required key 'ak' "
+	    "(or set DIS_AK, or give the systemd credential ak)");
+	/* A readable directory is read, -t or not. */
+	ck_assert_int_eq(mkdir(credir, 0700), 0);
+	setenv("CREDENTIALS_DIRECTORY", credir, 1);
+	ck_assert_int_eq(load(text, CONF_CHECK_ONLY, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:1: [agent] is missing required key 'ak' "
+	    "(or set DIS_AK, or give the systemd credential ak)");
+}
+END_TEST
+
 /* A wrong key is an error naming the line; the value never shows. */
 START_TEST(conf_decrypt_error_names_line_not_value)
 {
@@ -815,6 +839,7 @@ cred_suite(void)
 	tcase_add_test(tc, conf_ecs_metadata_takes_no_keys);
 	tcase_add_test(tc, conf_proxy_keys_are_checked);
 	tcase_add_test(tc, conf_decrypt_error_names_line_not_value);
+	tcase_add_test(tc, conf_check_only_without_readable_credentials);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("proxy");
