@@ -4,8 +4,8 @@
 # they expire and delivers with them meanwhile; once they have expired it
 # pauses the flow (an ERROR, the reason in the metrics file and in disagent
 # status), sends nothing with expired keys and drops nothing, and retries
-# with backoff; when the service answers again with new keys every line
-# arrives exactly once.
+# with backoff, sleeping in between; when the service answers again with
+# new keys every line arrives exactly once.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/creds_lib.sh"
 
@@ -58,8 +58,16 @@ grep -q "no temporary keys from the ECS metadata service" \
 count_at_least s1 2001 && fail "records were sent with expired keys"
 [ "$(stat_of auth_failures)" = 0 ] || fail "requests with expired keys"
 refused=$(meta_stat refused_down)
+# cpu_ticks: the agent's user + system time so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat"; }
+c0=$(cpu_ticks); t0=$(date +%s)
 wait_for 30 "more fetches while down" meta_stat_at_least refused_down \
     $((refused + 2))
+sleep 2		# a few seconds of the pause, to measure that it sleeps
+c1=$(cpu_ticks); secs=$(( $(date +%s) - t0 ))
+echo "agent CPU while paused: $((c1 - c0)) ticks in about $secs s"
+[ $((c1 - c0)) -le $(( (secs + 1) * 5 )) ] ||
+	fail "the paused agent used $((c1 - c0)) ticks in $secs s: it spins"
 
 # Back with new keys: everything arrives.
 meta_keys "$AK2" "$SK2" "$TOK2" 120
