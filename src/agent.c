@@ -26,12 +26,14 @@
 #include "agent.h"
 #include "conf.h"
 #include "disapi.h"
+#include "ecsmeta.h"
 #include "flow.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
 #include "progress.h"
+#include "proxy.h"
 #include "registry.h"
 
 #define MAX_CONNECTIONS	16
@@ -52,6 +54,7 @@ struct agent {
 	struct mem_budget mem;
 	struct http	*http;
 	struct disapi	*api;		/* signs every DIS call; uses http */
+	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
 	struct registry	*reg;
 	struct flow	**flows;
 	size_t		 nflows;
@@ -93,11 +96,67 @@ set_state(struct agent *a, enum agent_state st)
 	a->state = st;
 }
 
+/* --- temporary keys (credentialSource = ecs-metadata) -------------------- */
+
+static void
+use_keys(struct agent *a, const struct ecsmeta_keys *k)
+{
+	disapi_set_keys(a->api, k->ak, k->sk, k->token);
+	disapi_set_expiry(a->api, k->deadline);
+	disapi_set_key_error(a->api, NULL);
+}
+
+/* New keys from the metadata service, or why there are none. */
+static void
+on_meta_keys(const struct ecsmeta_keys *k, const char *why, void *arg)
+{
+	struct agent	*a = arg;
+
+	if (a->api == NULL)
+		return;		/* between clients during a reload */
+	if (k != NULL)
+		use_keys(a, k);
+	else
+		disapi_set_key_error(a->api, why);
+}
+
+static bool
+on_auth_failure(void *arg)
+{
+	struct agent	*a = arg;
+
+	return a->meta != NULL && ecsmeta_auth_failed(a->meta);
+}
+
+/* Start, keep or stop the metadata client for the current conf. */
+static void
+attach_keys(struct agent *a)
+{
+	const struct conf *c = a->conf;
+	bool		 ecs = strcmp(c->credential_source, "ecs-metadata") == 0;
+
+	if (a->meta != NULL && (!ecs ||
+	    strcmp(ecsmeta_endpoint(a->meta), c->ecs_endpoint) != 0)) {
+		ecsmeta_close(a->meta);
+		a->meta = NULL;
+	}
+	if (!ecs)
+		return;
+	if (a->meta == NULL) {
+		a->meta = ecsmeta_new(&a->loop, c->ecs_endpoint, on_meta_keys,
+		    a);
+		ecsmeta_start(a->meta);
+	} else if (ecsmeta_keys(a->meta) != NULL)
+		use_keys(a, ecsmeta_keys(a->meta));
+	disapi_on_auth_failure(a->api, on_auth_failure, a);
+}
+
 /* The HTTP client and the DIS client on it, from the current conf. */
 static void
 open_client(struct agent *a)
 {
 	struct http_opts ho;
+	struct proxy_strings ps;
 
 	memset(&ho, 0, sizeof(ho));
 	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
@@ -105,10 +164,13 @@ open_client(struct agent *a)
 	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
 	 * partition anyway.  Requests beyond this wait in curl's queue. */
 	ho.max_host_connections = MAX_CONNECTIONS;
+	proxy_init(&ps, a->conf, &ho);
 	a->http = http_new(&a->loop, &ho);
+	proxy_cleanup(&ps);
 	if (a->http == NULL)
 		fatalx("cannot set up the HTTP client");
 	a->api = disapi_new(a->http, a->conf);
+	attach_keys(a);
 }
 
 #define SAVE_RETRY_MS	1000
@@ -501,6 +563,8 @@ finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->sig_term, NULL);
 	uv_close((uv_handle_t *)&a->sig_int, NULL);
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
+	ecsmeta_close(a->meta);
+	a->meta = NULL;
 	/* During a reload the old client is already closing; its close
 	 * callback frees the flows and sees FINISHING. */
 	if (a->http != NULL)
@@ -606,11 +670,17 @@ agent_run(struct conf **confp, const char *path, bool once)
 	registry_on_dirty(a.reg, on_registry_dirty, &a);
 	if (registry_dirty(a.reg))	/* loaded from the .bak */
 		on_registry_dirty(&a);
-	rc = start_flows(&a);
+	/* Temporary keys: the first answer of the metadata service (a few
+	 * ms; its timeout at worst) before any flow asks DIS anything. */
+	while (a.meta != NULL && !ecsmeta_answered(a.meta) &&
+	    a.state != AGENT_FINISHING)
+		uv_run(&a.loop, UV_RUN_ONCE);
+	/* (A signal while waiting has started finish() already.) */
+	rc = a.state == AGENT_FINISHING ? 0 : start_flows(&a);
 	if (rc != 0) {
 		a.exit_code = 1;
 		finish(&a);
-	} else {
+	} else if (a.state != AGENT_FINISHING) {
 		log_info("Startup completed in %" PRIu64 " ms.",
 		    mono_ms() - a.start_ms);
 		(void)notify_ready();

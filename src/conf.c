@@ -30,8 +30,10 @@
 #include <pcre2.h>
 
 #include "conf.h"
+#include "cred.h"
 #include "log.h"
 #include "logparse.h"
+#include "proxy.h"
 #include "util.h"
 
 enum ktype {
@@ -50,7 +52,9 @@ enum ksect {
 #define KF_REQUIRED	0x01	/* must be set (or come from env) */
 #define KF_SECRET	0x02	/* value never appears in a message */
 #define KF_NONEMPTY	0x04	/* "" is not a valid value */
-#define KF_LONG		0x08	/* its line may be up to LONG_LINE_MAX */
+#define KF_CRED		0x08	/* required with credentialSource = static */
+#define KF_DIR		0x10	/* may come from $CREDENTIALS_DIRECTORY */
+#define KF_LONG		0x20	/* its line may be up to LONG_LINE_MAX */
 
 struct key {
 	enum ksect	 sect;
@@ -85,6 +89,8 @@ static const char *const stream_type_words[] = { "COMMON", "ADVANCED", NULL };
 static const char *const watch_words[] = { "INOTIFY", "POLL", NULL };
 static const char *const compress_words[] = { "lz4", "zstd", NULL };
 static const char *const serialize_words[] = { "json", "protobuf", NULL };
+static const char *const source_words[] = { "static", "ecs-metadata", NULL };
+static const char *const proxy_words[] = { "http", "https", NULL };
 /* In the order of enum conf_position. */
 static const char *const position_words[] = {
 	"START_OF_FILE", "END_OF_FILE", NULL
@@ -100,6 +106,8 @@ static const char	*check_delimiter(const char *);
 static const char	*check_regex(const char *);
 static const char	*check_encoding(const char *);
 static const char	*check_ca_file(const char *);
+static const char	*check_token(const char *);
+static const char	*check_non_proxy(const char *);
 
 #define AOFF(f)	offsetof(struct conf, f)
 #define FOFF(f)	offsetof(struct conf_flow, f)
@@ -122,15 +130,20 @@ static const struct key keys[] = {
 	  .help = "URL of the DIS service. Empty means "
 	  "https://dis.REGION.myhuaweicloud.com." },
 	{ KS_AGENT, "ak", KT_STRING, .off = AOFF(ak),
-	  .flags = KF_REQUIRED | KF_NONEMPTY, .env = "DIS_AK",
+	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY, .env = "DIS_AK",
 	  .example = "YOUR_ACCESS_KEY_ID", .check = check_credential,
-	  .help = "Access key ID used to sign requests." },
+	  .help = "Access key ID used to sign requests; may be encrypted "
+	  "(see encrypt.key). Required unless credentialSource = "
+	  "ecs-metadata; when it is not set here, the systemd credential ak "
+	  "($CREDENTIALS_DIRECTORY/ak) is used." },
 	{ KS_AGENT, "sk", KT_STRING, .off = AOFF(sk),
-	  .flags = KF_REQUIRED | KF_NONEMPTY | KF_SECRET, .env = "DIS_SK",
+	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY | KF_SECRET, .env = "DIS_SK",
 	  .example = "YOUR_SECRET_ACCESS_KEY", .check = check_credential,
-	  .help = "Secret access key used to sign requests. It is never "
-	  "logged; keep this file readable by the agent only, or use the "
-	  "environment variable." },
+	  .help = "Secret access key used to sign requests; may be encrypted "
+	  "(see encrypt.key). It is never logged; keep this file readable by "
+	  "the agent only, or use the environment variable or the systemd "
+	  "credential sk. Required unless credentialSource = "
+	  "ecs-metadata." },
 	{ KS_AGENT, "checkpointFile", KT_STRING, .off = AOFF(checkpoint_file),
 	  .def = "/var/lib/disagent/state.json", .flags = KF_NONEMPTY,
 	  .help = "File that records how far each log file has been "
@@ -217,6 +230,61 @@ static const struct key keys[] = {
 	{ KS_AGENT, "metricsIntervalMillis", KT_INT, .min = 1000,
 	  .max = 600000, .off = AOFF(metrics_interval_ms), .def = "5000",
 	  .help = "How often metricsFile is rewritten, in milliseconds." },
+	/* Credentials and proxies (cred.c, ecsmeta.c, proxy.c). */
+	{ KS_AGENT, "security.token", KT_STRING, .off = AOFF(security_token),
+	  .def = "", .flags = KF_SECRET | KF_DIR, .env = "DIS_SECURITY_TOKEN",
+	  .check = check_token,
+	  .help = "Security token of temporary keys: with the temporary ak "
+	  "and sk it is sent as X-Security-Token and signed. Empty: ak and "
+	  "sk are permanent keys. When it is not set here, the systemd "
+	  "credential security.token is used. Never logged." },
+	{ KS_AGENT, "credentialSource", KT_WORD, source_words,
+	  .off = AOFF(credential_source), .def = "static",
+	  .help = "Where the keys come from. static: ak, sk and "
+	  "security.token from this file, the environment or systemd "
+	  "credentials. ecs-metadata: temporary keys of the ECS server's "
+	  "agency, from the metadata service, renewed before they expire "
+	  "and never written anywhere: no key on the server." },
+	{ KS_AGENT, "ecsMetadataEndpoint", KT_STRING, .off = AOFF(ecs_endpoint),
+	  .def = "http://169.254.169.254", .flags = KF_NONEMPTY,
+	  .check = check_url,
+	  .help = "URL of the ECS metadata service (credentialSource = "
+	  "ecs-metadata). It is reached directly, never through a proxy." },
+	{ KS_AGENT, "encrypt.key", KT_STRING, .off = AOFF(encrypt_key),
+	  .def = "", .flags = KF_SECRET | KF_DIR, .env = "DIS_ENCRYPT_KEY",
+	  .help = "Key of encrypted values (made by disagent encrypt, or by "
+	  "the DIS Agent): values of ak, sk and PROXY_PASSWORD of 168 "
+	  "characters or more are decrypted with it at start. Keep it out "
+	  "of this file: the environment variable or the systemd credential "
+	  "encrypt.key. Empty: the DIS Agent's built-in key, which is "
+	  "public." },
+	{ KS_AGENT, "PROXY_HOST", KT_STRING, .off = AOFF(proxy_host),
+	  .def = "", .check = proxy_check_host,
+	  .help = "Host name or address of the proxy that requests to DIS go "
+	  "through. Empty: no proxy, unless the https_proxy environment "
+	  "variable names one (no_proxy applies then)." },
+	{ KS_AGENT, "PROXY_PORT", KT_INT, .min = 1, .max = 65535,
+	  .off = AOFF(proxy_port), .def = "80",
+	  .help = "Port of the proxy." },
+	{ KS_AGENT, "PROXY_PROTOCOL", KT_WORD, proxy_words,
+	  .off = AOFF(proxy_protocol), .def = "http",
+	  .help = "How the proxy is reached: http, or https for a TLS proxy. "
+	  "Requests to an https endpoint are encrypted end to end either "
+	  "way; https also protects PROXY_PASSWORD." },
+	{ KS_AGENT, "PROXY_USERNAME", KT_STRING, .off = AOFF(proxy_username),
+	  .def = "",
+	  .help = "User name for the proxy (Basic, Digest or NTLM, as the "
+	  "proxy asks). Empty: no proxy authentication." },
+	{ KS_AGENT, "PROXY_PASSWORD", KT_STRING, .off = AOFF(proxy_password),
+	  .def = "", .flags = KF_SECRET,
+	  .help = "Password for the proxy; may be encrypted (see "
+	  "encrypt.key). Never logged." },
+	{ KS_AGENT, "NON_PROXY_HOSTS", KT_STRING,
+	  .off = AOFF(non_proxy_hosts), .def = "", .check = check_non_proxy,
+	  .help = "Hosts reached without the proxy, separated by | (or "
+	  "commas): host names (which also cover the hosts under them), "
+	  "*.domain, IP addresses, IPv4 prefixes such as 10.1.* and * for "
+	  "all." },
 
 	{ KS_FLOW, "enable", KT_BOOL, .off = FOFF(enable), .def = "true",
 	  .help = "Set to false to keep the section but not read its files." },
@@ -447,8 +515,14 @@ struct parse {
 	int		 errline;	/* line of the error; 0: none */
 	char		*err;
 	size_t		 errlen;
-	char		 line[LONG_LINE_MAX + 1];
+	unsigned	 opts;		/* CONF_* */
+	int		 stash_line;	/* the line whose value is in stash */
+	struct buf	 stash;		/* a value inih does not see */
+	char		 line[CONF_LONG_LINE + 2];
 };
+
+static bool	stashed(const struct key *);
+static void	stash_wipe(struct parse *);
 
 static char **
 str_at(void *base, const struct key *k)
@@ -553,18 +627,50 @@ check_url(const char *s)
 	return NULL;
 }
 
-/* Keys pasted with a blank or a control character inside fail to sign. */
+/* Printable ASCII without blanks: keys and tokens pasted with a blank or
+ * a control character inside fail to sign. */
+static bool
+graph_only(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/*
+ * A value of 168 characters or more is encrypted (decrypted once the file
+ * is read, and then checked again).
+ */
 static const char *
 check_credential(const char *s)
 {
-	if (strlen(s) >= 168)
-		return "looks like a DIS Agent encrypted key (168 characters "
-		    "or more); put the plain key here or in DIS_AK/DIS_SK";
-	for (; *s != '\0'; s++)
-		if (!isgraph((unsigned char)*s))
-			return "is not a valid key (printable ASCII without "
-			    "blanks)";
-	return NULL;
+	if (strlen(s) >= CRED_CIPHER_MIN && !cred_looks_encrypted(s))
+		return "is 168 characters or more, so it must be a DIS Agent "
+		    "encrypted value, but it is not hexadecimal";
+	if (strlen(s) >= CRED_CIPHER_MIN || graph_only(s))
+		return NULL;
+	return "is not a valid key (printable ASCII without blanks)";
+}
+
+static const char *
+check_token(const char *s)
+{
+	return graph_only(s) ? NULL : "is not a valid token (printable ASCII "
+	    "without blanks)";
+}
+
+static const char *
+check_non_proxy(const char *s)
+{
+	static char	 why[160];
+	struct buf	 b;
+	int		 rc;
+
+	buf_init(&b);
+	rc = proxy_noproxy(s, &b, why, sizeof(why));
+	buf_cleanup(&b);
+	return rc == 0 ? NULL : why;
 }
 
 static const char *
@@ -802,7 +908,7 @@ store_string(void *base, const struct key *k, const char *text, char *why,
 			return bad_value(why, len, k, text, reason);
 	}
 	slot = str_at(base, k);
-	free(*slot);
+	cred_free(*slot);	/* it may have held a secret */
 	*slot = xstrdup(text);
 	return 0;
 }
@@ -906,10 +1012,15 @@ free_fields(void *base, enum ksect sect)
 {
 	const struct key	*k;
 
-	for (k = keys; k < keys + NKEYS; k++)
-		if (k->sect == sect &&
-		    (k->type == KT_STRING || k->type == KT_WORD))
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (k->sect != sect ||
+		    (k->type != KT_STRING && k->type != KT_WORD))
+			continue;
+		if (stashed(k))
+			cred_free(*str_at(base, k));
+		else
 			free(*str_at(base, k));
+	}
 }
 
 void
@@ -1061,6 +1172,7 @@ on_key(void *user, const char *section, const char *name, const char *value)
 	struct sect		*s;
 	char			 why[LINE_BUF];
 	char			 label[FLOW_NAME_MAX + 8];
+	int			 rc;
 
 	if (p->failed)
 		return 0;
@@ -1085,7 +1197,11 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		return 0;
 	}
 	s->keyline[k - keys] = p->lineno;
-	if (key_store(cur_base(p), k, value, why, sizeof(why)) != 0) {
+	if (p->stash_line == p->lineno)
+		value = p->stash.data != NULL ? p->stash.data : "";
+	rc = key_store(cur_base(p), k, value, why, sizeof(why));
+	stash_wipe(p);
+	if (rc != 0) {
 		fail(p, p->lineno, "%s", why);
 		return 0;
 	}
@@ -1248,11 +1364,76 @@ long_line(struct parse *p, size_t n, char *str)
 	return true;
 }
 
+/*
+ * Secret and decryptable values of [agent] never pass through inih: its
+ * buffer is not ours to zero, and Debian's holds 199 characters, fewer than
+ * most encrypted values.  Such a line may be up to CONF_LONG_LINE long;
+ * its value goes to p->stash and inih sees "name =".
+ */
+static bool
+stashed(const struct key *k)
+{
+	return k->sect == KS_AGENT &&
+	    ((k->flags & KF_SECRET) || cred_decryptable(k->name));
+}
+
+static void
+stash_wipe(struct parse *p)
+{
+	if (p->stash.data != NULL)
+		explicit_bzero(p->stash.data, p->stash.cap);
+	buf_reset(&p->stash);
+	p->stash_line = 0;
+}
+
+/* The key of line s ("name = value") when its value is to be stashed. */
+static const struct key *
+stash_key(struct parse *p, const char *s)
+{
+	const struct key *k;
+	char		 name[NAME_SHOW_MAX + 1];
+	size_t		 n;
+
+	if (p->cur != CUR_AGENT || *s == '[' || *s == ';' || *s == '#')
+		return NULL;
+	n = strcspn(s, "=:");
+	if (s[n] == '\0')
+		return NULL;
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n == 0 || n >= sizeof(name))
+		return NULL;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	k = key_find(KS_AGENT, name, false);
+	return k != NULL && stashed(k) ? k : NULL;
+}
+
+/* The value of line s by inih's rules: an inline " ;comment" and the
+ * blanks around it go. */
+static void
+stash_value(struct parse *p, const char *s)
+{
+	const char	*v = s + strcspn(s, "=:") + 1, *e;
+	bool		 was_space = false;
+
+	for (e = v; *e != '\0' && !(was_space && *e == ';'); e++)
+		was_space = isspace((unsigned char)*e);
+	while (v < e && isspace((unsigned char)*v))
+		v++;
+	while (e > v && isspace((unsigned char)e[-1]))
+		e--;
+	stash_wipe(p);
+	buf_add(&p->stash, v, (size_t)(e - v));
+	p->stash_line = p->lineno;
+}
+
 /* inih's reader: hands over one checked line at a time. */
 static char *
 read_line(char *str, int num, void *stream)
 {
 	struct parse	*p = stream;
+	const struct key *k;
 	size_t		 limit;
 	long		 n;
 	char		*s;
@@ -1264,7 +1445,10 @@ read_line(char *str, int num, void *stream)
 		return NULL;
 	p->lineno++;
 	limit = MIN((size_t)num, LINE_BUF) - 1;
-	if ((size_t)n > limit && long_line(p, (size_t)n, str))
+	k = stash_key(p, p->line + strspn(p->line, " \t"));
+	if (k != NULL)
+		limit = CONF_LONG_LINE;
+	else if ((size_t)n > limit && long_line(p, (size_t)n, str))
 		return str;
 	if ((size_t)n > limit) {
 		fail(p, p->lineno, "line longer than %zu characters", limit);
@@ -1280,6 +1464,12 @@ read_line(char *str, int num, void *stream)
 		s += 3;		/* UTF-8 byte order mark */
 	/* No leading blanks: inih would take the line as a continuation. */
 	s += strspn(s, " \t");
+	if (k != NULL) {
+		stash_value(p, s);
+		snprintf(str, (size_t)num, "%s =", k->name);
+		explicit_bzero(p->line, sizeof(p->line));
+		return str;
+	}
 	memcpy(str, s, strlen(s) + 1);
 	if (*s == '[') {
 		if (begin_section(p, s) != 0)
@@ -1380,6 +1570,108 @@ check_flow(struct parse *p, size_t i)
 	return check_convert(p, f, s, label);
 }
 
+/* --- credentials (cred.c resolves, the table says which keys) ---------- */
+
+static bool
+is_ecs(const struct conf *c)
+{
+	return strcmp(c->credential_source, "ecs-metadata") == 0;
+}
+
+/* The keys credentialSource = static needs and ecs-metadata replaces. */
+static bool
+static_key(const struct key *k)
+{
+	return (k->flags & KF_CRED) || strcmp(k->name, "security.token") == 0;
+}
+
+/* The [agent] keys cred_resolve looks at, into items; their number. */
+static size_t
+cred_items(struct parse *p, struct cred_item *items, size_t max)
+{
+	const struct key	*k;
+	struct cred_item	*it;
+	size_t			 n = 0;
+
+	for (k = keys; k < keys + NKEYS && n < max; k++) {
+		if (k->sect != KS_AGENT || k->type != KT_STRING ||
+		    !((k->flags & KF_DIR) || cred_decryptable(k->name)))
+			continue;
+		it = &items[n++];
+		memset(it, 0, sizeof(*it));
+		it->key = k->name;
+		it->value = str_at(p->conf, k);
+		it->line = p->agent.keyline[k - keys];
+		it->env = env_set(k) ? k->env : NULL;
+		it->from_dir = (k->flags & KF_DIR) &&
+		    !(is_ecs(p->conf) && static_key(k));
+		it->secret = (k->flags & KF_SECRET) != 0;
+		it->decrypt = cred_decryptable(k->name);
+		it->check = k->check;
+	}
+	return n;
+}
+
+/* What credentialSource requires, once every source is read. */
+static int
+check_source(struct parse *p)
+{
+	const struct key	*k;
+	int			 line;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (k->sect != KS_AGENT || !static_key(k))
+			continue;
+		line = p->agent.keyline[k - keys];
+		if (is_ecs(p->conf) && (*str_at(p->conf, k))[0] != '\0')
+			return line != 0 && !env_set(k) ? fail(p, line, "%s is "
+			    "not used with credentialSource = ecs-metadata: "
+			    "remove it", k->name) : fail(p, 0, "%s is set, but "
+			    "credentialSource = ecs-metadata takes the keys "
+			    "from the metadata service: unset it", k->env);
+		if (!is_ecs(p->conf) && (k->flags & KF_CRED) &&
+		    (*str_at(p->conf, k))[0] == '\0')
+			return fail(p, p->agent.line, "[agent] is missing "
+			    "required key '%s' (or set %s, or give the systemd "
+			    "credential %s)", k->name, k->env, k->name);
+	}
+	k = key_find(KS_AGENT, "PROXY_PASSWORD", false);
+	if (p->conf->proxy_password[0] != '\0' &&
+	    p->conf->proxy_username[0] == '\0')
+		return fail(p, p->agent.keyline[k - keys], "PROXY_PASSWORD "
+		    "needs PROXY_USERNAME");
+	return 0;
+}
+
+/*
+ * Credential files, decryption (cred_resolve, whose message names the
+ * file and line itself), then the rules of credentialSource.
+ */
+static int
+finish_credentials(struct parse *p)
+{
+	struct cred_item	 items[16];
+	char			 why[1024];
+	size_t			 n;
+
+	if (p->opts & CONF_NO_CREDENTIALS)
+		return 0;
+	if ((p->opts & CONF_CHECK_ONLY) && !cred_dir_readable()) {
+		log_warn("%s: the systemd credentials in %s cannot be read here "
+		    "(systemd hides them from ExecReload=): ak, sk and the "
+		    "encrypted values are not checked", p->path,
+		    getenv("CREDENTIALS_DIRECTORY"));
+		return 0;
+	}
+	n = cred_items(p, items, ARRAY_SIZE(items));
+	if (cred_resolve(items, n, p->path, why, sizeof(why)) != 0) {
+		p->failed = true;
+		snprintf(p->err, p->errlen, "%s", why);
+		return -1;
+	}
+	return check_source(p);
+}
+
 /* Environment overrides, then values derived from others. */
 static int
 finish_agent(struct parse *p)
@@ -1395,6 +1687,8 @@ finish_agent(struct parse *p)
 		if (key_store(c, k, getenv(k->env), why, sizeof(why)) != 0)
 			return fail(p, 0, "%s (from %s)", why, k->env);
 	}
+	if (finish_credentials(p) != 0)
+		return -1;
 	if (c->endpoint[0] == '\0') {
 		free(c->endpoint);
 		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",
@@ -1460,6 +1754,8 @@ conf_line_max(const char *section, const char *key)
 	enum ksect		 sect;
 
 	k = sect_of(section, &sect) ? key_find(sect, key, false) : NULL;
+	if (k != NULL && stashed(k))
+		return CONF_LONG_LINE;
 	return k != NULL && (k->flags & KF_LONG) ? LONG_LINE_MAX :
 	    INI_LINE - 1;
 }
@@ -1500,11 +1796,19 @@ conf_key_check(const char *section, const char *key, const char *value,
 int
 conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 {
+	return conf_load_opts(path, 0, out, err, errlen);
+}
+
+int
+conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
+    size_t errlen)
+{
 	struct parse	 p;
 	int		 rc;
 
 	*out = NULL;
 	memset(&p, 0, sizeof(p));
+	p.opts = opts;
 	p.path = path;
 	p.err = err;
 	p.errlen = errlen;
@@ -1518,6 +1822,9 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 		goto fail;
 	}
 	rc = ini_parse_stream(read_line, &p, on_key, &p);
+	explicit_bzero(p.line, sizeof(p.line));
+	stash_wipe(&p);
+	buf_cleanup(&p.stash);
 	if (parse_result(&p, rc) != 0 || finish(&p) != 0)
 		goto fail;
 	fclose(p.fp);

@@ -87,6 +87,20 @@ struct conf {
 						   protobuf */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
+	/* Credentials and proxies: secrets are zeroed by conf_free. */
+	char		*security_token;	/* security.token
+						   (DIS_SECURITY_TOKEN) */
+	char		*credential_source;	/* credentialSource: static,
+						   ecs-metadata */
+	char		*ecs_endpoint;		/* ecsMetadataEndpoint */
+	char		*encrypt_key;	/* encrypt.key; "" once conf_load has
+					   decrypted what needed it */
+	char		*proxy_host;		/* PROXY_HOST ("" = none) */
+	long long	 proxy_port;		/* PROXY_PORT */
+	char		*proxy_protocol;	/* PROXY_PROTOCOL: http, https */
+	char		*proxy_username;	/* PROXY_USERNAME */
+	char		*proxy_password;	/* PROXY_PASSWORD */
+	char		*non_proxy_hosts;	/* NON_PROXY_HOSTS as written */
 	struct conf_flow *flows;
 	size_t		 nflows;
 };
@@ -95,10 +109,24 @@ struct conf {
  * Read and validate path.  On success *out is a new struct conf (free with
  * conf_free) and 0 is returned.  On failure returns -1 and writes one
  * "FILE:LINE: message" (or "FILE: message" when no line applies) into err.
- * DIS_AK and DIS_SK from the environment override ak and sk.
+ * DIS_AK, DIS_SK, DIS_SECURITY_TOKEN and DIS_ENCRYPT_KEY from the
+ * environment override ak, sk, security.token and encrypt.key; those four
+ * come from $CREDENTIALS_DIRECTORY (cred_resolve) when neither sets them;
+ * encrypted values are decrypted.
  */
 int	conf_load(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
+
+/* conf_load without the credentials: none required, none decrypted. */
+#define CONF_NO_CREDENTIALS	0x01
+/*
+ * disagent -t: when $CREDENTIALS_DIRECTORY is set but cannot be read (systemd
+ * 252 hides it from ExecReload= commands), say so and check the rest as with
+ * CONF_NO_CREDENTIALS; the agent checks them when it reloads.
+ */
+#define CONF_CHECK_ONLY		0x02
+int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
+	    char *err, size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
 
 /*
@@ -118,9 +146,12 @@ int	conf_key_check(const char *section, const char *key,
 
 /*
  * The longest line "key = value" may take in section: 199 characters
- * (inih's limit), or 4095 for the keys whose values are long (patterns,
- * JSON: dataProcessingOptions' LOGTOJSON.matchPattern and others).
+ * (inih's limit), 4095 for the keys whose values are long (patterns, JSON:
+ * dataProcessingOptions' LOGTOJSON.matchPattern and others), and
+ * CONF_LONG_LINE for the secret and decryptable keys of [agent] (their
+ * values never pass through inih).
  */
+#define CONF_LONG_LINE	8191
 size_t	conf_line_max(const char *section, const char *key);
 
 /* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,23 @@ struct disapi {
 	char		*ak;
 	char		*sk;		/* never logged */
 	char		*token;		/* X-Security-Token, or NULL */
+	uint64_t	 expires;	/* mono_ms of key expiry; 0: never */
+	char		*key_error;	/* why there are no valid keys */
+	bool		(*auth_cb)(void *);
+	void		*auth_arg;
+	bool		 renewing;	/* auth_cb is fetching new keys */
+	uint64_t	 keys;		/* generation: +1 at each set_keys */
+	bool		 stale_reply;	/* in a done callback: refused keys
+					   that were replaced meanwhile */
+};
+
+/* A call whose reply is looked at (for auth_cb) before the caller's. */
+struct call {
+	struct disapi	*d;
+	http_done_cb	 cb;
+	void		*arg;
+	uint64_t	 keys;		/* the keys' generation it was signed
+					   with */
 };
 
 /* "https://h:443/x" -> "h" ; "https://h:8443" -> "h:8443" */
@@ -75,7 +93,7 @@ disapi_new(struct http *http, const struct conf *conf)
 	d->base = xstrndup(ep, n);
 	d->host = host_of(ep);
 	d->prefix = xasprintf("/v2/%s/", conf->project_id);
-	disapi_set_keys(d, conf->ak, conf->sk, NULL);
+	disapi_set_keys(d, conf->ak, conf->sk, conf->security_token);
 	return d;
 }
 
@@ -87,6 +105,7 @@ disapi_free(struct disapi *d)
 	secret_free(d->ak);
 	secret_free(d->sk);
 	secret_free(d->token);
+	free(d->key_error);
 	free(d->base);
 	free(d->host);
 	free(d->prefix);
@@ -103,6 +122,68 @@ disapi_set_keys(struct disapi *d, const char *ak, const char *sk,
 	d->ak = xstrdup(ak != NULL ? ak : "");
 	d->sk = xstrdup(sk != NULL ? sk : "");
 	d->token = token != NULL && token[0] != '\0' ? xstrdup(token) : NULL;
+	d->renewing = false;
+	d->keys++;
+}
+
+void
+disapi_set_expiry(struct disapi *d, uint64_t deadline)
+{
+	d->expires = deadline;
+}
+
+void
+disapi_set_key_error(struct disapi *d, const char *why)
+{
+	free(d->key_error);
+	d->key_error = why != NULL ? xstrdup(why) : NULL;
+	d->renewing = false;
+}
+
+const char *
+disapi_key_error(const struct disapi *d)
+{
+	if (d->key_error != NULL)
+		return d->key_error;
+	return d->ak[0] == '\0' ? "no credentials yet" :
+	    "the temporary credentials expired";
+}
+
+void
+disapi_on_auth_failure(struct disapi *d, bool (*cb)(void *), void *arg)
+{
+	d->auth_cb = cb;
+	d->auth_arg = arg;
+}
+
+bool
+disapi_renewing(const struct disapi *d)
+{
+	/* A refusal of keys replaced since the request went out says
+	 * nothing about the new ones: resend, as while renewing. */
+	return d->renewing || d->stale_reply;
+}
+
+static bool
+keys_valid(const struct disapi *d)
+{
+	return d->ak[0] != '\0' && (d->expires == 0 || mono_ms() < d->expires);
+}
+
+static void
+on_call_done(const struct http_response *r, void *arg)
+{
+	struct call	 c = *(struct call *)arg;
+
+	free(arg);
+	if (r->result == HTTP_OK && (r->status == 401 || r->status == 441)) {
+		if (c.keys != c.d->keys)
+			c.d->stale_reply = true;
+		else if (c.d->auth_cb != NULL && c.d->auth_cb(c.d->auth_arg))
+			c.d->renewing = true;
+	}
+	c.cb(r, c.arg);
+	c.d->stale_reply = false;
 }
 
 const char *
@@ -160,8 +241,11 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	char		*lines[MAX_HEADERS + 1];
 	char		 date[17];
 	size_t		 i, nlines;
+	struct call	*call = NULL;
 	int		 rc;
 
+	if (!keys_valid(d))
+		return -EKEYEXPIRED;
 	signer_date(wall_s(), date);
 	buf_init(&path);
 	buf_init(&url);
@@ -199,7 +283,17 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	req.timeout_ms = c->timeout_ms > 0 ? c->timeout_ms :
 	    d->conf->socket_timeout_s * 1000;
 	req.max_response = c->max_response > 0 ? c->max_response : 4 * MIB;
-	rc = http_submit(d->http, &req, cb, arg);
+	if (d->auth_cb != NULL) {
+		call = xmalloc(sizeof(*call));
+		call->d = d;
+		call->cb = cb;
+		call->arg = arg;
+		call->keys = d->keys;
+	}
+	rc = call != NULL ? http_submit(d->http, &req, on_call_done, call) :
+	    http_submit(d->http, &req, cb, arg);
+	if (rc != 0)
+		free(call);
 	for (i = 0; i < nlines; i++)
 		secret_free(lines[i]);	/* X-Security-Token is one */
 out:

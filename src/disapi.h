@@ -9,6 +9,7 @@
 #define DISAGENT_DISAPI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http.h"
 #include "signer.h"
@@ -21,7 +22,8 @@ struct disapi;
 
 /*
  * A client for conf's endpoint and project over http (both borrowed; they
- * outlive it).  The keys start as conf's ak/sk (no security token).
+ * outlive it).  The keys start as conf's ak, sk and security.token (none
+ * with credentialSource = ecs-metadata, until disapi_set_keys).
  */
 struct disapi	*disapi_new(struct http *, const struct conf *);
 void		 disapi_free(struct disapi *);
@@ -32,6 +34,27 @@ void		 disapi_free(struct disapi *);
  */
 void		 disapi_set_keys(struct disapi *, const char *ak,
 		    const char *sk, const char *token);
+
+/*
+ * Temporary keys: from mono_ms() == deadline on (0: never) there are no
+ * valid keys, as before the first disapi_set_keys with a non-empty ak.
+ * Then disapi_send fails with -EKEYEXPIRED, nothing is sent, and
+ * disapi_key_error says why: the text of the last disapi_set_key_error
+ * (copied; NULL clears it), or a generic one.
+ */
+void		 disapi_set_expiry(struct disapi *, uint64_t deadline);
+void		 disapi_set_key_error(struct disapi *, const char *why);
+const char	*disapi_key_error(const struct disapi *);
+
+/*
+ * cb(arg) whenever DIS answers HTTP 401 or 441 (authentication), before the
+ * caller's done callback sees the reply; NULL: none.  cb returns whether
+ * new keys are being fetched because of it: disapi_renewing is true from
+ * then until the next disapi_set_keys or disapi_set_key_error.
+ */
+void		 disapi_on_auth_failure(struct disapi *, bool (*cb)(void *),
+		    void *arg);
+bool		 disapi_renewing(const struct disapi *);
 
 struct disapi_call {
 	const char	*method;	/* "GET", "POST" */
@@ -48,7 +71,8 @@ struct disapi_call {
 
 /*
  * Sign and start the call; done(arg) is called exactly once unless this
- * returns a negative errno (nothing was sent then).
+ * returns a negative errno (nothing was sent then): -EKEYEXPIRED when there
+ * are no valid keys (disapi_key_error), or http_submit's error.
  */
 int		 disapi_send(struct disapi *, const struct disapi_call *,
 		    http_done_cb, void *arg) WARN_UNUSED;

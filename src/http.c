@@ -38,6 +38,7 @@ struct http_req {
 	struct buf		 body;		/* response body */
 	size_t			 max_response;
 	bool			 toobig;
+	bool			 wipe;		/* the body holds secrets */
 	http_done_cb		 done;
 	void			*arg;
 	struct http_req		*next;
@@ -52,6 +53,10 @@ struct http {
 	int			 running;
 	char			*ca_file;
 	bool			 ssl_verify;
+	char			*proxy;		/* NULL: libcurl's default */
+	char			*proxy_user;
+	char			*proxy_password;	/* zeroed before free */
+	char			*noproxy;
 	long			 max_host_connections;
 	struct http_req		*reqs;		/* in flight */
 	size_t			 ninflight;
@@ -95,9 +100,16 @@ req_unlink(struct http *h, struct http_req *r)
 static void
 req_free(struct http_req *r)
 {
+	struct curl_slist	*l;
+
 	if (r == NULL)
 		return;
+	/* Header lines may carry tokens (X-Security-Token, ...). */
+	for (l = r->headers; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(r->headers);
+	if (r->wipe && r->body.data != NULL)
+		explicit_bzero(r->body.data, r->body.cap);
 	buf_cleanup(&r->body);
 	free(r);
 }
@@ -127,14 +139,26 @@ easy_put(struct http *h, CURL *easy)
 }
 
 static void
+http_free(struct http *h)
+{
+	free(h->ca_file);
+	free(h->proxy);
+	free(h->proxy_user);
+	if (h->proxy_password != NULL)
+		explicit_bzero(h->proxy_password, strlen(h->proxy_password));
+	free(h->proxy_password);
+	free(h->noproxy);
+	free(h);
+}
+
+static void
 http_maybe_done(struct http *h)
 {
 	if (!h->closing || h->npending_close > 0)
 		return;
 	if (h->closed != NULL)
 		h->closed(h->closed_arg);
-	free(h->ca_file);
-	free(h);
+	http_free(h);
 }
 
 static void
@@ -368,6 +392,26 @@ map_result(CURLcode rc, bool toobig)
 	}
 }
 
+/*
+ * A proxy that wants (other) credentials answers CONNECT with 407 (some,
+ * like tinyproxy 1.11 for a wrong password, with 401: only the proxy can
+ * answer a CONNECT) and curl fails the transfer: report 407 as the status,
+ * as a proxy in front of a plain-HTTP endpoint does, so that it is
+ * classified as the proxy's refusal instead of being retried blind.
+ */
+static void
+proxy_refused(struct http_response *resp, struct http_req *r, CURLcode rc)
+{
+	long	 code = 0;
+
+	if (rc == CURLE_OK || curl_easy_getinfo(r->easy,
+	    CURLINFO_HTTP_CONNECTCODE, &code) != CURLE_OK ||
+	    (code != 407 && code != 401))
+		return;
+	resp->result = HTTP_OK;
+	resp->status = 407;
+}
+
 /* Everything the done callback sees; read before the handle is removed. */
 static void
 response_fill(struct http_response *resp, struct http_req *r, CURLcode rc)
@@ -383,6 +427,7 @@ response_fill(struct http_response *resp, struct http_req *r, CURLcode rc)
 	resp->seconds = (double)us / 1e6;
 	resp->body = r->body.data != NULL ? r->body.data : "";
 	resp->bodylen = r->body.len;
+	proxy_refused(resp, r, rc);
 	if (resp->result == HTTP_ERR_TOOBIG)
 		snprintf(r->errbuf, sizeof(r->errbuf),
 		    "response body over %zu bytes", r->max_response);
@@ -514,6 +559,22 @@ http_drive(struct http *h, curl_socket_t fd, int ev)
 	}
 }
 
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static void
+copy_proxy(struct http *h, const struct http_opts *o)
+{
+	h->proxy = dup_or_null(o->proxy);
+	h->proxy_user = dup_or_null(o->proxy_user);
+	h->proxy_password = dup_or_null(o->proxy_user != NULL ?
+	    o->proxy_password : NULL);
+	h->noproxy = dup_or_null(o->noproxy);
+}
+
 struct http *
 http_new(uv_loop_t *loop, const struct http_opts *opts)
 {
@@ -527,6 +588,7 @@ http_new(uv_loop_t *loop, const struct http_opts *opts)
 		h->max_host_connections = opts->max_host_connections;
 		if (opts->ca_file != NULL)
 			h->ca_file = xstrdup(opts->ca_file);
+		copy_proxy(h, opts);
 	}
 	h->multi = multi_new(h);
 	if (h->multi == NULL)
@@ -541,8 +603,7 @@ http_new(uv_loop_t *loop, const struct http_opts *opts)
 fail:
 	if (h->multi != NULL)
 		curl_multi_cleanup(h->multi);
-	free(h->ca_file);
-	free(h);
+	http_free(h);
 	return NULL;
 }
 
@@ -588,6 +649,28 @@ req_set_method(CURL *e, const struct http_request *req)
 	return c;
 }
 
+/* The proxy settings; without any, curl reads https_proxy and no_proxy. */
+static CURLcode
+req_set_proxy(struct http *h, CURL *e)
+{
+	CURLcode	 c = CURLE_OK;
+
+	if (h->proxy == NULL)
+		return c;
+	SETOPT(c, e, CURLOPT_PROXY, h->proxy);
+	SETOPT(c, e, CURLOPT_PROXY_SSL_VERIFYPEER, h->ssl_verify ? 1L : 0L);
+	SETOPT(c, e, CURLOPT_PROXY_SSL_VERIFYHOST, h->ssl_verify ? 2L : 0L);
+	if (h->noproxy != NULL)
+		SETOPT(c, e, CURLOPT_NOPROXY, h->noproxy);
+	if (h->proxy_user == NULL)
+		return c;
+	/* Basic, Digest or NTLM, whichever the proxy offers. */
+	SETOPT(c, e, CURLOPT_PROXYAUTH, (long)CURLAUTH_ANY);
+	SETOPT(c, e, CURLOPT_PROXYUSERNAME, h->proxy_user);
+	SETOPT(c, e, CURLOPT_PROXYPASSWORD, h->proxy_password);
+	return c;
+}
+
 static int
 req_setopts(struct http *h, struct http_req *r, const struct http_request *req)
 {
@@ -620,6 +703,8 @@ req_setopts(struct http *h, struct http_req *r, const struct http_request *req)
 	if (h->ca_file != NULL)
 		SETOPT(c, e, CURLOPT_CAINFO, h->ca_file);
 	if (c == CURLE_OK)
+		c = req_set_proxy(h, e);
+	if (c == CURLE_OK)
 		c = req_set_method(e, req);
 	if (c != CURLE_OK) {
 		log_error("curl_easy_setopt: %s", curl_easy_strerror(c));
@@ -646,6 +731,7 @@ http_submit(struct http *h, const struct http_request *req, http_done_cb done,
 	r->arg = arg;
 	r->max_response = req->max_response > 0 ? req->max_response :
 	    DEFAULT_MAX_RESPONSE;
+	r->wipe = req->wipe_response;
 	r->easy = easy_get(h);
 	if (r->easy == NULL) {
 		log_error("curl_easy_init failed");

@@ -19,6 +19,14 @@ struct http_opts {
 	const char	*ca_file;	/* extra CA bundle, or NULL */
 	bool		 ssl_verify;	/* peer and host verification */
 	long		 max_host_connections;	/* 0 = curl default */
+	/*
+	 * The proxy, "http://host:port" or "https://host:port" (copied);
+	 * NULL: libcurl's environment (https_proxy, no_proxy); "": none.
+	 */
+	const char	*proxy;
+	const char	*proxy_user;	/* NULL: no proxy authentication */
+	const char	*proxy_password;	/* copied; zeroed at close */
+	const char	*noproxy;	/* hosts reached directly, or NULL */
 };
 
 /* Transport outcome of a request, passed to the done callback. */
@@ -36,7 +44,10 @@ enum http_result {
 struct http_response {
 	enum http_result result;
 	const char	*error;		/* human text for result != HTTP_OK */
-	long		 status;	/* HTTP status when result == HTTP_OK */
+	/* HTTP status when result == HTTP_OK; 407 also when the proxy
+	 * refused to open the tunnel (CONNECT: 407, or 401) for want of
+	 * (other) credentials. */
+	long		 status;
 	const char	*body;		/* borrowed, valid during the callback */
 	size_t		 bodylen;
 	double		 seconds;	/* total time */
@@ -58,6 +69,7 @@ struct http_request {
 	long		 connect_timeout_ms;
 	long		 timeout_ms;	/* whole request */
 	size_t		 max_response;	/* body cap; 0 = 1 MiB */
+	bool		 wipe_response;	/* zero the body before it is freed */
 };
 
 /* New client on loop; NULL on failure (logged). */

@@ -35,7 +35,7 @@
 #define MAX_DEPTH	8	/* nested mappings under one key */
 #define MAX_KEYS	1000	/* keys of one section, flattened */
 #define MAX_TOTAL_KEYS	20000	/* keys of all sections */
-#define ENCRYPTED_LEN	168	/* the DIS Agent's encrypted ak/sk */
+#define INI_LINE_MAX	199	/* conf.c's line limit */
 #define FLOW_NAME_MAX	64
 #define NAME_CHARS	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
 			"0123456789_.-"
@@ -57,8 +57,6 @@ struct rule {
 	const char	*arg;
 };
 
-#define USE_PROXY_ENV	"set the https_proxy (and no_proxy) environment " \
-			"variables for the agent instead"
 #define NO_LIMIT	"disagent retries without limit and never drops " \
 			"records"
 
@@ -75,12 +73,10 @@ static const struct rule rules[] = {
 	{ "agent", "exception.retries", R_SKIP, NO_LIMIT },
 	{ "agent", "backoff.max.interval.ms", R_SKIP,
 	  "set retryMaxBackoffMillis in each flow" },
-	{ "agent", "PROXY_HOST", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "PROXY_PORT", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "PROXY_PROTOCOL", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "PROXY_USERNAME", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "PROXY_PASSWORD", R_SKIP, USE_PROXY_ENV },
-	{ "agent", "NON_PROXY_HOSTS", R_SKIP, USE_PROXY_ENV },
+	{ "agent", "PROXY_DOMAIN", R_SKIP, "for NTLM, write PROXY_USERNAME as "
+	  "DOMAIN\\user" },
+	{ "agent", "PROXY_WORKSTATION", R_SKIP, "libcurl sends this host's "
+	  "name" },
 	{ "agent", "data.compress.enabled", R_SAME, "false" },
 	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
@@ -117,7 +113,8 @@ struct imp {
 	size_t		 nkeys;		/* over all sections */
 	char		**names;	/* flow names used so far */
 	size_t		 nnames;
-	bool		 has_sk;
+	bool		 has_sk;	/* a secret: sk, PROXY_PASSWORD, ... */
+	bool		 has_key;	/* encrypt.key, beside what it unlocks */
 };
 
 /* "FILE:LINE: message" on err (line 0: "FILE: message"); returns -1. */
@@ -315,7 +312,8 @@ ini_safe(const char *key, const char *v)
 {
 	size_t	 n = strlen(v);
 
-	if (strlen(key) + 3 + n > conf_line_max("flow", key) || v[0] == ';')
+	if (strlen(key) + 3 + n > MAX(conf_line_max("flow", key),
+	    conf_line_max("agent", key)) || v[0] == ';')
 		return false;
 	if (n > 0 && (strchr(" \t", v[0]) != NULL ||
 	    strchr(" \t", v[n - 1]) != NULL))
@@ -428,6 +426,17 @@ put_key(struct imp *im, const char *sect, size_t start, const char *key,
 		esc[2] = '\0';
 		v = esc;
 	}
+	/* The DIS SDK reads it with Protocol.valueOf(): only "HTTPS" means
+	 * https there, anything else (even "https") falls back to http. */
+	if (strcmp(key, "PROXY_PROTOCOL") == 0 && strcmp(v, "HTTPS") != 0 &&
+	    strcasecmp(v, "http") != 0) {
+		s = shown(key, v);
+		note(im, line, &im->nskipped, "PROXY_PROTOCOL = %s was http in "
+		    "the DIS Agent (only HTTPS means https there): written as "
+		    "http", s);
+		free(s);
+		v = "http";
+	}
 	s = shown(key, v);
 	k = shown("", key);
 	other = strcmp(sect, "agent") == 0 ? "flow" : "agent";
@@ -449,8 +458,10 @@ put_key(struct imp *im, const char *sect, size_t start, const char *key,
 	else
 		note(im, line, &im->nskipped, "not carried over: %s = %s (not "
 		    "supported by disagent)", k, s);
-	if (strcmp(key, "sk") == 0 && emitted(&im->ini, start, key))
+	if (in_list(key, secret_keys) && emitted(&im->ini, start, key))
 		im->has_sk = true;
+	if (strcmp(key, "encrypt.key") == 0 && emitted(&im->ini, start, key))
+		im->has_key = true;
 	free(k);
 	free(s);
 }
@@ -545,28 +556,6 @@ entry_find(const struct section *s, const char *key)
 	return NULL;
 }
 
-/* An encrypted ak or sk cannot be used: fail, saying what to do. */
-static int
-check_encrypted(struct imp *im, const struct section *s)
-{
-	static const char *const keys[] = { "ak", "sk" };
-	const struct entry	*e;
-	size_t			 i;
-
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		e = entry_find(s, keys[i]);
-		if (e == NULL || e->val->type != YAML_SCALAR_NODE ||
-		    e->val->data.scalar.length < ENCRYPTED_LEN)
-			continue;
-		return fail(im, e->line, "%s is encrypted (%d characters or "
-		    "more), and disagent cannot decrypt it: put the plain key "
-		    "in the file, or delete ak and sk and give them to the "
-		    "agent as the environment variables DIS_AK and DIS_SK",
-		    keys[i], ENCRYPTED_LEN);
-	}
-	return 0;
-}
-
 static void
 put_agent(struct imp *im, const struct section *s)
 {
@@ -578,7 +567,8 @@ put_agent(struct imp *im, const struct section *s)
 		put_entry(im, "agent", start, &s->v[i]);
 	if (entry_find(s, "ak") == NULL || entry_find(s, "sk") == NULL)
 		buf_addstr(&im->ini, "; ak and sk are not set here: give them "
-		    "to the agent as DIS_AK and DIS_SK.\n");
+		    "to the agent as DIS_AK and DIS_SK,\n;   or as the systemd "
+		    "credentials ak and sk.\n");
 }
 
 /* A unique [flow:NAME] name from the stream name or id (new). */
@@ -727,8 +717,12 @@ put_header(struct imp *im, FILE *out)
 	buf_addstr(&b, "; What could not be carried over is in comments below "
 	    "that say why.\n; Check the result with: disagent -t -c FILE\n");
 	if (im->has_sk)
-		buf_addstr(&b, "; It holds the secret key: make it readable by "
-		    "the agent only (chmod 600).\n");
+		buf_addstr(&b, "; It holds secrets: make it readable by the "
+		    "agent only (chmod 600).\n");
+	if (im->has_key)
+		buf_addstr(&b, "; encrypt.key unlocks the encrypted values: "
+		    "better move it to DIS_ENCRYPT_KEY\n;   or the systemd "
+		    "credential encrypt.key.\n");
 	buf_addc(&b, '\n');
 	fputs(b.data, out);
 	buf_cleanup(&b);
@@ -748,8 +742,6 @@ convert(struct imp *im)
 		return fail(im, (int)root->start_mark.line + 1, "expected keys "
 		    "such as region and flows at the top");
 	rc = flatten(im, root, NULL, &top, &flows, 0);
-	if (rc == 0)
-		rc = check_encrypted(im, &top);
 	if (rc == 0) {
 		put_agent(im, &top);
 		rc = put_flows(im, flows);

@@ -26,8 +26,8 @@
  * Returns the exit code: 0 when converted (even with keys not carried
  * over); 1, with nothing written to out and "FILE:LINE:COLUMN: problem" or
  * "FILE: problem" on err, when the file cannot be read, is not valid YAML,
- * has not the DIS Agent's shape, or holds an encrypted ak or sk (168
- * characters or more), which this agent cannot decrypt.
+ * has not the DIS Agent's shape.  Encrypted values (168 characters or
+ * more), encrypt.key and the proxy keys are carried over unchanged.
  */
 int	importyml_main(const char *yml_path, FILE *out, FILE *err);
 

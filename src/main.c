@@ -18,6 +18,7 @@
 
 #include "agent.h"
 #include "conf.h"
+#include "credcmd.h"
 #include "http.h"
 #include "importyml.h"
 #include "log.h"
@@ -33,6 +34,8 @@ usage(FILE *out)
 	    "       disagent status [-c FILE]        offsets, bytes behind, last errors\n"
 	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
 	    "                                        agent.ini on stdout\n"
+	    "       disagent encrypt [--key-file FILE]  encrypt a value from stdin\n"
+	    "                                        for agent.ini (asks for the key)\n"
 	    "       disagent -V | -h\n"
 	    "\n"
 	    "  -c, --config FILE   configuration (default %s)\n"
@@ -82,6 +85,9 @@ main(int argc, char **argv)
 	bool		 test = false, once = false;
 	int		 ch, level, rc;
 
+	/* Before getopt: its options are its own. */
+	if (argc > 1 && strcmp(argv[1], "encrypt") == 0)
+		return credcmd_encrypt(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -120,7 +126,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (conf_load(path, &conf, err, sizeof(err)) != 0) {
+	if (conf_load_opts(path, test ? CONF_CHECK_ONLY : 0, &conf, err,
+	    sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}

@@ -125,5 +125,8 @@ retry_halt_hint(long status, const char *code)
 		return "check projectId";
 	if (strcmp(code, "DIS.4301") == 0 || status == 410)
 		return "check that DISStream exists in this region/project";
+	if (status == 407)
+		return "the proxy wants other credentials: check "
+		    "PROXY_USERNAME and PROXY_PASSWORD (or https_proxy)";
 	return "check the configuration";
 }

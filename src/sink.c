@@ -302,6 +302,8 @@ release_waiting(struct sink *s)
 /* --- sending ------------------------------------------------------------ */
 
 static void	on_put_done(const struct http_response *, void *);
+static void	halt_log(struct sink *, long, const char *, const char *);
+static void	pause_batch(struct sink *, struct batch *, uint64_t);
 
 static uint64_t
 backoff(struct sink *s, struct batch *b)
@@ -329,6 +331,14 @@ send_batch(struct sink *s, struct batch *b)
 		c.extra = zh.h;
 		c.nextra = zh.n;
 		rc = disapi_send(s->api, &c, on_put_done, b);
+	}
+	if (rc == -EKEYEXPIRED) {
+		/* No valid keys (yet): paused, nothing sent, retried soon. */
+		batch_drop_body(b);
+		halt_log(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		pause_batch(s, b, MIN(backoff(s, b),
+		    (uint64_t)s->conf->paused_retry_s * 1000));
+		return;
 	}
 	if (rc != 0) {
 		batch_drop_body(b);
@@ -456,8 +466,18 @@ halt_log(struct sink *s, long status, const char *code, const char *msg)
 	uint64_t	 now = mono_ms();
 	char		 reason[512];
 
-	snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s %s: %s",
-	    s->fc->stream, status, code, msg, retry_halt_hint(status, code));
+	if (status == 0)	/* not a reply: msg says it all */
+		snprintf(reason, sizeof(reason), "stream [%s]: %s",
+		    s->fc->stream, msg);
+	else if (status == 407 && s->conf->proxy_host[0] != '\0')
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP 407 from "
+		    "the proxy %s:%lld: %s", s->fc->stream,
+		    s->conf->proxy_host, s->conf->proxy_port,
+		    retry_halt_hint(status, code));
+	else
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s "
+		    "%s: %s", s->fc->stream, status, code, msg,
+		    retry_halt_hint(status, code));
 	metrics_set_error(s->m, code[0] ? code : "HTTP", reason, wall_s());
 	if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
@@ -555,6 +575,22 @@ split(struct sink *s, struct batch *b, long status, const char *code,
 	schedule(s, b, backoff(s, b));
 }
 
+/*
+ * retry_classify, but temporary keys that DIS refused while new ones are
+ * being fetched (disapi_renewing) are resent, not paused (dis-api.md 4:
+ * "new token, REQ once, then HALT").
+ */
+static enum retry_action
+classify(struct sink *s, long status, const char *code)
+{
+	enum retry_action a = retry_classify(status, code);
+
+	if (a == RETRY_HALT && (status == 401 || status == 441) &&
+	    disapi_renewing(s->api))
+		return RETRY_REQUEST;
+	return a;
+}
+
 static void
 request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 {
@@ -575,7 +611,7 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 	}
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
-	a = retry_classify(r->status, code);
+	a = classify(s, r->status, code);
 	if (a != RETRY_HALT && a != RETRY_HARD)
 		metrics_set_error(s->m, code[0] ? code : "HTTP", msg,
 		    wall_s());
@@ -803,7 +839,7 @@ describe_failed(struct sink *s, const struct http_response *r)
 	}
 	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
 	    sizeof(msg));
-	a = retry_classify(r->status, code);
+	a = classify(s, r->status, code);
 	if (a == RETRY_HALT || a == RETRY_HARD) {
 		set_state(s, SINK_PAUSED);
 		halt_log(s, r->status, code, msg);
@@ -845,6 +881,12 @@ describe(struct sink *s)
 	c.method = "GET";
 	c.path = s->describe_path;
 	rc = disapi_send(s->api, &c, on_describe_done, s);
+	if (rc == -EKEYEXPIRED) {
+		set_state(s, SINK_PAUSED);
+		halt_log(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		describe_again(s, describe_backoff(s));
+		return;
+	}
 	if (rc != 0) {
 		log_error("DescribeStream [%s]: %s", s->fc->stream,
 		    strerror(-rc));

@@ -267,28 +267,14 @@ read_metrics(struct report *r, const struct conf *c)
 		    strerror(-rc));
 }
 
-/*
- * conf_load insists on credentials, which status does not use: supply
- * placeholders for the call when the environment has none.
- */
+/* Without the credentials, which status does not use. */
 static int
 load_conf(const char *path, struct conf **c)
 {
 	char	 err[1024];
-	bool	 ak, sk;
 	int	 rc;
 
-	ak = getenv("DIS_AK") == NULL || *getenv("DIS_AK") == '\0';
-	sk = getenv("DIS_SK") == NULL || *getenv("DIS_SK") == '\0';
-	if (ak)
-		setenv("DIS_AK", "status-needs-no-credentials", 1);
-	if (sk)
-		setenv("DIS_SK", "status-needs-no-credentials", 1);
-	rc = conf_load(path, c, err, sizeof(err));
-	if (ak)
-		unsetenv("DIS_AK");
-	if (sk)
-		unsetenv("DIS_SK");
+	rc = conf_load_opts(path, CONF_NO_CREDENTIALS, c, err, sizeof(err));
 	if (rc != 0)
 		fprintf(stderr, "disagent status: %s\n", err);
 	return rc;

@@ -41,6 +41,9 @@ clear_env(void)
 {
 	unsetenv("DIS_AK");
 	unsetenv("DIS_SK");
+	unsetenv("DIS_SECURITY_TOKEN");
+	unsetenv("DIS_ENCRYPT_KEY");
+	unsetenv("CREDENTIALS_DIRECTORY");
 }
 
 static char *
@@ -283,7 +286,8 @@ START_TEST(environment_overrides_ak_and_sk)
 	/* Only one from the environment: the other is still required. */
 	unsetenv("DIS_SK");
 	assert_fails("[agent]\nregion = cn-north-4\nprojectId = p\n" FLOW_OK,
-	    "FILE:1: [agent] is missing required key 'sk' (or set DIS_SK)");
+	    "FILE:1: [agent] is missing required key 'sk' (or set DIS_SK, or "
+	    "give the systemd credential sk)");
 }
 END_TEST
 
@@ -298,7 +302,8 @@ START_TEST(empty_environment_variable_is_ignored)
 	ck_assert_str_eq(c->sk, SECRET);
 	conf_free(c);
 	assert_fails("[agent]\nregion = cn-north-4\nprojectId = p\n" FLOW_OK,
-	    "FILE:1: [agent] is missing required key 'ak' (or set DIS_AK)");
+	    "FILE:1: [agent] is missing required key 'ak' (or set DIS_AK, or "
+	    "give the systemd credential ak)");
 }
 END_TEST
 
@@ -410,7 +415,8 @@ START_TEST(nul_byte_in_a_line_is_rejected)
 }
 END_TEST
 
-START_TEST(encrypted_dis_agent_key_is_refused)
+/* 168 characters or more: encrypted (check_cred tests the decryption). */
+START_TEST(long_key_that_is_not_encrypted_is_refused)
 {
 	char	 text[1024], want[512], big[200];
 
@@ -418,9 +424,9 @@ START_TEST(encrypted_dis_agent_key_is_refused)
 	big[180] = '\0';
 	snprintf(text, sizeof(text), "[agent]\nregion = cn-north-4\n"
 	    "projectId = p\nak = %s\nsk = x\n" FLOW_OK, big);
-	snprintf(want, sizeof(want), "FILE:4: ak = %s looks like a DIS Agent "
-	    "encrypted key (168 characters or more); put the plain key here "
-	    "or in DIS_AK/DIS_SK", big);
+	snprintf(want, sizeof(want), "FILE:4: ak = %s is 168 characters or "
+	    "more, so it must be a DIS Agent encrypted value, but it is not "
+	    "hexadecimal", big);
 	assert_fails(text, want);
 }
 END_TEST
@@ -902,11 +908,13 @@ START_TEST(secret_never_appears_in_messages)
 		ck_assert_str_eq(err, cases[i].want);
 	}
 
-	/* An over-long line holding the secret. */
+	/* A long line holding the secret (sk may be an encrypted value). */
 	longline = line_of_len("sk", 230);
 	memcpy(longline + 5, SECRET, strlen(SECRET));
 	snprintf(text, sizeof(text), "[agent]\n%s", longline);
-	assert_fails(text, "FILE:2: line longer than 199 characters");
+	assert_fails(text, "FILE:2: sk: the value is 168 characters or more, "
+	    "so it must be a DIS Agent encrypted value, but it is not "
+	    "hexadecimal");
 	ck_assert_int_eq(load_text(text, &c, err, sizeof(err)), -1);
 	ck_assert_ptr_null(strstr(err, SECRET));
 	free(longline);
@@ -1050,7 +1058,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 68);
+	ck_assert_uint_eq(nkeys, 78);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
@@ -1139,7 +1147,7 @@ conf_suite(void)
 	tcase_add_test(tc, relative_file_pattern_is_rejected);
 	tcase_add_test(tc, record_keys_are_validated_with_their_line);
 	tcase_add_test(tc, data_processing_options_checked_with_their_line);
-	tcase_add_test(tc, encrypted_dis_agent_key_is_refused);
+	tcase_add_test(tc, long_key_that_is_not_encrypted_is_refused);
 	tcase_add_test(tc, nul_byte_in_a_line_is_rejected);
 	tcase_add_test(tc, retry_max_below_initial_blames_the_later_key);
 	tcase_add_test(tc, empty_or_invalid_agent_values_are_rejected);

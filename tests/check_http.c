@@ -453,7 +453,7 @@ fill_responses(void)
 static void
 setup(void)
 {
-	struct http_opts	 opts = { NULL, true, 0 };
+	struct http_opts	 opts = { .ssl_verify = true };
 
 	memset(&fx, 0, sizeof(fx));
 	fill_responses();

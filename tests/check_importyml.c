@@ -4,9 +4,10 @@
  * does not have) converts to an exact agent.ini with an exact list of notes,
  * and that agent.ini passes conf_load.  Also YAML value conversion, flow
  * names, keys in the wrong section, secrets kept out of every message,
- * values agent.ini cannot hold, and each way the import fails with exit 1
- * and nothing written: invalid YAML (with its line), a missing file, an
- * encrypted ak, a file of the wrong shape, duplicate keys, alias bombs.
+ * values agent.ini cannot hold, encrypted values and proxy keys carried
+ * over, and each way the import fails with exit 1 and nothing written:
+ * invalid YAML (with its line), a missing file, a file of the wrong shape,
+ * duplicate keys, alias bombs.
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "cred.h"
 #include "importyml.h"
 #include "util.h"
 #include "testutil.h"
@@ -103,8 +105,7 @@ static const char expected_ini[] =
 "; @\n"
 "; What could not be carried over is in comments below that say why.\n"
 "; Check the result with: disagent -t -c FILE\n"
-"; It holds the secret key: make it readable by the agent only (chmod "
-"600).\n"
+"; It holds secrets: make it readable by the agent only (chmod 600).\n"
 "\n"
 "[agent]\n"
 "region = cn-north-4\n"
@@ -133,12 +134,8 @@ static const char expected_ini[] =
 "disagent)\n"
 "; dropped: useHttpGzip = true (no effect in the DIS Agent either)\n"
 "log.statusReportingPeriodSeconds = 30\n"
-"; not carried over: PROXY_HOST = proxy.example.com (set the "
-"https_proxy (and\n"
-";   no_proxy) environment variables for the agent instead)\n"
-"; not carried over: PROXY_PORT = 3128 (set the https_proxy (and "
-"no_proxy)\n"
-";   environment variables for the agent instead)\n"
+"PROXY_HOST = proxy.example.com\n"
+"PROXY_PORT = 3128\n"
 "\n"
 "[flow:app-logs]\n"
 "DISStream = app-logs\n"
@@ -181,18 +178,13 @@ static const char expected_err[] =
 "disagent)\n"
 "@:29: dropped: useHttpGzip = true (no effect in the DIS Agent "
 "either)\n"
-"@:31: not carried over: PROXY_HOST = proxy.example.com (set the "
-"https_proxy (and no_proxy) environment variables for the agent "
-"instead)\n"
-"@:32: not carried over: PROXY_PORT = 3128 (set the https_proxy (and "
-"no_proxy) environment variables for the agent instead)\n"
 
 "@:50: not carried over: sendingThreadSize = 1 (see "
 "maxInFlightRequests; ordered = true sends one request at a time)\n"
 
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
-"@: 8 keys not carried over, 1 dropped; each is a comment in the "
+"@: 6 keys not carried over, 1 dropped; each is a comment in the "
 "output\n";
 
 START_TEST(fixture_converts_to_the_exact_ini_and_notes)
@@ -276,7 +268,7 @@ START_TEST(values_are_read_as_yaml_1_1)
 	    "[agent]\n"
 	    "region = cn-north-1\n"
 	    "; ak and sk are not set here: give them to the agent as DIS_AK "
-	    "and DIS_SK.\n"
+	    "and DIS_SK,\n;   or as the systemd credentials ak and sk.\n"
 	    "\n"
 	    "[flow:s]\n"
 	    "DISStream = s\n"
@@ -364,7 +356,7 @@ START_TEST(secret_values_never_appear_in_messages)
 
 	out = import_ok("ak: AK\n"
 	    "sk: \"secret with blank\"\n"
-	    "PROXY_PASSWORD: hunter2hunter2\n"
+	    "PROXY_PASSWORD: \"hunter2 ;x\"\n"
 	    "flows: []\n", &err);
 	ck_assert_ptr_null(strstr(out, "secret with blank"));
 	ck_assert_ptr_null(strstr(err, "secret with blank"));
@@ -372,8 +364,9 @@ START_TEST(secret_values_never_appear_in_messages)
 	ck_assert_ptr_null(strstr(err, "hunter2"));
 	ck_assert_ptr_nonnull(strstr(out, "; not carried over: sk: the value "
 	    "is not a valid key (printable ASCII\n;   without blanks)\n"));
-	ck_assert_ptr_nonnull(strstr(out, "PROXY_PASSWORD = (hidden)"));
-	/* No sk in the output: no warning about it either. */
+	ck_assert_ptr_nonnull(strstr(out, "PROXY_PASSWORD = (hidden) (cannot "
+	    "be written"));
+	/* No secret in the output: no warning about it either. */
 	ck_assert_ptr_null(strstr(out, "chmod 600"));
 	free(out);
 	free(err);
@@ -474,42 +467,53 @@ START_TEST(unreadable_file_fails)
 }
 END_TEST
 
-/* A configuration whose ak (or sk) has n characters. */
-static char *
-with_key(const char *key, int n)
+/* Encrypted values, encrypt.key and the proxy keys come across as they
+ * are, on lines longer than 199 characters; conf_load decrypts them. */
+START_TEST(encrypted_values_and_proxy_keys_are_carried_over)
 {
+	struct conf	*c;
 	struct buf	 y;
-	int		 i;
+	char		*ak, *sk, *pw, *out, *err, msg[1024];
 
+	ak = cred_encrypt("AKIDEXAMPLE000000001", 20, "k3y");
+	sk = cred_encrypt("Secret-Access-Key-Of-Forty-Characters-01", 40, "k3y");
+	pw = cred_encrypt("proxy-pass", 10, "k3y");
 	buf_init(&y);
-	buf_printf(&y, "region: cn-north-1\n%s: ", key);
-	for (i = 0; i < n; i++)
-		buf_addc(&y, "0123456789abcdef"[i % 16]);
-	buf_addstr(&y, "\nflows: []\n");
-	return y.data;
-}
-
-START_TEST(encrypted_credentials_are_refused)
-{
-	char	*y, *out, *err;
-
-	y = with_key("ak", 168);
-	assert_fails(y, "@:2: ak is encrypted (168 characters or more), and "
-	    "disagent cannot decrypt it: put the plain key in the file, or "
-	    "delete ak and sk and give them to the agent as the environment "
-	    "variables DIS_AK and DIS_SK\n");
-	free(y);
-	y = with_key("sk", 200);
-	assert_fails(y, "@:2: sk is encrypted (168 characters or more), and "
-	    "disagent cannot decrypt it: put the plain key in the file, or "
-	    "delete ak and sk and give them to the agent as the environment "
-	    "variables DIS_AK and DIS_SK\n");
-	free(y);
-	/* 167 characters is a plain key. */
-	y = with_key("ak", 167);
-	out = import_ok(y, &err);
-	ck_assert_ptr_nonnull(strstr(out, "\nak = 0123456789abcdef"));
-	free(y);
+	buf_printf(&y, "region: cn-north-1\nprojectId: p\nak: %s\nsk: %s\n"
+	    "encrypt.key: k3y\nPROXY_HOST: proxy.example.com\nPROXY_PORT: 3128"
+	    "\nPROXY_PROTOCOL: https\nPROXY_USERNAME: me\nPROXY_PASSWORD: %s\n"
+	    "NON_PROXY_HOSTS: \"localhost|*.internal\"\n"
+	    "flows:\n  - DISStream: s1\n    filePattern: /var/log/a.log\n",
+	    ak, sk, pw);
+	out = import_ok(y.data, &err);
+	ck_assert_ptr_nonnull(strstr(out, sk));
+	ck_assert_ptr_nonnull(strstr(out, "\nencrypt.key = k3y\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\nNON_PROXY_HOSTS = "
+	    "localhost|*.internal\n"));
+	ck_assert_ptr_nonnull(strstr(out, "; encrypt.key unlocks the "
+	    "encrypted values"));
+	ck_assert_ptr_null(strstr(err, "k3y"));
+	ck_assert_ptr_null(strstr(err, sk));
+	if (conf_load(ini, &c, msg, sizeof(msg)) != 0)
+		ck_abort_msg("%s\n%s", msg, out);
+	ck_assert_str_eq(c->ak, "AKIDEXAMPLE000000001");
+	ck_assert_str_eq(c->sk, "Secret-Access-Key-Of-Forty-Characters-01");
+	ck_assert_str_eq(c->proxy_password, "proxy-pass");
+	ck_assert_str_eq(c->proxy_protocol, "http");	/* as the SDK read it */
+	ck_assert_int_eq(c->proxy_port, 3128);
+	ck_assert_ptr_nonnull(strstr(err, "PROXY_PROTOCOL = https was http in "
+	    "the DIS Agent (only HTTPS means https there): written as http"));
+	conf_free(c);
+	/* "HTTPS" is https there too. */
+	free(out);
+	free(err);
+	tu_write_str(yml, "PROXY_PROTOCOL: HTTPS\nflows: []\n");
+	ck_assert_int_eq(import(&out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\nPROXY_PROTOCOL = HTTPS\n"));
+	buf_cleanup(&y);
+	free(ak);
+	free(sk);
+	free(pw);
 	free(out);
 	free(err);
 }
@@ -574,7 +578,7 @@ importyml_suite(void)
 	tcase_add_test(tc, no_flows_is_noted_but_converts);
 	tcase_add_test(tc, invalid_yaml_fails_with_its_line);
 	tcase_add_test(tc, unreadable_file_fails);
-	tcase_add_test(tc, encrypted_credentials_are_refused);
+	tcase_add_test(tc, encrypted_values_and_proxy_keys_are_carried_over);
 	tcase_add_test(tc, wrong_shapes_fail);
 	tcase_add_test(tc, alias_bombs_and_deep_nesting_fail);
 	suite_add_tcase(s, tc);

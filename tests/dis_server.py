@@ -42,8 +42,14 @@ Error codes chosen for this server:
   DIS.4105  credential scope date differs from the X-Sdk-Date day
   DIS.4106  credential scope region/service/terminator wrong
   DIS.4110  signature mismatch
-  DIS.4113  no X-Auth-Token and no Authorization while --token is set
-  DIS.4114  X-Auth-Token present but not the configured token
+  DIS.4113  no X-Auth-Token and no Authorization while --token is set;
+            temporary keys without X-Security-Token
+  DIS.4114  X-Auth-Token present but not the configured token; a wrong or
+            unsigned X-Security-Token
+  DIS.4115  temporary keys past their expires_at
+Temporary keys (--security-token, or POST /_test/temporary_keys) are
+accepted only with their X-Security-Token, sent and signed (SignedHeaders
+names x-security-token), as the DIS SDK sends it.
 Other errors: 400 {"errorCode":"DIS.4117"} wrong project id (path or
 X-Project-Id), DIS.4301 unknown stream, DIS.4202 empty records, DIS.4200
 bad JSON/body/encoding, DIS.4201 bad partition_id; per-record DIS.4200 for
@@ -78,7 +84,9 @@ then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
 
 Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"name","type","partitions"}, DELETE /_test/streams/NAME, POST
-/_test/credentials {"ak","sk"[,"token"]}, GET /_test/stats.  Counters in
+/_test/credentials {"ak","sk"[,"token"]}, POST /_test/temporary_keys
+{"keys": [{"ak","sk","security_token"[,"expires_at": epoch]}, ...]} (these
+keys and no others from now on), GET /_test/stats.  Counters in
 stats cover DIS API requests only; put_by_content_type counts PutRecords
 requests by media type ("application/json", "application/x-protobuf").
 """
@@ -360,6 +368,47 @@ def authenticate(method, path, query, headers, body, credentials, region,
                             region, now)
 
 
+def check_security_token(headers, ak, temporary, now=None):
+    """Temporary keys need their X-Security-Token, signed; raise AuthError.
+
+    temporary maps an AK to {"token", "expires"} (epoch seconds or None).
+    """
+    t = temporary.get(ak)
+    if t is None:
+        return
+    got = headers.get("x-security-token")
+    if got is None:
+        raise AuthError("DIS.4113", "temporary access key without "
+                        "X-Security-Token")
+    signed = parse_authorization(headers.get("authorization"))["signed"]
+    if "x-security-token" not in signed:
+        raise AuthError("DIS.4114", "X-Security-Token is not signed")
+    if not hmac.compare_digest(got.strip().encode(), t["token"].encode()):
+        raise AuthError("DIS.4114", "wrong X-Security-Token")
+    if t["expires"] is not None and (now or time.time()) >= t["expires"]:
+        raise AuthError("DIS.4115", "the temporary access key has expired")
+
+
+def parse_temporary_keys(obj):
+    """{"keys": [...]} of /_test/temporary_keys -> (credentials, temporary)."""
+    keys = obj.get("keys") if isinstance(obj, dict) else None
+    if not isinstance(keys, list) or not keys:
+        raise ValueError("keys must be a non-empty list")
+    creds, temp = {}, {}
+    for k in keys:
+        ak, sk, tok = (k.get(n) if isinstance(k, dict) else None
+                       for n in ("ak", "sk", "security_token"))
+        exp = k.get("expires_at") if isinstance(k, dict) else None
+        if not all(isinstance(v, str) and v for v in (ak, sk, tok)):
+            raise ValueError("ak, sk and security_token must be non-empty "
+                             "strings")
+        if exp is not None and not isinstance(exp, (int, float)):
+            raise ValueError("expires_at must be a number")
+        creds[ak] = sk
+        temp[ak] = {"token": tok, "expires": exp}
+    return creds, temp
+
+
 # ---------------------------------------------------------------------------
 # Partitions (section 8).
 
@@ -603,6 +652,10 @@ class State:
         self.region = args.region
         self.credentials = {args.ak: args.sk}
         self.token = args.token
+        self.temporary = {}
+        if args.security_token:
+            self.temporary[args.ak] = {"token": args.security_token,
+                                       "expires": None}
         self.ack_only = args.ack_only
         self.quiet = args.quiet
         self.streams = {}
@@ -622,6 +675,7 @@ class State:
                       "records_received": 0, "records_accepted": 0,
                       "records_failed_by_code": {}, "status_counts": {},
                       "auth_failures": 0, "dropped": 0,
+                      "requests_by_ak": {},
                       "put_bytes_sent": 0, "put_bytes_decoded": 0,
                       "put_by_encoding": {}, "put_by_content_type": {}}
         self.records_fp = None
@@ -1082,8 +1136,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with state.lock:
                 creds = dict(state.credentials)
                 token = state.token
-            authenticate(self.command, path, query, headers, body, creds,
-                         state.region, token)
+                temporary = dict(state.temporary)
+            ak = authenticate(self.command, path, query, headers, body,
+                              creds, state.region, token)
+            check_security_token(headers, ak, temporary)
+            with state.lock:
+                by_ak = state.stats["requests_by_ak"]
+                by_ak[ak] = by_ak.get(ak, 0) + 1
         except AuthError as e:
             state.count("auth_failures")
             return (441, {"errorCode": e.code, "message": e.message},
@@ -1168,9 +1227,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 raise ValueError("ak and sk must be non-empty strings")
             with state.lock:
                 state.credentials = {ak: sk}
+                state.temporary = {}
                 if "token" in obj:
                     state.token = obj["token"]
             return 200, {"ak": ak}
+        if path == "/_test/temporary_keys" and cmd == "POST":
+            creds, temp = parse_temporary_keys(obj)
+            with state.lock:
+                state.credentials = creds
+                state.temporary = temp
+            return 200, {"aks": sorted(creds)}
         return 404, {"error": "unknown control endpoint"}
 
 
@@ -1212,6 +1278,9 @@ def parse_args(argv):
     p.add_argument("--ak", required=True)
     p.add_argument("--sk", required=True)
     p.add_argument("--token")
+    p.add_argument("--security-token",
+                   help="--ak/--sk are temporary keys: accepted only with "
+                   "this X-Security-Token, signed")
     p.add_argument("--project-id", required=True)
     p.add_argument("--region", default="cn-north-1")
     p.add_argument("--stream", action="append",

@@ -507,6 +507,47 @@ def online_auth(cl, o):
     check("credentials restored", st == 200, st)
 
 
+def online_temporary_keys(cl, o):
+    """Temporary keys: only with their X-Security-Token, sent and signed."""
+    keys = [{"ak": "TMPAK1", "sk": "TMPSK1", "security_token": "TOK1"},
+            {"ak": "TMPAK2", "sk": "TMPSK2", "security_token": "TOK2",
+             "expires_at": time.time() - 1}]
+    st, _ = cl.control("POST", "/_test/temporary_keys", {"keys": keys})
+    check("POST /_test/temporary_keys -> 200", st == 200, st)
+    ok = dict(ak="TMPAK1", sk="TMPSK1")
+    st, _, obj, _ = cl.put("app", [rec(b"temporary")],
+                           extra={"X-Security-Token": "TOK1"}, **ok)
+    check("temporary keys with their token, signed -> 200", st == 200,
+          (st, obj))
+    st, _, obj, _ = cl.put("app", [rec(b"x")], **ok)
+    check("temporary keys without X-Security-Token -> 441 DIS.4113",
+          st == 441 and err_code(obj) == "DIS.4113", (st, obj))
+    st, _, obj, _ = cl.put("app", [rec(b"x")],
+                           extra={"X-Security-Token": "TOK2"}, **ok)
+    check("temporary keys with another token -> 441 DIS.4114",
+          st == 441 and err_code(obj) == "DIS.4114", (st, obj))
+    path = "/v2/%s/records/" % o.project_id
+    body = json.dumps({"stream_name": "app", "records": [rec(b"x")]}).encode()
+    h = cl.signed_headers("POST", path, [], body, **ok)
+    h["X-Security-Token"] = "TOK1"
+    st, _, obj, _ = cl.send("POST", path, body, h)
+    check("X-Security-Token sent but not signed -> 441 DIS.4114",
+          st == 441 and err_code(obj) == "DIS.4114", (st, obj))
+    st, _, obj, _ = cl.put("app", [rec(b"x")], ak="TMPAK2", sk="TMPSK2",
+                           extra={"X-Security-Token": "TOK2"})
+    check("expired temporary keys -> 441 DIS.4115",
+          st == 441 and err_code(obj) == "DIS.4115", (st, obj))
+    st, _, obj, _ = cl.put("app", [rec(b"x")])
+    check("other keys refused meanwhile -> 441 DIS.4102",
+          st == 441 and err_code(obj) == "DIS.4102", (st, obj))
+    st, s = cl.control("GET", "/_test/stats")
+    check("requests_by_ak counts authenticated requests",
+          s["requests_by_ak"].get("TMPAK1") == 1, s.get("requests_by_ak"))
+    st, _ = cl.control("POST", "/_test/credentials",
+                       {"ak": o.ak, "sk": o.sk, "token": o.token})
+    check("credentials restored after temporary keys", st == 200, st)
+
+
 def online_api(cl, o):
     p = "/v2/%s/streams/app/" % o.project_id
     st, hd, obj, _ = cl.send("GET", p, b"", cl.signed_headers(
@@ -806,8 +847,9 @@ def online_stats(cl, o):
 
 def online(o):
     cl = Client(o)
-    for step in (online_auth, online_api, online_compression, online_faults,
-                 online_limits, online_records_tool, online_stats):
+    for step in (online_auth, online_temporary_keys, online_api,
+                 online_compression, online_faults, online_limits,
+                 online_records_tool, online_stats):
         try:
             step(cl, o)
         except Exception as e:

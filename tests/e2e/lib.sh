@@ -79,6 +79,19 @@ sys.exit(0 if r.status == 200 else 1)
 PY
 }
 
+# control METHOD PATH JSON: the endpoint's /_test/ API; fails unless 2xx.
+control() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$@" <<'PY'
+import http.client, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request(sys.argv[3], sys.argv[4], body=sys.argv[5],
+          headers={"Content-Type": "application/json"})
+r = c.getresponse(); r.read()
+sys.exit(0 if 200 <= r.status < 300 else 1)
+PY
+}
+
 # stat_of NAME: one counter from the endpoint's /_test/stats.
 stat_of() {
 	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$1" <<'PY'

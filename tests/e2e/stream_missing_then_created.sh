@@ -6,18 +6,6 @@
 # paused, arrives exactly once.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-# control METHOD PATH JSON: the endpoint's /_test/ API; fails unless 2xx.
-control() {
-	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$@" <<'PY'
-import http.client, ssl, sys
-ctx = ssl.create_default_context(cafile=sys.argv[2])
-c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
-c.request(sys.argv[3], sys.argv[4], body=sys.argv[5],
-          headers={"Content-Type": "application/json"})
-r = c.getresponse(); r.read()
-sys.exit(0 if 200 <= r.status < 300 else 1)
-PY
-}
 stat_at_least() { [ "$(stat_of "$1")" -ge "$2" ]; }
 
 start_server --stream other
