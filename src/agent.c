@@ -62,22 +62,13 @@ struct agent {
 
 static void	finish(struct agent *);
 
-/* The HTTP client and the DIS client on it, from the current conf. */
+/* The HTTP client and the DIS client on it, from the current conf.  Each
+ * TLS connection costs ~150 KiB; DIS accepts only so much per partition
+ * anyway.  Requests beyond MAX_CONNECTIONS wait in curl's queue. */
 static void
 open_client(struct agent *a)
 {
-	struct http_opts ho;
-
-	memset(&ho, 0, sizeof(ho));
-	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
-	ho.ssl_verify = a->conf->ssl_verify;
-	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
-	 * partition anyway.  Requests beyond this wait in curl's queue. */
-	ho.max_host_connections = MAX_CONNECTIONS;
-	a->http = http_new(&a->loop, &ho);
-	if (a->http == NULL)
-		fatalx("cannot set up the HTTP client");
-	a->api = disapi_new(a->http, a->conf);
+	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
 }
 static void	finish_reload(struct agent *);
 static int	start_flows(struct agent *);

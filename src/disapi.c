@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "disapi.h"
+#include "log.h"
 
 #define MIB		(1024 * 1024)
 #define MAX_EXTRA	4
@@ -77,6 +78,22 @@ disapi_new(struct http *http, const struct conf *conf)
 	d->prefix = xasprintf("/v2/%s/", conf->project_id);
 	disapi_set_keys(d, conf->ak, conf->sk, NULL);
 	return d;
+}
+
+struct disapi *
+disapi_open(uv_loop_t *loop, const struct conf *conf, long max_conns,
+    struct http **httpp)
+{
+	struct http_opts ho;
+
+	memset(&ho, 0, sizeof(ho));
+	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
+	ho.ssl_verify = conf->ssl_verify;
+	ho.max_host_connections = max_conns;
+	*httpp = http_new(loop, &ho);
+	if (*httpp == NULL)
+		fatalx("cannot set up the HTTP client");
+	return disapi_new(*httpp, conf);
 }
 
 void

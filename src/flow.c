@@ -1092,14 +1092,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->quiet_timer);
 	f->open_handles = 4;
-	memset(&fo, 0, sizeof(fo));
-	fo.delim = conf_delimiter(fc->record_delimiter);
-	fo.keep_delim = fc->keep_delimiter;
-	fo.strip_cr = fc->strip_cr;
-	fo.skip_empty = fc->skip_empty;
-	fo.multiline = fc->multiline_pattern;
-	fo.encoding = fc->file_encoding;
-	fo.skip_header = (unsigned long)fc->skip_header_lines;
+	framer_opts_from_flow(fc, &fo);
 	if (framer_new(&fo, &f->fr, f->fr_err, sizeof(f->fr_err)) != 0)
 		f->fr = NULL;
 	return f;

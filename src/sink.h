@@ -104,6 +104,12 @@ bool		 sink_paused(const struct sink *);
 size_t		 sink_request_cap(const struct sink *);
 /* Largest record (raw bytes). */
 size_t		 sink_record_cap(const struct sink *);
+/*
+ * The largest record fc sends to a stream of type ("COMMON", "ADVANCED"):
+ * what sink_record_cap() is once the stream is described.
+ */
+size_t		 sink_record_cap_for(const struct conf_flow *fc,
+		    const char *type);
 /* Cancel retries; hand back the batches not yet done (for freeing). */
 struct batch	*sink_take_pending(struct sink *);
 void		 sink_free(struct sink *);
