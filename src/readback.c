@@ -392,7 +392,7 @@ after_records(struct rb_part *p, size_t n, size_t bytes)
 	size_t		 rate;
 
 	if (p->cursor == NULL) {
-		log_info("stream %s: partition %s is closed; no more records "
+		log_warn("stream %s: partition %s is closed; no more records "
 		    "from it", rb->stream, p->id);
 		part_done(p);
 	} else if (reached_end(p))
@@ -550,7 +550,7 @@ add_new_parts(struct readback *rb)
 		cp = &rb->st->parts[i];
 		if (have_part(rb, cp->id) || strcmp(cp->status, "EXPIRED") == 0)
 			continue;
-		log_info("stream %s: new partition %s", rb->stream, cp->id);
+		log_warn("stream %s: new partition %s", rb->stream, cp->id);
 		(void)part_new(rb, cp, RB_TRIM_HORIZON);
 	}
 	start_next(rb);
