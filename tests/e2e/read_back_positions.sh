@@ -69,13 +69,33 @@ PY
 [ "$(read_s1 --from LATEST | wc -l)" = 0 ] || fail "LATEST printed records"
 [ "$(read_s1 --max 7 | wc -l)" = 7 ] || fail "--max 7"
 
-# --follow into head: ends once head has three lines, without more data.
-( read_s1 --follow --from TRIM_HORIZON 2>"$TMP/follow.err" | head -3 \
-    >"$TMP/head"; echo done >"$TMP/head.done" ) &
-wait_for 30 "read --follow | head -3 to end" test -f "$TMP/head.done"
+# --follow into head: read ends once head has three lines and left.
+# head_of N ARGS...: read ARGS into a fifo, head -N from it; then read
+# must exit, with status 0, although it follows.
+head_of() {
+	_n=$1; shift
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	read_s1 "$@" >"$TMP/fifo" 2>"$TMP/follow.err" &
+	_pid=$!
+	E2E_PIDS="$E2E_PIDS $_pid"
+	head -n "$_n" <"$TMP/fifo" >"$TMP/head"
+	wait_for 30 "read $* to end after head left" not_running "$_pid"
+	_rc=0; wait "$_pid" || _rc=$?
+	[ "$_rc" = 0 ] || fail "read $* | head exited $_rc"
+	[ ! -s "$TMP/follow.err" ] || fail "read $*: $(cat "$TMP/follow.err")"
+}
+not_running() { ! kill -0 "$1" 2>/dev/null; }
+head_of 3 --follow --from TRIM_HORIZON
 [ "$(wc -l <"$TMP/head")" = 3 ] || fail "head got $(wc -l <"$TMP/head") lines"
 # Partitions are read side by side while following: any three records.
 grep -Fvxq -f "$TMP/want" "$TMP/head" && fail "head got other lines"
+# ... also when read has written all it had and waits for more: ten
+# records fit in the pipe, head takes three and leaves, no record comes.
+records dump --records "$TMP/records.jsonl" --stream s1 \
+    --partition shardId-0000000001 >"$TMP/p1"
+head_of 3 --follow --partition 1 --from $(( $(wc -l <"$TMP/p1") - 10 ))
+tail -n 10 "$TMP/p1" | head -3 | cmp -s - "$TMP/head" ||
+	fail "head of an idle follow got other lines"
 
 # Usage errors.
 rc=0; read_s1 --from yesterday 2>"$TMP/err" || rc=$?

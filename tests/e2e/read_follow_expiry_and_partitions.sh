@@ -30,6 +30,7 @@ n=0
 for burst in 1 2 3; do
 	write_lines "$TMP/logs/x.log" new $n $((n + 200))
 	n=$((n + 200))
+	wait_for 60 "$n new lines shipped" count_at_least s1 $((500 + n))
 	wait_for 60 "$n new lines from read" lines_out $n
 	e=$(grep -c 'error=DIS.4225' "$TMP/server.log" || true)
 	wait_for 60 "a cursor to expire" expired $((e + 1))
@@ -42,6 +43,7 @@ wait_for 60 "read to see the new partition" \
     grep -q "new partition shardId-0000000002" "$TMP/read.err"
 write_lines "$TMP/logs/x.log" new $n $((n + 300))
 n=$((n + 300))
+wait_for 60 "$n new lines shipped" count_at_least s1 $((500 + n))
 wait_for 60 "$n new lines from read" lines_out $n
 records dump --records "$TMP/records.jsonl" --stream s1 \
     --partition shardId-0000000002 | grep -q '^new ' ||
@@ -52,6 +54,7 @@ control POST /_test/streams/s1/partitions '{"expire": "0"}' >/dev/null ||
 	fail "cannot expire a partition"
 write_lines "$TMP/logs/x.log" new $n $((n + 200))
 n=$((n + 200))
+wait_for 60 "$n new lines shipped" count_at_least s1 $((500 + n))
 wait_for 60 "$n new lines from read" lines_out $n
 wait_for 30 "a note on the expired partition" \
     grep -q "partition shardId-0000000000 expired" "$TMP/read.err"
