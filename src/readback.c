@@ -72,8 +72,6 @@ struct readback {
 	uv_timer_t	 timer;		/* rescans */
 	struct rb_part	*parts, **tail;
 	size_t		 active;
-	uint64_t	 records;
-	uint64_t	 throttled;
 	size_t		 inflight;
 	size_t		 closing;
 	bool		 stopped;
@@ -205,8 +203,6 @@ part_failed(struct rb_part *p, enum rb_act a, const struct rb_error *e)
 		part_gone(p, a, e);
 		return;
 	}
-	if (a == RB_THROTTLE)
-		p->rb->throttled++;
 	if (!rb_backoff(a, p->rb->o.follow, &p->attempt, &p->throttles,
 	    &delay)) {
 		finish(p->rb, -EIO, e);
@@ -373,7 +369,6 @@ hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
 			continue;
 		p->last = rec.seq;
 		p->have_last = true;
-		rb->records++;
 		(*given)++;
 		*bytes += rec.data64_len / 4 * 3;
 		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
@@ -707,22 +702,4 @@ readback_free(struct readback *rb)
 		p->timer.data = rb;
 		uv_close((uv_handle_t *)&p->timer, timer_closed);
 	}
-}
-
-const struct codec_stream *
-readback_stream(const struct readback *rb)
-{
-	return rb->st;
-}
-
-uint64_t
-readback_records(const struct readback *rb)
-{
-	return rb->records;
-}
-
-uint64_t
-readback_throttled(const struct readback *rb)
-{
-	return rb->throttled;
 }

@@ -95,13 +95,6 @@ void		 readback_stop(struct readback *);
 /* Close the timers and free once they are closed; NULL is fine. */
 void		 readback_free(struct readback *);
 
-/* The stream as last described (NULL before the first description). */
-const struct codec_stream *readback_stream(const struct readback *);
-
-/* Records handed out so far, and GetRecords replies of DIS.4303. */
-uint64_t	 readback_records(const struct readback *);
-uint64_t	 readback_throttled(const struct readback *);
-
 /*
  * "3" or "shardId-0000000003" -> "shardId-0000000003" into out[len];
  * other names are copied as they are.
