@@ -64,7 +64,7 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec pbuf conf; do
+for f in util log codec codec_read pbuf conf; do
 	compile "$f" "$src/$f.c"
 done
 # shellcheck disable=SC2086
@@ -74,7 +74,8 @@ compile fuzz_conf "$fz/fuzz_conf.c" $warn
 
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
-    "$out/log.o" "$out/codec.o" "$out/pbuf.o" $deps -o "$out/fuzz_put_reply"
+    "$out/log.o" "$out/codec.o" "$out/codec_read.o" "$out/pbuf.o" $deps \
+    -o "$out/fuzz_put_reply"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
     "$out/log.o" "$out/conf.o" $deps -o "$out/fuzz_conf"
