@@ -8,10 +8,11 @@
  * Positions: a partition remembers the last sequence number it handed out;
  * a cursor that DIS no longer accepts (DIS.4217/4225/4226) is replaced by
  * one AFTER_SEQUENCE_NUMBER that number, and records at or before it are
- * never handed out twice.  LATEST is turned into such a position from the
- * description ("[first : next]": the newest record is next - 1), so that a
- * renewal never skips what was written meanwhile.  Without --follow a
- * partition ends at the number its description gave as next.
+ * never handed out twice.  LATEST starts from such a position too, taken
+ * from the description ("[first : next]": the newest record is next - 1),
+ * so that renewing its first cursor never skips what was written
+ * meanwhile.  Without --follow a partition ends at the number its
+ * description gave as next (see at_end()).
  */
 #include "config.h"
 
@@ -46,6 +47,7 @@ struct rb_part {
 	int64_t		 last;		/* last sequence number handed out */
 	bool		 have_last;
 	bool		 from_oldest;	/* next cursor: TRIM_HORIZON */
+	bool		 latest;	/* next cursor: LATEST */
 	int64_t		 first;		/* when described; -1 unknown */
 	int64_t		 end;		/* no follow: next number then */
 	size_t		 fetch;		/* max_fetch_bytes */
@@ -128,12 +130,23 @@ finish(struct readback *rb, int rc, const struct rb_error *e)
 
 /* --- partitions --------------------------------------------------------- */
 
+/*
+ * Without --follow, after a reply of n records: is the partition read to
+ * the end it had when described?  The end is "next" of "[first : next]",
+ * the newest record being next - 1; should a DIS write the newest record
+ * itself there instead, the rule still holds: a reply past next - 1 ends
+ * it, and so does an empty one once next - 1 is read.  Without a known
+ * end the first empty reply ends it, and a few in a row end it anyway.
+ */
 static bool
-reached_end(const struct rb_part *p)
+at_end(struct rb_part *p, size_t n)
 {
-	if (p->rb->o.follow || p->end < 0)
-		return false;
-	return p->have_last ? p->last >= p->end - 1 : p->end <= p->first;
+	if (p->end < 0)
+		return n == 0;
+	if (n > 0)
+		return p->have_last && p->last >= p->end;
+	return p->end <= p->first || (p->have_last && p->last >= p->end - 1) ||
+	    ++p->empty >= EMPTY_MAX;
 }
 
 static void
@@ -218,6 +231,8 @@ cursor_type(const struct rb_part *p)
 {
 	if (p->from_oldest)
 		return "TRIM_HORIZON";
+	if (p->latest)
+		return "LATEST";
 	if (p->have_last)
 		return "AFTER_SEQUENCE_NUMBER";
 	switch (p->start) {
@@ -292,9 +307,7 @@ on_part_timer(uv_timer_t *t)
 
 	if (p->rb->stopped || p->state != PS_ACTIVE)
 		return;
-	if (reached_end(p))
-		part_done(p);
-	else if (p->cursor == NULL)
+	if (p->cursor == NULL)
 		get_cursor(p);
 	else
 		get_records(p);
@@ -348,7 +361,7 @@ on_cursor(const struct http_response *r, void *arg)
 		part_failed(p, a == RB_RENEW ? RB_RETRY : a, &e);
 		return;
 	}
-	p->from_oldest = false;
+	p->from_oldest = p->latest = false;
 	p->attempt = p->throttles = 0;
 	get_records(p);
 }
@@ -390,11 +403,9 @@ after_records(struct rb_part *p, size_t n, size_t bytes)
 		log_warn("stream %s: partition %s is closed; no more records "
 		    "from it", rb->stream, p->id);
 		part_done(p);
-	} else if (reached_end(p))
-		part_done(p);
-	else if (n == 0 && rb->o.follow)
+	} else if (n == 0 && rb->o.follow)
 		part_later(p, rb->o.poll_ms);
-	else if (n == 0 && (p->end < 0 || ++p->empty >= EMPTY_MAX))
+	else if (!rb->o.follow && at_end(p, n))
 		part_done(p);
 	else if (n == 0)
 		part_later(p, EMPTY_WAIT_MS);
@@ -468,10 +479,13 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	p->first = cp->seq_first;
 	p->end = cp->seq_next;
 	p->fetch = rb->advanced ? 5 * MIB : MIB;
-	/* LATEST from the description: after the newest record (next - 1),
-	 * or everything when there is none. */
+	/* LATEST: DIS's own for the first cursor; should that one expire
+	 * before a record comes, the renewal goes on after the newest record
+	 * the description gave (next - 1), or from the oldest when there was
+	 * none, and so skips nothing written meanwhile. */
 	if (start == RB_LATEST && cp->seq_next >= 0) {
 		p->start = RB_TRIM_HORIZON;
+		p->latest = true;
 		if (cp->seq_next > cp->seq_first) {
 			p->have_last = true;
 			p->last = cp->seq_next - 1;
