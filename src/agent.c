@@ -33,7 +33,6 @@
 #include "metrics.h"
 #include "notify.h"
 #include "progress.h"
-#include "proxy.h"
 #include "registry.h"
 
 #define MAX_CONNECTIONS	16
@@ -151,25 +150,15 @@ attach_keys(struct agent *a)
 	disapi_on_auth_failure(a->api, on_auth_failure, a);
 }
 
-/* The HTTP client and the DIS client on it, from the current conf. */
+/* The HTTP client and the DIS client on it, from the current conf.  Each
+ * TLS connection costs ~150 KiB; DIS accepts only so much per partition
+ * anyway.  Requests beyond MAX_CONNECTIONS wait in curl's queue. */
 static void
 open_client(struct agent *a)
 {
-	struct http_opts ho;
-	struct proxy_strings ps;
-
-	memset(&ho, 0, sizeof(ho));
-	ho.ca_file = a->conf->ca_file[0] ? a->conf->ca_file : NULL;
-	ho.ssl_verify = a->conf->ssl_verify;
 	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
 	 * partition anyway.  Requests beyond this wait in curl's queue. */
-	ho.max_host_connections = MAX_CONNECTIONS;
-	proxy_init(&ps, a->conf, &ho);
-	a->http = http_new(&a->loop, &ho);
-	proxy_cleanup(&ps);
-	if (a->http == NULL)
-		fatalx("cannot set up the HTTP client");
-	a->api = disapi_new(a->http, a->conf);
+	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
 	attach_keys(a);
 }
 

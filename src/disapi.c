@@ -12,6 +12,8 @@
 
 #include "conf.h"
 #include "disapi.h"
+#include "proxy.h"
+#include "log.h"
 
 #define MIB		(1024 * 1024)
 #define MAX_EXTRA	4
@@ -95,6 +97,25 @@ disapi_new(struct http *http, const struct conf *conf)
 	d->prefix = xasprintf("/v2/%s/", conf->project_id);
 	disapi_set_keys(d, conf->ak, conf->sk, conf->security_token);
 	return d;
+}
+
+struct disapi *
+disapi_open(uv_loop_t *loop, const struct conf *conf, long max_conns,
+    struct http **httpp)
+{
+	struct http_opts ho;
+	struct proxy_strings ps;
+
+	memset(&ho, 0, sizeof(ho));
+	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
+	ho.ssl_verify = conf->ssl_verify;
+	ho.max_host_connections = max_conns;
+	proxy_init(&ps, conf, &ho);	/* PROXY_*, NON_PROXY_HOSTS */
+	*httpp = http_new(loop, &ho);
+	proxy_cleanup(&ps);
+	if (*httpp == NULL)
+		fatalx("cannot set up the HTTP client");
+	return disapi_new(*httpp, conf);
 }
 
 void

@@ -29,6 +29,16 @@ struct disapi	*disapi_new(struct http *, const struct conf *);
 void		 disapi_free(struct disapi *);
 
 /*
+ * The HTTP client for conf on loop (caFile, sslVerify and every other
+ * transport option agent.ini has), at most max_conns connections per host
+ * (0: curl's default), into *httpp, and a DIS client on it (returned).
+ * Both are new; the agent and the read-back commands build theirs here, so
+ * they reach DIS the same way.  Fatal when curl cannot be set up.
+ */
+struct disapi	*disapi_open(uv_loop_t *, const struct conf *, long max_conns,
+		    struct http **httpp);
+
+/*
  * Sign with these keys from now on (copied; the previous copies are zeroed
  * before they are freed).  token (X-Security-Token, signed) may be NULL.
  */

@@ -26,6 +26,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "conf.h"
 #include "framer.h"
 #include "log.h"
 
@@ -587,6 +588,19 @@ compile(struct framer *fr, const char *pattern, bool utf, char *err,
 	if (fr->md == NULL)
 		fatalx("%s: out of memory", __func__);
 	return 0;
+}
+
+void
+framer_opts_from_flow(const struct conf_flow *fc, struct framer_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->delim = conf_delimiter(fc->record_delimiter);
+	out->keep_delim = fc->keep_delimiter;
+	out->strip_cr = fc->strip_cr;
+	out->skip_empty = fc->skip_empty;
+	out->multiline = fc->multiline_pattern;
+	out->encoding = fc->file_encoding;
+	out->skip_header = (unsigned long)fc->skip_header_lines;
 }
 
 int

@@ -37,8 +37,17 @@ struct framer_opts {
 	unsigned long	 skip_header;	/* skipHeaderLines */
 };
 
+struct conf_flow;
 struct framer;
 struct framer_pending;
+
+/*
+ * The options of flow fc (recordDelimiter, isRemainRecordDelimiter, ...)
+ * into *out; its strings are borrowed from fc.  The agent's flows and
+ * `disagent verify` frame files with exactly these.
+ */
+void	framer_opts_from_flow(const struct conf_flow *fc,
+	    struct framer_opts *out);
 
 /*
  * Per-file framing state.  Visible so that the tailer can embed it; use the

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cmd.h"
 #include "conf.h"
 #include "credcmd.h"
 #include "http.h"
@@ -32,6 +33,13 @@ usage(FILE *out)
 	    "       disagent -t [-c FILE]            check the configuration\n"
 	    "       disagent --sample-config         print a commented agent.ini\n"
 	    "       disagent status [-c FILE]        offsets, bytes behind, last errors\n"
+	    "       disagent describe [-c FILE] [STREAM...]\n"
+	    "                                        the streams and partitions in DIS\n"
+	    "       disagent read [-c FILE] STREAM [--partition ID]... [--from POS]\n"
+	    "                     [--follow] [--max N] [--format raw|json]\n"
+	    "                                        print the records of a stream\n"
+	    "       disagent verify [-c FILE] [--since TIME] FILE...\n"
+	    "                                        are the records of FILE in DIS?\n"
 	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
 	    "                                        agent.ini on stdout\n"
 	    "       disagent encrypt [--key-file FILE]  encrypt a value from stdin\n"
@@ -65,6 +73,50 @@ raise_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
+static const struct {
+	const char	*name;
+	int		(*main)(int, char **, const char *);
+} commands[] = {
+	{ "describe", cmd_describe_main },
+	{ "read", cmd_read_main },
+	{ "verify", cmd_verify_main },
+};
+
+/*
+ * A read-back command named by the first argument that is not an option
+ * ("disagent -c FILE read ..." or "disagent read -c FILE ..."): run it
+ * with that word first and the other arguments after it.  -1 when there
+ * is none.
+ */
+static int
+run_command(int argc, char **argv)
+{
+	char	**args;
+	size_t	 c;
+	int	 i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 ||
+		    strcmp(argv[i], "--config") == 0 ||
+		    strcmp(argv[i], "--import-yml") == 0)
+			i++;
+		else if (argv[i][0] != '-')
+			break;
+	}
+	for (c = 0; i < argc && c < ARRAY_SIZE(commands); c++)
+		if (strcmp(argv[i], commands[c].name) == 0)
+			break;
+	if (i >= argc || c == ARRAY_SIZE(commands))
+		return -1;
+	args = xcalloc((size_t)argc + 1, sizeof(*args));
+	args[0] = argv[i];
+	memcpy(args + 1, argv + 1, (size_t)(i - 1) * sizeof(*args));
+	memcpy(args + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof(*args));
+	rc = commands[c].main(argc - 1, args, SYSCONFDIR_AGENT_INI);
+	free(args);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -88,6 +140,8 @@ main(int argc, char **argv)
 	/* Before getopt: its options are its own. */
 	if (argc > 1 && strcmp(argv[1], "encrypt") == 0)
 		return credcmd_encrypt(argc - 1, argv + 1);
+	if ((rc = run_command(argc, argv)) >= 0)
+		return rc;
 	while ((ch = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

@@ -89,17 +89,28 @@ set_state(struct sink *s, enum sink_state st)
 
 /* --- setup -------------------------------------------------------------- */
 
+/* Raw bytes one request of fc may carry to a stream of type. */
+static size_t
+request_cap_for(const struct conf_flow *fc, const char *type)
+{
+	size_t	 cap = strcmp(type, "ADVANCED") == 0 ? 5 * MIB : MIB;
+
+	return MIN(cap, (size_t)fc->max_buffer_bytes);
+}
+
+size_t
+sink_record_cap_for(const struct conf_flow *fc, const char *type)
+{
+	size_t	 cap = strcmp(type, "ADVANCED") == 0 ? 5 * MIB : MIB;
+
+	return MIN(cap, request_cap_for(fc, type));
+}
+
 static void
 set_caps(struct sink *s, const char *type)
 {
-	bool	 adv = strcmp(type, "ADVANCED") == 0;
-
-	s->record_cap = adv ? 5 * MIB : MIB;
-	s->request_cap = adv ? 5 * MIB : MIB;
-	if ((size_t)s->fc->max_buffer_bytes < s->request_cap)
-		s->request_cap = (size_t)s->fc->max_buffer_bytes;
-	if (s->record_cap > s->request_cap)
-		s->record_cap = s->request_cap;
+	s->request_cap = request_cap_for(s->fc, type);
+	s->record_cap = sink_record_cap_for(s->fc, type);
 }
 
 static double

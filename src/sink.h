@@ -82,6 +82,12 @@ size_t		 sink_request_cap(const struct sink *);
 /* Largest record (raw bytes). */
 size_t		 sink_record_cap(const struct sink *);
 /*
+ * The largest record fc sends to a stream of type ("COMMON", "ADVANCED"):
+ * what sink_record_cap() is once the stream is described.
+ */
+size_t		 sink_record_cap_for(const struct conf_flow *fc,
+		    const char *type);
+/*
  * Stop for good (CLOSING): no more sends or retries; every batch not on the
  * wire is handed back now (not delivered), each one on the wire when its
  * request ends (http_close cancels them).

@@ -287,6 +287,17 @@ drop_unseen(struct watcher *w)
 
 /* --- walking ------------------------------------------------------------ */
 
+/* Whether a scan takes the file path (named name) for fc, whose pattern
+ * (with recursion) is pattern, ending in the file name glob name_glob. */
+static bool
+picks(const struct conf_flow *fc, const char *pattern, const char *name_glob,
+    const char *path, const char *name)
+{
+	return watcher_match(pattern, path) &&
+	    !watcher_skipped_name(name_glob, name, fc->file_suffix) &&
+	    !watcher_excluded(fc->exclude_pattern, path);
+}
+
 struct walk {
 	struct watcher	*w;
 	watcher_file_cb	 found;
@@ -315,10 +326,7 @@ walk_entry(struct walk *k, const char *dir, const char *name, int depth)
 		    path))
 			walk_dir(k, path, depth + 1);
 	} else if (S_ISREG(st.st_mode)) {
-		if (watcher_match(w->pattern, path) &&
-		    !watcher_skipped_name(w->name_glob, name,
-		    w->fc->file_suffix) &&
-		    !watcher_excluded(w->fc->exclude_pattern, path))
+		if (picks(w->fc, w->pattern, w->name_glob, path, name))
 			k->found(k->arg, path, &st);
 		else if (k->other != NULL)
 			k->other(k->arg, path, &st);
@@ -386,6 +394,30 @@ literal_base(const char *pattern)
 	return xstrndup(pattern, (size_t)(slash - pattern));
 }
 
+/* fc's filePattern, with "**" before the file name when it recurses (new). */
+static char *
+flow_pattern(const struct conf_flow *fc)
+{
+	const char	*p = fc->file_pattern, *last = strrchr(p, '/');
+
+	if (fc->recursive && last != NULL && strstr(p, "/**/") == NULL)
+		return xasprintf("%.*s/**%s", (int)(last - p), p, last);
+	return xstrdup(p);
+}
+
+bool
+watcher_flow_matches(const struct conf_flow *fc, const char *path)
+{
+	char		*pat = flow_pattern(fc);
+	const char	*glob = strrchr(pat, '/'), *name = strrchr(path, '/');
+	bool		 ok;
+
+	ok = picks(fc, pat, glob ? glob + 1 : pat, path, name ? name + 1 :
+	    path);
+	free(pat);
+	return ok;
+}
+
 struct watcher *
 watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
     watcher_event_cb events, void *arg, char *err, size_t errlen)
@@ -406,10 +438,7 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->events = events;
 	w->arg = arg;
 	w->inotify = strcmp(fc->watch_mode, "POLL") != 0;
-	if (fc->recursive && strstr(p, "/**/") == NULL)
-		w->pattern = xasprintf("%.*s/**%s", (int)(last - p), p, last);
-	else
-		w->pattern = xstrdup(p);
+	w->pattern = flow_pattern(fc);
 	w->name_glob = strrchr(w->pattern, '/') + 1;
 	w->base = literal_base(w->pattern);
 	return w;

@@ -77,5 +77,12 @@ bool		 watcher_skipped_name(const char *pattern_name,
 		    const char *name, const char *suffix);
 /* Whether path is excluded by the comma list excl (name or /path globs). */
 bool		 watcher_excluded(const char *excl, const char *path);
+/*
+ * Whether a scan of fc's flow would pick the regular file at path
+ * (absolute): the pattern (with directoryRecursionEnabled), the names
+ * skipped and excludePattern, as watcher_scan() applies them.
+ */
+bool		 watcher_flow_matches(const struct conf_flow *fc,
+		    const char *path);
 
 #endif

@@ -23,6 +23,10 @@ Commands:
       The decoded records of S, in arrival order, must equal the JSON file's
       list exactly (each item a string, compared as UTF-8 bytes, or
       {"hex": "..."} for arbitrary bytes).  Prints the first difference.
+  dump --records F --stream S [--partition P] [--ids]
+      The decoded records of S, each followed by "\\n", in partition order
+      and sequence order within each partition (what `disagent read`
+      prints from TRIM_HORIZON); with --ids "PARTITION SEQUENCE" lines.
   count --records F [--stream S]          number of accepted records
   show --records F [--stream S] [-n 5] [--tail]
                                           a few decoded records (repr)
@@ -227,6 +231,22 @@ def cmd_exact(args):
     return 0
 
 
+def cmd_dump(args):
+    recs = [r for r in iter_records(args.records, args.stream)
+            if args.partition is None or r.get("partition_id") ==
+            args.partition]
+    recs.sort(key=lambda r: (r.get("partition_id"),
+                             int(r.get("sequence_number"))))
+    out = sys.stdout.buffer
+    for r in recs:
+        if args.ids:
+            out.write(("%s %s\n" % (r.get("partition_id"),
+                                    r.get("sequence_number"))).encode())
+        else:
+            out.write(decoded(r) + b"\n")
+    return 0
+
+
 def cmd_count(args):
     print(count_lines(args.records, args.stream)[0])
     return 0
@@ -271,6 +291,11 @@ def parse_args(argv):
     x.add_argument("--records", required=True)
     x.add_argument("--stream", required=True)
     x.add_argument("--expected", required=True)
+    d = sub.add_parser("dump", help="decoded records in partition order")
+    d.add_argument("--records", required=True)
+    d.add_argument("--stream", required=True)
+    d.add_argument("--partition")
+    d.add_argument("--ids", action="store_true")
     c = sub.add_parser("count", help="count accepted records")
     c.add_argument("--records", required=True)
     c.add_argument("--stream")
@@ -290,6 +315,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     cmds = {"verify": cmd_verify, "count": cmd_count, "show": cmd_show,
+            "dump": cmd_dump,
             "wait": cmd_wait, "exact": cmd_exact}
     try:
         return cmds[args.cmd](args)

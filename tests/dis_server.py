@@ -2,12 +2,12 @@
 """A DIS-compatible HTTPS test endpoint for the disagent tests.
 
 Implements the parts of the Huawei Cloud DIS v2 API the agent uses
-(spec/dis-api.md): PutRecords (sections 2-3, 7, 8), DescribeStream (5) and
-request authentication (6), plus fault injection and an unauthenticated
-control API under /_test/ that only this test server has.  Standard library
-plus lz4 and zstandard (Debian: python3-lz4, python3-zstandard); without
-them it refuses to start, naming the packages, rather than answer every
-compressed body with an error.
+(spec/dis-api.md): PutRecords (sections 2-3, 7, 8), DescribeStream (5),
+GetCursor and GetRecords (10) and request authentication (6), plus fault
+injection and an unauthenticated control API under /_test/ that only this
+test server has.  Standard library plus lz4 and zstandard (Debian:
+python3-lz4, python3-zstandard); without them it refuses to start, naming
+the packages, rather than answer every compressed body with an error.
 
 PutRecords bodies are JSON, or protobuf when the Content-Type is
 application/x-protobuf (section 1: PutRecordsRequest, field numbers as in
@@ -56,6 +56,25 @@ bad JSON/body/encoding, DIS.4201 bad partition_id; per-record DIS.4200 for
 an oversize record; 413 (gateway-style body) when the raw data of a request
 exceeds max_request_bytes; 404 (gateway-style) for an unknown path.
 
+Reading back (section 10).  Accepted records are kept per partition in
+sequence order (--retain-records per partition, default 1,000,000; past
+that the oldest tenth is dropped, as retention would; none with
+--ack-only), with the time of acknowledgement as their "timestamp"
+(timestamp_type CreateTime).  DescribeStream gives each partition's
+status and "[oldest : next]" as sequence_number_range (next being the
+number the next record gets).  A cursor is standard Base64 of the
+position and the time it was issued.  GetRecords returns the records from
+the cursor that fit max_fetch_bytes (default 1 MiB of raw data; a first
+record larger than that is not returned) and at most records_per_get
+(default 1000), with a next cursor after them.  Errors (400): DIS.4215
+cursor-type, DIS.4216 starting-sequence-number not a number, DIS.4224 out
+of [oldest, next] (AFTER_SEQUENCE_NUMBER N asks for N + 1), DIS.4217 a
+cursor that does not decode, DIS.4225 a cursor older than cursor_ttl_ms
+(default 300000), DIS.4226 a cursor below the oldest record kept, DIS.4302
+no such partition, DIS.4319 partition expired, DIS.4303 the partition's
+read limit (read_limit_bytes per second, default 2 MB COMMON, 10 MB
+ADVANCED; a token bucket one second deep that a reply may overdraw).
+
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
   put_latency_ms             PutRecords only, after put_requests counts it
@@ -82,8 +101,14 @@ Typical use (see tests/e2e/server_selftest.sh):
       --log-file DIR/server.log --seed 1 &
 then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
 
+Knobs of the same API (CLI --cursor-ttl-ms ...): cursor_ttl_ms,
+read_limit_bytes, records_per_get (0: the defaults above).
+
 Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"name","type","partitions"}, DELETE /_test/streams/NAME, POST
+/_test/streams/NAME/partitions {"count": N} (add partitions up to N) or
+{"expire": ID} (expire one: its records go, PutRecords leaves it out) or
+{"trim": ID, "before": SEQ} (drop its records below SEQ), POST
 /_test/credentials {"ak","sk"[,"token"]}, POST /_test/temporary_keys
 {"keys": [{"ak","sk","security_token"[,"expires_at": epoch]}, ...]} (these
 keys and no others from now on), GET /_test/stats.  Counters in
@@ -609,6 +634,12 @@ class Stream:
         self.id = "sid-" + hashlib.md5(name.encode()).hexdigest()[:16]
         self.create_time = int(time.time() * 1000)
         self.seq = [0] * partitions
+        self.logs = [PartitionLog() for _ in range(partitions)]
+
+    def active_partitions(self):
+        """Indexes of the partitions PutRecords spreads records over."""
+        return [i for i in range(self.partitions)
+                if self.logs[i].status == "ACTIVE"]
 
 
 FAULT_KNOBS = {
@@ -616,6 +647,7 @@ FAULT_KNOBS = {
     "req_429": float, "req_400_4303": float, "drop": float,
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int,
+    "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -669,6 +701,9 @@ class State:
             "latency_ms": args.latency_ms, "outage": args.outage,
             "put_latency_ms": 0,
             "max_request_bytes": args.max_request_bytes,
+            "cursor_ttl_ms": args.cursor_ttl_ms,
+            "read_limit_bytes": args.read_limit_bytes,
+            "records_per_get": args.records_per_get,
         }
         self.reqno = 0
         self.stats = {"requests": 0, "put_requests": 0,
@@ -677,7 +712,10 @@ class State:
                       "auth_failures": 0, "dropped": 0,
                       "requests_by_ak": {},
                       "put_bytes_sent": 0, "put_bytes_decoded": 0,
-                      "put_by_encoding": {}, "put_by_content_type": {}}
+                      "put_by_encoding": {}, "put_by_content_type": {},
+                      "get_cursor_requests": 0, "get_records_requests": 0,
+                      "records_read": 0, "read_throttled": 0}
+        self.retain_records = args.retain_records
         self.records_fp = None
         if args.records_file:
             self.records_fp = open(args.records_file, "a", encoding="utf-8")
@@ -860,13 +898,16 @@ def choose_partition(state, stream, r):
     """Partition index for a record: partition_id, hash key, random."""
     if "partition_id" in r:
         return parse_partition_id(r["partition_id"])
+    # Over the ACTIVE partitions, as after a scale-down (all of them
+    # unless /_test/ expired some).
+    active = stream.active_partitions() or [0]
     if "explicit_hash_key" in r:
-        return partition_for_hash(int(r["explicit_hash_key"]),
-                                  stream.partitions)
+        return active[partition_for_hash(int(r["explicit_hash_key"]),
+                                         len(active))]
     if "partition_key" in r:
-        return partition_for_hash(key_hash(r["partition_key"]),
-                                  stream.partitions)
-    return state.rng.randrange(stream.partitions)
+        return active[partition_for_hash(key_hash(r["partition_key"]),
+                                         len(active))]
+    return active[state.rng.randrange(len(active))]
 
 
 def put_records(state, reqno, headers, body):
@@ -903,6 +944,8 @@ def put_records(state, reqno, headers, body):
             stream.seq[p] += 1
             out.append({"partition_id": partition_name(p),
                         "sequence_number": seq})
+            if not state.ack_only:
+                keep_for_reading(state, stream, p, r, acked_ns)
             if state.records_fp is not None and not state.ack_only:
                 lines.append(json.dumps({
                     "stream": stream.name, "partition_id": partition_name(p),
@@ -945,17 +988,22 @@ def describe_stream(state, name, query):
     with state.lock:
         for i in range(start + 1, min(n, start + 1 + limit)):
             lo, hi = hash_range(i, n)
-            last = max(stream.seq[i] - 1, 0)
+            # [oldest : next]: the next record gets "next" (DIS console).
             parts.append({
-                "status": "ACTIVE", "partition_id": partition_name(i),
+                "status": stream.logs[i].status,
+                "partition_id": partition_name(i),
                 "hash_range": "[%d : %d]" % (lo, hi),
-                "sequence_number_range": "[0 : %d]" % last})
+                "sequence_number_range": "[%d : %d]" % (
+                    stream.logs[i].first, stream.seq[i])})
+        writable = len(stream.active_partitions())
+        readable = sum(1 for lg in stream.logs if lg.status != "EXPIRED")
     reply = {
         "stream_id": stream.id, "stream_name": stream.name,
         "create_time": stream.create_time, "last_modified_time":
         stream.create_time, "retention_period": 24, "status": "RUNNING",
         "stream_type": stream.type, "data_type": "BLOB",
-        "writable_partition_count": n, "readable_partition_count": n,
+        "writable_partition_count": writable,
+        "readable_partition_count": readable,
         "tags": [], "auto_scale_enabled": False,
         "partitions": parts,
         "has_more_partitions": start + 1 + limit < n,
@@ -964,9 +1012,249 @@ def describe_stream(state, name, query):
 
 
 # ---------------------------------------------------------------------------
+# Download API (section 10): GetCursor and GetRecords over the records
+# accepted, kept per partition in sequence order.
+
+READ_LIMIT = {"COMMON": 2000000, "ADVANCED": 10000000}
+CURSOR_TYPES = ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER",
+                "TRIM_HORIZON", "LATEST", "AT_TIMESTAMP")
+
+
+class PartitionLog:
+    """The records of one partition: entries (seq, key, data, ms) from
+    sequence number "first" on, the partition's status, and its read
+    bucket (bytes that may be read now, refilled at the read limit)."""
+
+    def __init__(self):
+        self.records = []
+        self.first = 0
+        self.status = "ACTIVE"
+        self.bucket = None
+        self.bucket_t = 0.0
+
+    def trim(self, before):
+        """Drop the records below sequence number before."""
+        if before > self.first:
+            del self.records[:before - self.first]
+            self.first = before
+
+    def at_time(self, ms, nxt):
+        """Sequence number of the first record at or after ms."""
+        lo, hi = 0, len(self.records)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.records[mid][3] < ms:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.first + lo if lo < len(self.records) else nxt
+
+
+def keep_for_reading(state, stream, p, r, acked_ns):
+    """Keep an accepted record for GetRecords (state.lock held).  Past
+    --retain-records per partition the oldest tenth goes, as retention
+    would take it."""
+    lg = stream.logs[p]
+    lg.records.append((stream.seq[p] - 1, r.get("partition_key"), r["data"],
+                       acked_ns // 1000000))
+    cap = state.retain_records
+    if cap and len(lg.records) > cap:
+        lg.trim(lg.first + len(lg.records) - cap + cap // 10)
+
+
+def encode_cursor(stream, p, n):
+    """An opaque cursor: standard Base64 (so +, / and = travel in queries)
+    of stream, partition, position and the time it was issued."""
+    raw = json.dumps({"s": stream.name, "p": p, "n": n,
+                      "t": int(time.time() * 1000),
+                      "r": os.urandom(3).hex()}, separators=(",", ":"))
+    return base64.b64encode(b"\xfb" + raw.encode()).decode("ascii")
+
+
+def decode_cursor(text):
+    """(stream name, partition, position, issued ms) or None."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+        if raw[:1] != b"\xfb":
+            return None
+        c = json.loads(raw[1:])
+        return str(c["s"]), int(c["p"]), int(c["n"]), int(c["t"])
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        return None
+
+
+def readable_partition(stream, pid_text):
+    """Partition index of a readable partition; raise DIS.4302/4319."""
+    p = parse_partition_id(pid_text)
+    if p is None or p >= stream.partitions:
+        raise dis_error(400, "DIS.4302", "Partition does not exist. [%s]"
+                        % pid_text)
+    if stream.logs[p].status == "EXPIRED":
+        raise dis_error(400, "DIS.4319", "Partition is expired. [%s]"
+                        % pid_text)
+    return p
+
+
+def cursor_position(lg, nxt, ctype, q):
+    """The position a cursor of type ctype starts at; raise 4215/4216/4224
+    (state.lock held)."""
+    if ctype not in CURSOR_TYPES:
+        raise dis_error(400, "DIS.4215", "Invalid cursor type. [%s]" % ctype)
+    if ctype == "TRIM_HORIZON":
+        return lg.first
+    if ctype == "LATEST":
+        return nxt
+    if ctype == "AT_TIMESTAMP":
+        ts = q.get("timestamp", "")
+        if not ts.isdigit():
+            raise dis_error(400, "DIS.4200", "timestamp is required")
+        return lg.at_time(int(ts), nxt)
+    sn = q.get("starting-sequence-number", "")
+    if not sn.isdigit() or int(sn) > LONG_MAX:
+        raise dis_error(400, "DIS.4216", "Invalid sequence number. [%s]"
+                        % sn)
+    n = int(sn) + (1 if ctype == "AFTER_SEQUENCE_NUMBER" else 0)
+    if not lg.first <= n <= nxt:
+        raise dis_error(400, "DIS.4224", "Sequence number out of range. "
+                        "[%s not in %d..%d]" % (sn, lg.first, nxt))
+    return n
+
+
+def get_cursor(state, query):
+    """GetCursor: return (reply dict, log summary)."""
+    state.count("get_cursor_requests")
+    q = dict(urllib.parse.parse_qsl(query or "", keep_blank_values=True))
+    name = q.get("stream-name")
+    stream = state.lookup_stream(name=name) if name \
+        else state.lookup_stream(sid=q.get("stream-id"))
+    if stream is None:
+        raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]"
+                        % (name or q.get("stream-id")))
+    ctype = q.get("cursor-type") or "AT_SEQUENCE_NUMBER"
+    with state.lock:
+        p = readable_partition(stream, q.get("partition-id", ""))
+        n = cursor_position(stream.logs[p], stream.seq[p], ctype, q)
+    return ({"partition_cursor": encode_cursor(stream, p, n)},
+            "GetCursor stream=%s partition=%d type=%s at=%d" % (
+                stream.name, p, ctype, n))
+
+
+def take_read(state, stream, lg, nbytes=0):
+    """The read limit of a partition, as a token bucket that may go into
+    debt: False (throttled) while it is empty; nbytes is then spent
+    (state.lock held)."""
+    rate = state.faults["read_limit_bytes"] or READ_LIMIT[stream.type]
+    now = time.monotonic()
+    if lg.bucket is None:
+        lg.bucket = float(rate)
+    lg.bucket = min(float(rate), lg.bucket + (now - lg.bucket_t) * rate)
+    lg.bucket_t = now
+    if lg.bucket <= 0:
+        return False
+    lg.bucket -= nbytes
+    return True
+
+
+def records_from(lg, n, max_bytes, max_records):
+    """The entries from position n that fit max_bytes (raw) and
+    max_records, and the position after them."""
+    out, total, i = [], 0, n - lg.first
+    while i < len(lg.records) and len(out) < max_records:
+        size = raw_len_b64(lg.records[i][2])
+        if total + size > max_bytes:
+            break
+        out.append(lg.records[i])
+        total += size
+        i += 1
+    return out, total, lg.first + i
+
+
+def get_records(state, query):
+    """GetRecords: return (reply dict, log summary)."""
+    state.count("get_records_requests")
+    q = dict(urllib.parse.parse_qsl(query or "", keep_blank_values=True))
+    c = decode_cursor(q.get("partition-cursor", ""))
+    if c is None:
+        raise dis_error(400, "DIS.4217", "Invalid partition cursor.")
+    name, p, n, issued = c
+    stream = state.lookup_stream(name=name)
+    if stream is None:
+        raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]"
+                        % name)
+    mfb = q.get("max_fetch_bytes", str(MIB))
+    if not mfb.isdigit() or int(mfb) < 1:
+        raise dis_error(400, "DIS.4200", "Invalid max_fetch_bytes.")
+    with state.lock:
+        ttl = state.faults["cursor_ttl_ms"] or 300000
+        limit = state.faults["records_per_get"] or 1000
+        p = readable_partition(stream, str(p))
+        lg = stream.logs[p]
+        if int(time.time() * 1000) - issued > ttl:
+            raise dis_error(400, "DIS.4225", "Expired partition cursor.")
+        if n < lg.first:
+            raise dis_error(400, "DIS.4226", "The sequence number of the "
+                            "partition cursor has expired.")
+        if not take_read(state, stream, lg):
+            state.stats["read_throttled"] += 1
+            raise dis_error(400, "DIS.4303", "Exceeded traffic control "
+                            "limit.")
+        got, nbytes, after = records_from(lg, n, int(mfb), limit)
+        take_read(state, stream, lg, nbytes)
+        state.stats["records_read"] += len(got)
+    recs = []
+    for seq, key, data, ms in got:
+        rec = {"sequence_number": str(seq), "data": data, "timestamp": ms,
+               "timestamp_type": "CreateTime"}
+        if key is not None:
+            rec["partition_key"] = key
+        recs.append(rec)
+    return ({"records": recs,
+             "next_partition_cursor": encode_cursor(stream, p, after)},
+            "GetRecords stream=%s partition=%d at=%d records=%d" % (
+                stream.name, p, n, len(recs)))
+
+
+def change_partitions(state, name, obj):
+    """POST /_test/streams/NAME/partitions: {"count": N} adds partitions
+    up to N (a scale-up); {"expire": ID} expires one (its records go, reads
+    get DIS.4319, PutRecords leaves it out); {"trim": ID, "before": SEQ}
+    drops a partition's records below SEQ, as retention does."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    with state.lock:
+        stream = state.streams.get(name)
+        if stream is None:
+            return 404, {"error": "no such stream"}
+        if "count" in obj:
+            n = obj["count"]
+            if not isinstance(n, int) or not stream.partitions <= n <= 1000:
+                raise ValueError("count must grow, up to 1000")
+            add = n - stream.partitions
+            stream.seq += [0] * add
+            stream.logs += [PartitionLog() for _ in range(add)]
+            stream.partitions = n
+        for key in ("expire", "trim"):
+            if key not in obj:
+                continue
+            p = parse_partition_id(str(obj[key]))
+            if p is None or p >= stream.partitions:
+                raise ValueError("no partition %r" % obj[key])
+            lg = stream.logs[p]
+            if key == "expire":
+                lg.status = "EXPIRED"
+                lg.trim(stream.seq[p])
+            else:
+                lg.trim(min(int(obj.get("before", 0)), stream.seq[p]))
+        return 200, {"partitions": stream.partitions,
+                     "status": [lg.status for lg in stream.logs],
+                     "first": [lg.first for lg in stream.logs]}
+
+
+# ---------------------------------------------------------------------------
 # HTTP layer.
 
 RECORDS_RE = re.compile(r"^/v2/([^/]+)/records/?$")
+CURSORS_RE = re.compile(r"^/v2/([^/]+)/cursors/?$")
 STREAM_RE = re.compile(r"^/v2/([^/]+)/streams/([^/]+)/?$")
 
 
@@ -1096,6 +1384,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         m = RECORDS_RE.match(path)
         if m and self.command == "POST":
             return "PutRecords", m.group(1), None
+        if m and self.command == "GET":
+            return "GetRecords", m.group(1), None
+        m = CURSORS_RE.match(path)
+        if m and self.command == "GET":
+            return "GetCursor", m.group(1), None
         m = STREAM_RE.match(path)
         if m and self.command == "GET":
             return ("DescribeStream", m.group(1),
@@ -1153,6 +1446,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 raise dis_error(400, "DIS.4117", "Invalid project id.")
             if op == "DescribeStream":
                 obj, summary = describe_stream(state, name, query)
+                return 200, obj, summary
+            if op in ("GetCursor", "GetRecords"):
+                op_fn = get_cursor if op == "GetCursor" else get_records
+                obj, summary = op_fn(state, query)
                 return 200, obj, summary
             self.request_faults(f)
             obj, summary = put_records(state, reqno, headers, body)
@@ -1212,6 +1509,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return 409, {"error": "stream exists"}
                 state.streams[name] = Stream(name, stype, n)
             return 201, {"name": name, "type": stype, "partitions": n}
+        m = re.fullmatch(r"/_test/streams/([^/]+)/partitions", path)
+        if m and cmd == "POST":
+            return change_partitions(state, urllib.parse.unquote(
+                m.group(1)), obj)
         if path.startswith("/_test/streams/") and cmd == "DELETE":
             name = urllib.parse.unquote(path[len("/_test/streams/"):])
             with state.lock:
@@ -1296,6 +1597,10 @@ def parse_args(argv):
     p.add_argument("--outage", action="store_true")
     p.add_argument("--max-request-bytes", type=int)
     p.add_argument("--ack-only", action="store_true")
+    p.add_argument("--cursor-ttl-ms", type=int, default=0)
+    p.add_argument("--read-limit-bytes", type=int, default=0)
+    p.add_argument("--records-per-get", type=int, default=0)
+    p.add_argument("--retain-records", type=int, default=1000000)
     args = p.parse_args(argv)
     for k in ("rec_4303", "rec_5000", "req_500", "req_429", "req_400_4303",
               "drop"):

@@ -835,6 +835,167 @@ def online_records_tool(cl, o):
           rc == 2, out)
 
 
+def dl_get(cl, o, what, query, **kw):
+    """A signed GetCursor ("cursors") or GetRecords ("records")."""
+    path = "/v2/%s/%s/" % (o.project_id, what)
+    q = [(k, str(v)) for k, v in query]
+    st, _, obj, _ = cl.send("GET", path, b"", cl.signed_headers(
+        "GET", path, q, b"", **kw), query=q)
+    return st, obj
+
+
+def dl_cursor(cl, o, part, ctype, **extra):
+    q = [("stream-name", "dl"), ("partition-id", part),
+         ("cursor-type", ctype)] + list(extra.items())
+    return dl_get(cl, o, "cursors", [(k.replace("_", "-"), v)
+                                     for k, v in q])
+
+
+def dl_read(cl, o, cursor, fetch=None):
+    q = [("partition-cursor", cursor)]
+    if fetch is not None:
+        q.append(("max_fetch_bytes", fetch))
+    return dl_get(cl, o, "records", q)
+
+
+def dl_records(cl, o, part, ctype, **extra):
+    st, obj = dl_cursor(cl, o, part, ctype, **extra)
+    if st != 200:
+        return st, obj
+    return dl_read(cl, o, obj["partition_cursor"])
+
+
+def dl_describe(cl, o):
+    p = "/v2/%s/streams/dl/" % o.project_id
+    return cl.send("GET", p, b"", cl.signed_headers("GET", p, [], b""))[2]
+
+
+def online_download(cl, o):
+    st, _ = cl.control("POST", "/_test/streams",
+                       {"name": "dl", "type": "COMMON", "partitions": 2})
+    check("POST /_test/streams dl -> 201", st == 201, st)
+    d = dl_describe(cl, o)
+    check("an empty partition is [0 : 0]",
+          d["partitions"][0]["sequence_number_range"] == "[0 : 0]", d)
+    datas = [("rec %d" % i).encode() for i in range(5)]
+    for i, data in enumerate(datas):
+        st, _, obj, _ = cl.put("dl", [rec(data, key="k%d" % i,
+                                          partition_id="0")])
+        check("put dl %d -> 200" % i, st == 200, (st, obj))
+    d = dl_describe(cl, o)
+    check("DescribeStream: [oldest : next] after 5 records",
+          d["partitions"][0]["sequence_number_range"] == "[0 : 5]" and
+          d["partitions"][1]["sequence_number_range"] == "[0 : 0]", d)
+    st, obj = dl_cursor(cl, o, "0", "TRIM_HORIZON")
+    cur = obj and obj.get("partition_cursor")
+    check("GetCursor TRIM_HORIZON -> 200 with a cursor",
+          st == 200 and isinstance(cur, str), (st, obj))
+    st, obj = dl_read(cl, o, cur)
+    recs = obj["records"] if st == 200 else []
+    check("GetRecords -> the 5 records in order, with key and time",
+          [base64.b64decode(r["data"]) for r in recs] == datas and
+          [r["sequence_number"] for r in recs] == ["0", "1", "2", "3", "4"]
+          and recs[0]["partition_key"] == "k0" and
+          isinstance(recs[0]["timestamp"], int) and
+          recs[0]["timestamp_type"] == "CreateTime", (st, obj))
+    st, obj2 = dl_read(cl, o, obj["next_partition_cursor"])
+    check("GetRecords at the end -> no records and a next cursor",
+          st == 200 and obj2["records"] == [] and
+          obj2["next_partition_cursor"], (st, obj2))
+    for ctype, extra, want in (
+            ("AT_SEQUENCE_NUMBER", {"starting_sequence_number": "2"},
+             ["2", "3", "4"]),
+            ("AFTER_SEQUENCE_NUMBER", {"starting_sequence_number": "2"},
+             ["3", "4"]),
+            ("AT_SEQUENCE_NUMBER", {"starting_sequence_number": "5"}, []),
+            ("LATEST", {}, []),
+            ("AT_TIMESTAMP", {"timestamp": "0"},
+             ["0", "1", "2", "3", "4"]),
+            ("AT_TIMESTAMP", {"timestamp": str(int(time.time() * 1000) +
+                                               60000)}, [])):
+        st, obj = dl_records(cl, o, "0", ctype, **extra)
+        got = [r["sequence_number"] for r in obj["records"]] \
+            if st == 200 else (st, obj)
+        check("%s %s -> %s" % (ctype, extra, want), got == want, got)
+    st, obj = dl_cursor(cl, o, "0", "TRIM_HORIZON")
+    cur = obj["partition_cursor"]
+    size = len(datas[0])
+    st, obj = dl_read(cl, o, cur, fetch=size - 1)
+    check("max_fetch_bytes below the first record -> none",
+          st == 200 and obj["records"] == [], (st, obj))
+    st, obj = dl_read(cl, o, cur, fetch=size)
+    check("max_fetch_bytes of one record -> one",
+          st == 200 and len(obj["records"]) == 1, (st, obj))
+    for name, (st, obj), code in (
+            ("cursor-type BOGUS", dl_cursor(cl, o, "0", "BOGUS"),
+             "DIS.4215"),
+            ("starting-sequence-number x", dl_cursor(
+                cl, o, "0", "AT_SEQUENCE_NUMBER",
+                starting_sequence_number="x"), "DIS.4216"),
+            ("AT_SEQUENCE_NUMBER past next", dl_cursor(
+                cl, o, "0", "AT_SEQUENCE_NUMBER",
+                starting_sequence_number="6"), "DIS.4224"),
+            ("partition 9", dl_cursor(cl, o, "9", "LATEST"), "DIS.4302"),
+            ("a cursor that does not decode", dl_read(cl, o, "zzzz"),
+             "DIS.4217")):
+        check("%s -> 400 %s" % (name, code),
+              st == 400 and err_code(obj) == code, (st, obj))
+    path = "/v2/%s/cursors/" % o.project_id
+    st, _, obj, _ = cl.send("GET", path, b"", cl.signed_headers(
+        "GET", path, [], b"", sk="wrong"))
+    check("GetCursor with a bad signature -> 441", st == 441, (st, obj))
+
+    set_faults(cl, cursor_ttl_ms=1)
+    time.sleep(0.05)
+    st, obj = dl_read(cl, o, cur)
+    check("an old cursor -> 400 DIS.4225",
+          st == 400 and err_code(obj) == "DIS.4225", (st, obj))
+    set_faults(cl, cursor_ttl_ms=0)
+    st, out = cl.control("POST", "/_test/streams/dl/partitions",
+                         {"trim": "0", "before": 3})
+    check("trim partition 0 below 3 -> 200", st == 200, (st, out))
+    st, obj = dl_read(cl, o, cur)
+    check("a cursor below the oldest record -> 400 DIS.4226",
+          st == 400 and err_code(obj) == "DIS.4226", (st, obj))
+    st, obj = dl_cursor(cl, o, "0", "AT_SEQUENCE_NUMBER",
+                        starting_sequence_number="1")
+    check("AT_SEQUENCE_NUMBER below the oldest -> 400 DIS.4224",
+          st == 400 and err_code(obj) == "DIS.4224", (st, obj))
+    st, obj = dl_records(cl, o, "0", "TRIM_HORIZON")
+    check("TRIM_HORIZON after the trim starts at 3",
+          st == 200 and [r["sequence_number"] for r in obj["records"]] ==
+          ["3", "4"], (st, obj))
+
+    st, out = cl.control("POST", "/_test/streams/dl/partitions",
+                         {"count": 3, "expire": "1"})
+    check("add a partition and expire one -> 200",
+          st == 200 and out["partitions"] == 3, (st, out))
+    d = dl_describe(cl, o)
+    check("DescribeStream: 3 partitions, one EXPIRED, 2 writable",
+          len(d["partitions"]) == 3 and
+          d["partitions"][1]["status"] == "EXPIRED" and
+          d["writable_partition_count"] == 2, d)
+    st, obj = dl_cursor(cl, o, "1", "TRIM_HORIZON")
+    check("GetCursor on the expired partition -> 400 DIS.4319",
+          st == 400 and err_code(obj) == "DIS.4319", (st, obj))
+    for i in range(20):
+        st, _, obj, _ = cl.put("dl", [rec(b"spread", key=str(i))])
+    st, obj = dl_records(cl, o, "1", "LATEST")
+    check("PutRecords leaves the expired partition out",
+          st == 400 and err_code(obj) == "DIS.4319" and
+          dl_describe(cl, o)["partitions"][1]["sequence_number_range"] ==
+          "[0 : 0]", (st, obj))
+
+    set_faults(cl, read_limit_bytes=10)
+    st, obj = dl_records(cl, o, "0", "TRIM_HORIZON")
+    st2, obj2 = dl_read(cl, o, obj.get("next_partition_cursor", "")) \
+        if st == 200 else (st, obj)
+    check("over the read limit -> 400 DIS.4303",
+          st == 200 and st2 == 400 and err_code(obj2) == "DIS.4303",
+          (st, st2, obj2))
+    set_faults(cl, read_limit_bytes=0)
+
+
 def online_stats(cl, o):
     st, s = cl.control("GET", "/_test/stats")
     check("GET /_test/stats", st == 200 and s["auth_failures"] >= 10 and
@@ -849,7 +1010,7 @@ def online(o):
     cl = Client(o)
     for step in (online_auth, online_temporary_keys, online_api,
                  online_compression, online_faults, online_limits,
-                 online_records_tool, online_stats):
+                 online_records_tool, online_download, online_stats):
         try:
             step(cl, o)
         except Exception as e:

@@ -17,11 +17,13 @@ E2E_SEED=${E2E_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/disagent-$E2E_NAME.XXXXXX")
 SERVER_PID=
 AGENT_PID=
+E2E_PIDS=		# more processes of the test, killed at exit
 E2E_OK=0
 
 e2e_cleanup() {
 	rc=$?
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null || true
+	for _p in $E2E_PIDS; do kill -9 "$_p" 2>/dev/null || true; done
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
 	wait 2>/dev/null || true
 	if [ "$E2E_OK" = 1 ] && [ "$rc" = 0 ]; then
@@ -79,15 +81,17 @@ sys.exit(0 if r.status == 200 else 1)
 PY
 }
 
-# control METHOD PATH JSON: the endpoint's /_test/ API; fails unless 2xx.
+# control METHOD PATH [JSON]: a /_test/ call; prints the reply, fails
+# unless it is 2xx.
 control() {
 	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" "$@" <<'PY'
 import http.client, ssl, sys
 ctx = ssl.create_default_context(cafile=sys.argv[2])
 c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
-c.request(sys.argv[3], sys.argv[4], body=sys.argv[5],
+body = sys.argv[5] if len(sys.argv) > 5 else None
+c.request(sys.argv[3], sys.argv[4], body=body,
           headers={"Content-Type": "application/json"})
-r = c.getresponse(); r.read()
+r = c.getresponse(); print(r.read().decode())
 sys.exit(0 if 200 <= r.status < 300 else 1)
 PY
 }
@@ -119,6 +123,9 @@ log.statusReportingPeriodSeconds = 1
 checkpointIntervalMillis = 200
 EOF2
 	for _l in "$@"; do echo "$_l" >>"$_f"; done
+	# It holds the secret key: readable by its owner only, as the
+	# agent asks (a WARN otherwise).
+	chmod 600 "$_f"
 	mkdir -p "$TMP/state"
 }
 

@@ -65,8 +65,8 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec pbuf conf cred proxy jackson jackson_parse logparse \
-    convert convert_build deadletter; do
+for f in util log codec codec_read pbuf conf cred proxy jackson jackson_parse \
+    logparse convert convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
@@ -80,7 +80,8 @@ compile fuzz_convert "$fz/fuzz_convert.c" $warn
 
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
-    "$out/log.o" "$out/codec.o" "$out/pbuf.o" $deps -o "$out/fuzz_put_reply"
+    "$out/log.o" "$out/codec.o" "$out/codec_read.o" "$out/pbuf.o" $deps \
+    -o "$out/fuzz_put_reply"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
     "$out/log.o" "$out/conf.o" "$out/cred.o" "$out/proxy.o" $conv $deps \

@@ -5,7 +5,10 @@
  * body goes through codec_parse_put, pbuf_parse_put (the protobuf reply),
  * codec_parse_error and codec_parse_describe, and each result is checked
  * against the contracts in codec.h and pbuf.h: a count within 0..n or
- * -EBADMSG, and NUL-terminated fixed-size strings.
+ * -EBADMSG, and NUL-terminated fixed-size strings.  The download replies
+ * of codec_read.h go through the same body: a DescribeStream page, a
+ * GetCursor and a GetRecords reply (every record taken out, decoded and
+ * written as a JSON line), and base64 decoding of the body itself.
  */
 #include "config.h"
 
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "codec_read.h"
 #include "pbuf.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -104,6 +108,52 @@ fuzz_describe(const char *body, size_t len)
 	}
 }
 
+static void
+fuzz_download(const char *body, size_t len)
+{
+	struct codec_stream	 st;
+	struct codec_records	*recs;
+	struct codec_record	 rec;
+	struct buf		 b;
+	size_t			 i;
+	char			*cursor;
+
+	memset(&st, 0, sizeof(st));
+	if (codec_parse_stream(body, len, &st) == 0) {
+		for (i = 0; i < st.nparts; i++) {
+			check_terminated(st.parts[i].id, sizeof(st.parts[i].id));
+			check_terminated(st.parts[i].seq_range,
+			    sizeof(st.parts[i].seq_range));
+			if (st.parts[i].seq_next < st.parts[i].seq_first)
+				abort();
+		}
+	}
+	codec_stream_cleanup(&st);
+	if (codec_parse_cursor(body, len, &cursor) == 0) {
+		if (cursor == NULL || cursor[0] == '\0')
+			abort();
+		free(cursor);
+	} else if (cursor != NULL)
+		abort();
+	buf_init(&b);
+	if (codec_parse_records(body, len, &recs) == 0) {
+		for (i = 0; i < codec_records_count(recs); i++) {
+			codec_records_get(recs, i, &rec);
+			if (rec.seq < 0 || rec.seq_text == NULL ||
+			    codec_base64_decode(rec.data64, rec.data64_len,
+			    &b) != 0)
+				abort();
+			codec_record_json(&b, "p", &rec);
+		}
+		codec_records_free(recs);
+	} else if (recs != NULL)
+		abort();
+	buf_reset(&b);
+	if (codec_base64_decode(body, len, &b) == 0 && b.len > len)
+		abort();
+	buf_cleanup(&b);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -125,6 +175,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_put(body, len, n, pbuf_parse_put);
 	fuzz_error(body, len);
 	fuzz_describe(body, len);
+	fuzz_download(body, len);
 	free(copy);
 	return 0;
 }
