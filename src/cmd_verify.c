@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "conf.h"
+#include "convert.h"
 #include "framer.h"
 #include "readback.h"
 #include "recset.h"
@@ -51,6 +52,8 @@ struct pair {
 	char			*path;
 	const struct conf_flow	*fc;
 	struct framer		*fr;
+	struct convert		*conv;		/* dataProcessingOptions */
+	struct buf		 conv_out;
 	size_t			 max_record;
 	uint64_t		 size;		/* framed up to here */
 	int64_t			 born_ms;	/* creation; -1 unknown */
@@ -86,17 +89,29 @@ typedef void	(*record_fn)(struct verifier *, struct pair *, const char *,
 static void	check_next(struct verifier *);
 
 /*
- * The bytes the agent uploads for a framed record of fc: today the record
- * itself.  Record processing (dataProcessingOptions) goes here, so that
- * verify expects what the agent sends.
+ * The bytes the agent uploads for a framed record of pr at offset: the
+ * record through the flow's processing chain (dataProcessingOptions), as
+ * the agent converts it.  false: the agent sends nothing for it (a line
+ * LOGTOJSON cannot parse, dead-lettered or dropped).
  */
-static void
-upload_bytes(const struct conf_flow *fc, const char *data, size_t len,
+static bool
+upload_bytes(struct pair *pr, const char *data, size_t len, uint64_t offset,
     const char **out, size_t *outlen)
 {
-	(void)fc;
+	char		 why[128];
+	bool		 cut;
+
 	*out = data;
 	*outlen = len;
+	if (pr->conv == NULL)
+		return true;
+	if (convert_apply(pr->conv, data, len, pr->path, offset,
+	    pr->max_record, &pr->conv_out, &cut, why, sizeof(why)) ==
+	    CONVERT_UNMATCHED)
+		return convert_unmatched_action(pr->conv) == CONVERT_RAW;
+	*out = pr->conv_out.data;
+	*outlen = pr->conv_out.len;
+	return true;
 }
 
 /* --- framing the files -------------------------------------------------- */
@@ -116,8 +131,8 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	size_t		 n;
 
 	(void)end;
-	upload_bytes(f->pr->fc, data, len, &b, &n);
-	f->fn(f->v, f->pr, b, n, start);
+	if (upload_bytes(f->pr, data, len, start, &b, &n))
+		f->fn(f->v, f->pr, b, n, start);
 	return 0;
 }
 
@@ -246,6 +261,14 @@ prepare(struct verifier *v, struct pair *pr, const char *type)
 	int		 rc;
 
 	framer_opts_from_flow(pr->fc, &fo);
+	if (convert_new(&pr->fc->conv, fo.delim, pr->fc->keep_delimiter, NULL,
+	    pr->fc->name, &pr->conv, NULL, err, sizeof(err)) != 0) {
+		cli_error(&v->cli, "[%s] %s", pr->fc->name, err);
+		return -EINVAL;
+	}
+	/* As the agent frames for its chain (flow.c). */
+	if (pr->conv != NULL && convert_keeps_delimiter(pr->conv))
+		fo.keep_delim = true;
 	if (framer_new(&fo, &pr->fr, err, sizeof(err)) != 0) {
 		cli_error(&v->cli, "[%s] %s", pr->fc->name, err);
 		return -EINVAL;
@@ -372,6 +395,9 @@ on_done(void *arg, int rc, const struct rb_error *e)
 	for (pr = v->pairs; pr < v->pairs + v->npairs; pr++) {
 		framer_free(pr->fr);
 		pr->fr = NULL;
+		convert_free(pr->conv);
+		pr->conv = NULL;
+		buf_cleanup(&pr->conv_out);
 	}
 	recset_free(v->set);
 	v->set = NULL;

@@ -483,6 +483,12 @@ convert_record(struct convert *c, const char *data, size_t len,
 	return true;
 }
 
+enum convert_unmatched
+convert_unmatched_action(const struct convert *c)
+{
+	return c->unmatched;
+}
+
 void
 convert_count_into(struct convert *c, uint64_t *counts)
 {

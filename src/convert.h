@@ -124,6 +124,9 @@ bool		 convert_record(struct convert *, const char *data,
 		    size_t len, const char *path, uint64_t offset, size_t max,
 		    struct buf *out, bool *truncated);
 
+/* What LOGTOJSON.unmatched does with a line the chain cannot parse. */
+enum convert_unmatched convert_unmatched_action(const struct convert *);
+
 /*
  * Count unmatched lines into counts[CONVERT_NUNMATCHED] (borrowed: the
  * flow's counter set, struct metrics_flow) instead of the chain's own.

@@ -85,6 +85,12 @@ wait_for 30 "the syslog record" count_at_least sys 1
 wait_for 30 "the rest of bulk's unmatched lines" metric bulk $((300 - before))
 wait_for 30 "the metrics file" metric bad 0
 stop_agent
+# disagent verify expects the converted records (and no record for the
+# dead-lettered lines): every one of bulk's is in the stream.
+"$DISAGENT" verify -c "$TMP/agent.ini" "$D/bulk/access.log" \
+    >"$TMP/verify.out" 2>&1 || fail "verify: $(cat "$TMP/verify.out")"
+grep -q "29700 records, 29700 found, 0 missing" "$TMP/verify.out" ||
+	fail "verify did not count the converted records: $(cat "$TMP/verify.out")"
 
 exact web '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"203.0.113.9\",\"ident\":null,\"authuser\":\"alice\",\"datetime\":\"12/Mar/2024:10:15:32 +0800\",\"request\":\"GET /index.html?q=%E4%B8%AD HTTP/1.1\",\"response\":\"200\",\"bytes\":\"5123\",\"referer\":\"https://example.com/\",\"agent\":\"Mozilla/5.0 (X11; Linux x86_64)\"}"}' \
     '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"198.51.100.7\",\"ident\":null,\"authuser\":null,\"datetime\":\"12/Mar/2024:10:15:33 +0800\",\"request\":\"POST /api/v1/orders HTTP/2.0\",\"response\":\"201\",\"bytes\":null,\"referer\":null,\"agent\":\"curl/8.5.0\"}"}'
