@@ -81,9 +81,9 @@ bool		 tailer_is_open(const struct tailer *);
 /* Close the descriptor of an idle tailer; it keeps its identity. */
 void		 tailer_park(struct tailer *);
 /*
- * Reopen a parked tailer at its path (its stall ends).  0; -ESTALE when the path now holds
- * another file (other inode, or the head no longer matches the
- * fingerprint); or a negative errno.
+ * Reopen a parked tailer at its path (its stall ends).  0; -ESTALE when
+ * the path now holds another file (other inode, or the head no longer
+ * matches the fingerprint); or a negative errno.
  */
 int		 tailer_reopen(struct tailer *) WARN_UNUSED;
 /* The byte before offset, read through the descriptor; -1 if none. */
