@@ -401,19 +401,6 @@ on_readable(void *arg)
 
 /* --- lifecycle ---------------------------------------------------------- */
 
-static void
-framer_options(const struct conf_flow *fc, struct framer_opts *fo)
-{
-	memset(fo, 0, sizeof(*fo));
-	fo->delim = conf_delimiter(fc->record_delimiter);
-	fo->keep_delim = fc->keep_delimiter;
-	fo->strip_cr = fc->strip_cr;
-	fo->skip_empty = fc->skip_empty;
-	fo->multiline = fc->multiline_pattern;
-	fo->encoding = fc->file_encoding;
-	fo->skip_header = (unsigned long)fc->skip_header_lines;
-}
-
 /*
  * The processing chain, the framer and the files of the flow; 0, or -1
  * with the reason in f->err (flow_start reports it).
@@ -424,7 +411,7 @@ reading_new(struct flow *f, const struct conf *conf,
 {
 	struct framer_opts fo;
 
-	framer_options(fc, &fo);
+	framer_opts_from_flow(fc, &fo);
 	if (convert_new(&fc->conv, fo.delim, fc->keep_delimiter, f->dlq,
 	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
 		return -1;

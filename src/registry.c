@@ -283,6 +283,16 @@ settle(struct registry *reg, const struct choice *c, int r, size_t n)
 	return r;
 }
 
+/* Forget the entries held, then choose the generation to read into t. */
+static int
+choose_afresh(struct registry *reg, struct reg_table *t, struct choice *c)
+{
+	regtable_cleanup(&reg->tab);
+	regtable_init(&reg->tab);
+	reg->dirty = false;
+	return choose(reg, t, c);
+}
+
 int
 registry_load(struct registry *reg)
 {
@@ -290,10 +300,7 @@ registry_load(struct registry *reg)
 	struct choice	 c;
 	int		 r;
 
-	regtable_cleanup(&reg->tab);
-	regtable_init(&reg->tab);
-	reg->dirty = false;
-	r = choose(reg, &t, &c);
+	r = choose_afresh(reg, &t, &c);
 	r = settle(reg, &c, r, t.n);
 	if (r == 0)
 		regtable_swap(&reg->tab, &t);
@@ -308,10 +315,7 @@ registry_peek(struct registry *reg, bool *from_bak)
 	struct choice	 c;
 	int		 r;
 
-	regtable_cleanup(&reg->tab);
-	regtable_init(&reg->tab);
-	reg->dirty = false;
-	r = choose(reg, &t, &c);
+	r = choose_afresh(reg, &t, &c);
 	*from_bak = r == 0 && c.from_bak;
 	if (r == 0)
 		regtable_swap(&reg->tab, &t);
