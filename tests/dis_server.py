@@ -78,6 +78,8 @@ ADVANCED; a token bucket one second deep that a reply may overdraw).
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
   put_latency_ms             PutRecords only, after put_requests counts it
+  reject_prefix              PutRecords records whose data starts with it
+                             fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
 max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
@@ -646,7 +648,7 @@ FAULT_KNOBS = {
     "rec_4303": float, "rec_5000": float, "req_500": float,
     "req_429": float, "req_400_4303": float, "drop": float,
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
-    "put_latency_ms": int,
+    "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
 }
 
@@ -699,7 +701,7 @@ class State:
             "req_500": args.req_500, "req_429": args.req_429,
             "req_400_4303": args.req_400_4303, "drop": args.drop,
             "latency_ms": args.latency_ms, "outage": args.outage,
-            "put_latency_ms": 0,
+            "put_latency_ms": 0, "reject_prefix": "",
             "max_request_bytes": args.max_request_bytes,
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
@@ -761,6 +763,9 @@ class State:
             if typ is bool:
                 if not isinstance(v, bool):
                     raise ValueError("%s must be a boolean" % k)
+            elif typ is str:
+                if not isinstance(v, str):
+                    raise ValueError("%s must be a string" % k)
             elif v is None and k == "max_request_bytes":
                 pass
             elif isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -925,10 +930,14 @@ def put_records(state, reqno, headers, body):
     out, lines, failed = [], [], {}
     acked_ns = time.time_ns()
     with state.lock:
-        for r, size in zip(records, sizes):
+        reject = f["reject_prefix"].encode()
+        for r, raw, size in zip(records, raws, sizes):
             code = None
             if size > cap:
                 code, msg = "DIS.4200", "Record data exceeds %d bytes" % cap
+            elif reject and not isinstance(raw, int) and \
+                    raw.startswith(reject):
+                code, msg = "DIS.4200", "Invalid record data"
             else:
                 u = state.rng.random()
                 if u < f["rec_4303"]:
