@@ -47,6 +47,23 @@ sh "$tests/make_test_ca.sh" "$tmp/ca" || fail "make_test_ca.sh (rerun)"
 "$OPENSSL" verify -CAfile "$tmp/ca/ca.pem" "$tmp/ca/server.pem" \
     >/dev/null || fail "server certificate does not verify"
 
+# Without lz4 (or zstandard) the endpoint refuses to start and names the
+# packages, instead of answering every compressed body with an error.
+for mod in lz4 zstandard; do
+	rc=0
+	"$PYTHON3" -c 'import runpy, sys
+sys.modules[sys.argv[1]] = None		# as if not installed
+path = sys.argv[2]
+sys.argv = [path] + sys.argv[3:]
+runpy.run_path(path, run_name="__main__")' \
+	    "$mod" "$tests/dis_server.py" --cert x --key y --ak a --sk b \
+	    --project-id p \
+	    >"$tmp/nomod.out" 2>&1 || rc=$?
+	[ "$rc" != 0 ] || fail "the endpoint started without $mod"
+	grep -q "install python3-lz4 and python3-zstandard" "$tmp/nomod.out" ||
+		fail "no package named without $mod: $(cat "$tmp/nomod.out")"
+done
+
 AK=SELFTESTAK
 SK=selftest-secret-key
 TOKEN=selftest-token
