@@ -25,6 +25,8 @@ struct disapi {
 	char		*ak;
 	char		*sk;		/* never logged */
 	char		*token;		/* X-Security-Token, or NULL */
+	disapi_submit_fn submit;	/* NULL: http_submit */
+	void		*submit_ctx;
 };
 
 /* "https://h:443/x" -> "h" ; "https://h:8443" -> "h:8443" */
@@ -103,6 +105,13 @@ disapi_set_keys(struct disapi *d, const char *ak, const char *sk,
 	d->ak = xstrdup(ak != NULL ? ak : "");
 	d->sk = xstrdup(sk != NULL ? sk : "");
 	d->token = token != NULL && token[0] != '\0' ? xstrdup(token) : NULL;
+}
+
+void
+disapi_set_transport(struct disapi *d, disapi_submit_fn submit, void *ctx)
+{
+	d->submit = submit;
+	d->submit_ctx = ctx;
 }
 
 const char *
@@ -199,7 +208,8 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	req.timeout_ms = c->timeout_ms > 0 ? c->timeout_ms :
 	    d->conf->socket_timeout_s * 1000;
 	req.max_response = c->max_response > 0 ? c->max_response : 4 * MIB;
-	rc = http_submit(d->http, &req, cb, arg);
+	rc = d->submit != NULL ? d->submit(d->submit_ctx, &req, cb, arg) :
+	    http_submit(d->http, &req, cb, arg);
 	for (i = 0; i < nlines; i++)
 		secret_free(lines[i]);	/* X-Security-Token is one */
 out:
