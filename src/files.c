@@ -357,10 +357,13 @@ idle(const struct tracked *k)
 	    tailer_pending(k->t) == 0 && read_to_end(k->t);
 }
 
+/* A parked file with bytes to read, a gone one (its end is checked), or
+ * one now shorter than its read offset (truncated while parked, R6). */
 static bool
 wants_fd(const struct tracked *k)
 {
-	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone);
+	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone ||
+	    tailer_size(k->t) < tailer_read_off(k->t));
 }
 
 /* Park the idle files that were quiet longest until at most target are
@@ -384,6 +387,57 @@ park_idle(struct files *fs, size_t target)
 	}
 }
 
+static bool
+still_at_path(const struct tailer *t)
+{
+	struct stat	 st;
+
+	return stat(tailer_path(t), &st) == 0 &&
+	    tailer_is(t, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+}
+
+/*
+ * Reopen a parked file.  Its inode at its matching path with another head
+ * was truncated or rewritten in place while parked (copytruncate): read it
+ * again from 0, as refresh does for an open file (R6).  A parked file has
+ * no range in flight (only idle files are parked).
+ */
+static int
+reopen(struct files *fs, struct tracked *k)
+{
+	int	 rc = tailer_reopen(k->t);
+
+	if (rc != -ESTALE || k->gone || !still_at_path(k->t))
+		return rc;
+	restart_at_zero(fs, k, "truncated or rewritten in place while parked "
+	    "(copytruncate?)");
+	return tailer_reopen(k->t);
+}
+
+/*
+ * A parked file that cannot be reopened: its path holds another file
+ * (ESTALE), or it is gone and its path too (ENOENT: deleted or moved out
+ * of the walked directories while parked).  What it had not read is lost:
+ * said and counted once, and the file finishes instead of being tracked
+ * (and counted behind) for ever.
+ */
+static void
+give_up(struct files *fs, struct tracked *k, int rc)
+{
+	struct tailer	*t = k->t;
+
+	k->gone = true;
+	if (tailer_size(t) > tailer_read_off(t)) {
+		log_warn("[%s] %s (inode %ju): %s while parked (maxOpenFiles); "
+		    "its %ju bytes not read are lost", fs->fc->name,
+		    tailer_path(t), (uintmax_t)tailer_ino(t), rc == -ESTALE ?
+		    "replaced" : "removed",
+		    (uintmax_t)(tailer_size(t) - tailer_read_off(t)));
+		fs->m->open_errors++;
+	}
+	tailer_set_size(t, tailer_read_off(t));
+}
+
 /*
  * Keep open descriptors within maxOpenFiles: park the idle files that were
  * quiet longest, and open parked files that have bytes to read while there
@@ -404,16 +458,12 @@ balance_fds(struct files *fs)
 	    k = k->next) {
 		if (!wants_fd(k))
 			continue;
-		rc = tailer_reopen(k->t);
+		rc = reopen(fs, k);
 		if (rc == 0) {
 			fs->nopen++;
 			files_commit(fs, k->t);
-		} else if (rc == -ESTALE) {
-			/* Its path holds another file now; the next scan
-			 * finds that one, and this identity is gone. */
-			k->gone = true;
-			tailer_set_size(k->t, tailer_read_off(k->t));
-		}
+		} else if (rc == -ESTALE || (rc == -ENOENT && k->gone))
+			give_up(fs, k, rc);
 	}
 	if (fs->nopen > fs->max_open && !fs->warned_fds) {
 		log_warn("[%s] %zu files with bytes to deliver are open, more "

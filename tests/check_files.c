@@ -662,84 +662,7 @@ START_TEST(gone_file_that_grows_is_read_to_its_end)
 }
 END_TEST
 
-/* --- descriptors and holds ---------------------------------------------- */
-
-START_TEST(parked_descriptors_stay_within_max_open_files)
-{
-	const char	*names[] = { "a", "b", "c", "d", "e" };
-	char		 name[16], text[32];
-	size_t		 i;
-
-	flow_conf("*.log", "");
-	h.fc->max_open_files = 2;
-	h.count_fds = true;
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(name, sizeof(name), "%s.log", names[i]);
-		snprintf(text, sizeof(text), "%s1\n%s2\n", names[i], names[i]);
-		write_file(name, text);
-	}
-	start();
-	ck_assert_uint_le(open_fds(), 2);
-	read_all(100, true);
-	ck_assert_str_eq(took(), "a.log:a1@0 a.log:a2@3 b.log:b1@0 b.log:b2@3 "
-	    "c.log:c1@0 c.log:c2@3 d.log:d1@0 d.log:d2@3 e.log:e1@0 "
-	    "e.log:e2@3");
-	ck_assert_uint_le(h.max_fds, 2);
-	/* Idle: every file fully read and committed. */
-	wait_scans(2);
-	ck_assert_uint_le(open_fds(), 2);
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(name, sizeof(name), "%s.log", names[i]);
-		snprintf(text, sizeof(text), "%s3\n", names[i]);
-		append_file(name, text);
-	}
-	/* The parked ones are reopened as they grew, two at a time. */
-	wait_scans(1);
-	read_all(100, true);
-	ck_assert_str_eq(took(), "a.log:a3@6 b.log:b3@6 c.log:c3@6 "
-	    "d.log:d3@6 e.log:e3@6");
-	ck_assert_uint_le(h.max_fds, 2);
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(name, sizeof(name), "%s.log", names[i]);
-		ck_assert_uint_eq(committed_of(name), 9);
-	}
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 5);
-	ck_assert_uint_eq(h.m.bytes_behind, 0);
-}
-END_TEST
-
-START_TEST(file_at_hold_ranges_is_skipped)
-{
-	struct tailer	*x, *y, *t;
-
-	flow_conf("*.log", "");
-	write_file("a.log", "a1\na2\n");
-	write_file("b.log", "b1\nb2\n");
-	start();
-	h.one = true;
-	x = files_next_readable(h.fs, 1);
-	ck_assert_ptr_nonnull(x);
-	read_one(x);
-	/* x has one range in flight: with hold 1 only the other file. */
-	y = files_next_readable(h.fs, 1);
-	ck_assert_ptr_nonnull(y);
-	ck_assert_ptr_ne(x, y);
-	read_one(y);
-	ck_assert_ptr_null(files_next_readable(h.fs, 1));
-	t = files_next_readable(h.fs, 2);
-	ck_assert(t == x || t == y);
-	/* Acknowledging x's range lets it read again. */
-	files_ack(h.fs, h.pend[0].id, h.pend[0].range);
-	ck_assert_ptr_eq(files_next_readable(h.fs, 1), x);
-	ck_assert_uint_eq(h.nrecs, 2);
-	ck_assert_uint_eq(tailer_pending(x), 0);
-	ck_assert_uint_eq(tailer_pending(y), 1);
-	ck_assert_uint_eq(tailer_read_off(x), 3);
-}
-END_TEST
-
-/* --- open failures ------------------------------------------------------ */
+/* --- the log and privileges ----------------------------------------- */
 
 /* Take root's privileges away, so that file modes apply (or give them
  * back); nothing to do for another user. */
@@ -792,6 +715,207 @@ count_of(const char *text, const char *what)
 		n++;
 	return n;
 }
+
+/* --- descriptors and holds ---------------------------------------------- */
+
+START_TEST(parked_descriptors_stay_within_max_open_files)
+{
+	const char	*names[] = { "a", "b", "c", "d", "e" };
+	char		 name[16], text[32];
+	size_t		 i;
+
+	flow_conf("*.log", "");
+	h.fc->max_open_files = 2;
+	h.count_fds = true;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(name, sizeof(name), "%s.log", names[i]);
+		snprintf(text, sizeof(text), "%s1\n%s2\n", names[i], names[i]);
+		write_file(name, text);
+	}
+	start();
+	ck_assert_uint_le(open_fds(), 2);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:a1@0 a.log:a2@3 b.log:b1@0 b.log:b2@3 "
+	    "c.log:c1@0 c.log:c2@3 d.log:d1@0 d.log:d2@3 e.log:e1@0 "
+	    "e.log:e2@3");
+	ck_assert_uint_le(h.max_fds, 2);
+	/* Idle: every file fully read and committed. */
+	wait_scans(2);
+	ck_assert_uint_le(open_fds(), 2);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(name, sizeof(name), "%s.log", names[i]);
+		snprintf(text, sizeof(text), "%s3\n", names[i]);
+		append_file(name, text);
+	}
+	/* The parked ones are reopened as they grew, two at a time. */
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:a3@6 b.log:b3@6 c.log:c3@6 "
+	    "d.log:d3@6 e.log:e3@6");
+	ck_assert_uint_le(h.max_fds, 2);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(name, sizeof(name), "%s.log", names[i]);
+		ck_assert_uint_eq(committed_of(name), 9);
+	}
+	gauges();
+	ck_assert_uint_eq(h.m.files_tracked, 5);
+	ck_assert_uint_eq(h.m.bytes_behind, 0);
+}
+END_TEST
+
+static bool
+note_open(struct tailer *t, void *arg)
+{
+	char	*names = arg;
+
+	strcat(names, strrchr(tailer_path(t), '/') + 1);
+	strcat(names, " ");
+	return true;
+}
+
+/* The one of a.log b.log c.log that is not open (parked). */
+static const char *
+parked_one(void)
+{
+	static char	 names[64];
+	const char	*all[] = { "a.log", "b.log", "c.log" };
+	size_t		 i;
+
+	names[0] = '\0';
+	files_each_open(h.fs, note_open, names);
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		if (strstr(names, all[i]) == NULL)
+			return all[i];
+	ck_abort_msg("all open: %s", names);
+	return NULL;
+}
+
+START_TEST(parked_file_deleted_with_bytes_unread_is_given_up_loudly)
+{
+	char		 p[PATH_MAX], *log;
+	const char	*gone;
+
+	flow_conf("*.log", "");
+	h.fc->max_open_files = 2;
+	write_file("a.log", "a1\n");
+	write_file("b.log", "b1\n");
+	write_file("c.log", "c1\n");
+	start();
+	/* The two open ones have ranges in flight: no descriptor for the
+	 * third, whose bytes wait. */
+	read_all(100, false);
+	ck_assert_uint_eq(h.nrecs, 2);
+	(void)took();
+	capture_begin();	/* first: its file must not take the inode */
+	gone = parked_one();
+	path_of(p, sizeof(p), gone);
+	ck_assert_int_eq(unlink(p), 0);
+	wait_scans(1);
+	/* A descriptor frees: it is tried, given up, and finished once it
+	 * stayed so for a scan. */
+	ack_all();
+	wait_scans(3);
+	log = capture_end();
+	/* Its 3 bytes cannot be read any more: said, counted, and the
+	 * file is finished instead of tracked (and behind) for ever. */
+	gauges();
+	ck_assert_uint_eq(h.m.files_tracked, 2);
+	ck_assert_uint_eq(h.m.files_done, 1);
+	ck_assert_uint_eq(h.m.bytes_behind, 0);
+	ck_assert_uint_eq(h.m.open_errors, 1);
+	ck_assert_msg(strstr(log, "3 bytes not read are lost") != NULL, "%s",
+	    log);
+	ck_assert_uint_eq(count_of(log, "not read are lost"), 1);
+	free(log);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "");
+}
+END_TEST
+
+/* a.log b.log c.log, each "<x>1\n", read and committed: one is parked. */
+static const char *
+three_files_one_parked(void)
+{
+	flow_conf("*.log", "");
+	h.fc->max_open_files = 2;
+	write_file("a.log", "a1\n");
+	write_file("b.log", "b1\n");
+	write_file("c.log", "c1\n");
+	start();
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:a1@0 b.log:b1@0 c.log:c1@0");
+	return parked_one();
+}
+
+START_TEST(parked_file_rewritten_in_place_is_read_again_from_zero)
+{
+	const char	*x = three_files_one_parked();
+	char		 want[64];
+
+	/* copytruncate while parked, and written past the old size before
+	 * a scan looked: the same inode at its path, another head. */
+	write_file(x, "zz1\nzz2\n");
+	wait_scans(1);
+	read_all(100, true);
+	snprintf(want, sizeof(want), "%s:zz1@0 %s:zz2@4", x, x);
+	ck_assert_str_eq(took(), want);
+	ck_assert_uint_eq(h.m.truncations, 1);
+	ck_assert_uint_eq(committed_of(x), 8);
+	wait_scans(2);
+	gauges();
+	ck_assert_uint_eq(h.m.files_tracked, 3);
+	ck_assert_uint_eq(h.m.bytes_behind, 0);
+}
+END_TEST
+
+START_TEST(parked_file_truncated_below_its_offset_is_read_again_from_zero)
+{
+	const char	*x = three_files_one_parked();
+	char		 want[64];
+
+	/* Shorter than the offset read: nothing after it to read, but the
+	 * line written since must not wait until it passes that offset. */
+	write_file(x, "n\n");
+	wait_scans(2);
+	read_all(100, true);
+	snprintf(want, sizeof(want), "%s:n@0", x);
+	ck_assert_str_eq(took(), want);
+	ck_assert_uint_eq(h.m.truncations, 1);
+	ck_assert_uint_eq(committed_of(x), 2);
+}
+END_TEST
+
+START_TEST(file_at_hold_ranges_is_skipped)
+{
+	struct tailer	*x, *y, *t;
+
+	flow_conf("*.log", "");
+	write_file("a.log", "a1\na2\n");
+	write_file("b.log", "b1\nb2\n");
+	start();
+	h.one = true;
+	x = files_next_readable(h.fs, 1);
+	ck_assert_ptr_nonnull(x);
+	read_one(x);
+	/* x has one range in flight: with hold 1 only the other file. */
+	y = files_next_readable(h.fs, 1);
+	ck_assert_ptr_nonnull(y);
+	ck_assert_ptr_ne(x, y);
+	read_one(y);
+	ck_assert_ptr_null(files_next_readable(h.fs, 1));
+	t = files_next_readable(h.fs, 2);
+	ck_assert(t == x || t == y);
+	/* Acknowledging x's range lets it read again. */
+	files_ack(h.fs, h.pend[0].id, h.pend[0].range);
+	ck_assert_ptr_eq(files_next_readable(h.fs, 1), x);
+	ck_assert_uint_eq(h.nrecs, 2);
+	ck_assert_uint_eq(tailer_pending(x), 0);
+	ck_assert_uint_eq(tailer_pending(y), 1);
+	ck_assert_uint_eq(tailer_read_off(x), 3);
+}
+END_TEST
+
+/* --- open failures ------------------------------------------------------ */
 
 START_TEST(unreadable_file_is_reported_once)
 {
@@ -854,6 +978,12 @@ files_suite(void)
 	    gone_file_with_ranges_in_flight_stays_until_acknowledged);
 	tcase_add_test(tc, gone_file_that_grows_is_read_to_its_end);
 	tcase_add_test(tc, parked_descriptors_stay_within_max_open_files);
+	tcase_add_test(tc,
+	    parked_file_deleted_with_bytes_unread_is_given_up_loudly);
+	tcase_add_test(tc,
+	    parked_file_rewritten_in_place_is_read_again_from_zero);
+	tcase_add_test(tc,
+	    parked_file_truncated_below_its_offset_is_read_again_from_zero);
 	tcase_add_test(tc, file_at_hold_ranges_is_skipped);
 	tcase_add_test(tc, unreadable_file_is_reported_once);
 	suite_add_tcase(s, tc);
