@@ -522,7 +522,8 @@ START_TEST(truncation_waits_for_in_flight_ranges)
 }
 END_TEST
 
-#define LINE(n)	"line-" #n " xxxxxxxxxxxxxxxxxxxxxxxx\n"	/* 32 bytes */
+/* 32 bytes each */
+#define LINE(n)	"line-" #n " xxxxxxxxxxxxxxxxxxxxxxxx\n"
 
 START_TEST(copytruncate_copy_resumes_where_the_original_was)
 {
@@ -947,8 +948,8 @@ START_TEST(unreadable_file_is_reported_once)
 	ck_assert_str_eq(took(), "s.log:s1@0");
 	ck_assert_uint_eq(h.m.open_errors, 1);
 	ck_assert_uint_eq(count_of(log, "s.log: cannot open"), 1);
-	ck_assert_uint_eq(count_of(log, "s.log: cannot open: Permission denied"),
-	    1);
+	ck_assert_uint_eq(count_of(log,
+	    "s.log: cannot open: Permission denied"), 1);
 	ck_assert_uint_eq(count_of(log, "s.log: no longer failing to open"), 1);
 	free(log);
 }
@@ -965,11 +966,13 @@ files_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	/* Our watchdog, not Check's timer, should catch a hang. */
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, first_scan_resumes_at_registry_offset_else_from_zero);
+	tcase_add_test(tc,
+	    first_scan_resumes_at_registry_offset_else_from_zero);
 	tcase_add_test(tc, first_scan_end_of_file_skips_what_is_there);
 	tcase_add_test(tc, registry_inode_holding_another_file_reads_from_zero);
 	tcase_add_test(tc, copytruncate_in_place_reads_again_from_zero);
-	tcase_add_test(tc, truncated_and_refilled_past_old_size_reads_from_zero);
+	tcase_add_test(tc,
+	    truncated_and_refilled_past_old_size_reads_from_zero);
 	tcase_add_test(tc, truncation_waits_for_in_flight_ranges);
 	tcase_add_test(tc, copytruncate_copy_resumes_where_the_original_was);
 	tcase_add_test(tc, rename_keeps_the_offset);

@@ -267,8 +267,9 @@ put_reply(const char *codes)
 	while (sscanf(p, "%31s%n", tok, &n) == 1) {
 		p += n;
 		if (strcmp(tok, "-") == 0)
-			buf_printf(&b, "%s{\"partition_id\":\"shardId-0000000000"
-			    "\",\"sequence_number\":\"%d\"}", i ? "," : "", i);
+			buf_printf(&b, "%s{\"partition_id\":"
+			    "\"shardId-0000000000\",\"sequence_number\":"
+			    "\"%d\"}", i ? "," : "", i);
 		else {
 			buf_printf(&b, "%s{\"error_code\":\"%s\","
 			    "\"error_message\":\"failed with %s\"}",
@@ -591,7 +592,8 @@ START_TEST(entity_too_large_halves_the_requests)
 END_TEST
 
 #define TOO_LARGE \
-	"{\"error_code\":\"DIS.4224\",\"error_msg\":\"Request Entity Too Large\"}"
+	"{\"error_code\":\"DIS.4224\",\"error_msg\":" \
+	"\"Request Entity Too Large\"}"
 
 /* The dead-letter file's only line, parsed (new). */
 static json_t *
