@@ -408,6 +408,31 @@ gauges(void)
 	files_gauges(h.fs, &h.m);
 }
 
+/* Files tracked now, and finished so far. */
+static void
+expect_files(uint64_t tracked, uint64_t done)
+{
+	gauges();
+	ck_assert_uint_eq(h.m.files_tracked, tracked);
+	ck_assert_uint_eq(h.m.files_done, done);
+}
+
+/*
+ * The usual start: a flow for *.log, a.log holding text, the first scan
+ * and one read of it (ack: acknowledged at once); what it read must be
+ * want (unless NULL).
+ */
+static void
+a_log_read(const char *text, bool ack, const char *want)
+{
+	flow_conf("*.log", "");
+	write_file("a.log", text);
+	start();
+	read_all(100, ack);
+	if (want != NULL)
+		ck_assert_str_eq(took(), want);
+}
+
 /* --- where a file starts ------------------------------------------------ */
 
 START_TEST(first_scan_resumes_at_registry_offset_else_from_zero)
@@ -464,11 +489,7 @@ END_TEST
 
 START_TEST(copytruncate_in_place_reads_again_from_zero)
 {
-	flow_conf("*.log", "");
-	write_file("a.log", "l1\nl2\nl3\n");
-	start();
-	read_all(100, true);
-	ck_assert_str_eq(took(), "a.log:l1@0 a.log:l2@3 a.log:l3@6");
+	a_log_read("l1\nl2\nl3\n", true, "a.log:l1@0 a.log:l2@3 a.log:l3@6");
 	write_file("a.log", "n1\n");	/* O_TRUNC: the same inode */
 	wait_scans(1);
 	ck_assert_uint_eq(h.m.truncations, 1);
@@ -483,11 +504,7 @@ END_TEST
 
 START_TEST(truncated_and_refilled_past_old_size_reads_from_zero)
 {
-	flow_conf("*.log", "");
-	write_file("a.log", "aaaa\n");
-	start();
-	read_all(100, true);
-	ck_assert_str_eq(took(), "a.log:aaaa@0");
+	a_log_read("aaaa\n", true, "a.log:aaaa@0");
 	/* Truncated and written again before a scan looked: larger than
 	 * before, only its head tells. */
 	write_file("a.log", "bbbbbbbb\ncccc\n");
@@ -501,11 +518,7 @@ END_TEST
 
 START_TEST(truncation_waits_for_in_flight_ranges)
 {
-	flow_conf("*.log", "");
-	write_file("a.log", "l1\nl2\n");
-	start();
-	read_all(100, false);
-	ck_assert_str_eq(took(), "a.log:l1@0 a.log:l2@3");
+	a_log_read("l1\nl2\n", false, "a.log:l1@0 a.log:l2@3");
 	write_file("a.log", "n1\n");
 	wait_scans(2);
 	/* Two ranges of the old content are still in flight. */
@@ -562,10 +575,7 @@ START_TEST(rename_keeps_the_offset)
 	uint64_t	 id;
 	char		 p[PATH_MAX];
 
-	flow_conf("*.log", "");
-	write_file("a.log", "l1\nl2\n");
-	start();
-	read_all(100, true);
+	a_log_read("l1\nl2\n", true, NULL);
 	id = h.recs[0].tid;
 	ck_assert_str_eq(took(), "a.log:l1@0 a.log:l2@3");
 	rename_file("a.log", "b.log");
@@ -582,9 +592,7 @@ START_TEST(rename_keeps_the_offset)
 	ck_assert_str_eq(e->path, p);
 	ck_assert_uint_eq(e->offset, 9);
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 1);
-	ck_assert_uint_eq(h.m.files_done, 0);
+	expect_files(1, 0);
 }
 END_TEST
 
@@ -601,13 +609,9 @@ START_TEST(gone_file_is_finished_a_scan_after_it_is_committed)
 	 * the one after (it did not grow in between). */
 	rename_file("a.log", "a.log.1");
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 2);
-	ck_assert_uint_eq(h.m.files_done, 0);
+	expect_files(2, 0);
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 1);
-	ck_assert_uint_eq(h.m.files_done, 1);
+	expect_files(1, 1);
 	/* The entry stays: a file moved back resumes. */
 	ck_assert_uint_eq(committed_of("a.log.1"), 6);
 }
@@ -615,50 +619,35 @@ END_TEST
 
 START_TEST(gone_file_with_ranges_in_flight_stays_until_acknowledged)
 {
-	flow_conf("*.log", "");
-	write_file("a.log", "l1\nl2\n");
-	start();
-	read_all(100, false);
-	ck_assert_str_eq(took(), "a.log:l1@0 a.log:l2@3");
+	a_log_read("l1\nl2\n", false, "a.log:l1@0 a.log:l2@3");
 	rename_file("a.log", "a.log.1");
 	wait_scans(3);
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 1);
-	ck_assert_uint_eq(h.m.files_done, 0);
+	expect_files(1, 0);
 	ack_all();
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 0);
-	ck_assert_uint_eq(h.m.files_done, 1);
+	expect_files(0, 1);
 	ck_assert_uint_eq(committed_of("a.log.1"), 6);
 }
 END_TEST
 
 START_TEST(gone_file_that_grows_is_read_to_its_end)
 {
-	flow_conf("*.log", "");
-	write_file("a.log", "l1\n");
-	start();
-	read_all(100, true);
-	ck_assert_str_eq(took(), "a.log:l1@0");
+	a_log_read("l1\n", true, "a.log:l1@0");
 	rename_file("a.log", "a.log.1");
 	wait_scans(1);
 	/* The writer still holds it open. */
 	append_file("a.log.1", "l2\n");
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_done, 0);
+	expect_files(1, 0);
 	/* Not read yet (the flow's window is closed, say): quiet since the
 	 * last scan, but bytes are left, so it stays. */
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_done, 0);
+	expect_files(1, 0);
 	read_all(100, true);
 	/* Read under the name it was tracked at. */
 	ck_assert_str_eq(took(), "a.log:l2@3");
 	wait_scans(1);
-	gauges();
-	ck_assert_uint_eq(h.m.files_done, 1);
+	expect_files(0, 1);
 	ck_assert_uint_eq(committed_of("a.log.1"), 6);
 }
 END_TEST
@@ -819,9 +808,7 @@ START_TEST(parked_file_deleted_with_bytes_unread_is_given_up_loudly)
 	log = capture_end();
 	/* Its 3 bytes cannot be read any more: said, counted, and the
 	 * file is finished instead of tracked (and behind) for ever. */
-	gauges();
-	ck_assert_uint_eq(h.m.files_tracked, 2);
-	ck_assert_uint_eq(h.m.files_done, 1);
+	expect_files(2, 1);
 	ck_assert_uint_eq(h.m.bytes_behind, 0);
 	ck_assert_uint_eq(h.m.open_errors, 1);
 	ck_assert_msg(strstr(log, "3 bytes not read are lost") != NULL, "%s",
