@@ -36,6 +36,8 @@ struct disapi {
 	uint64_t	 keys;		/* generation: +1 at each set_keys */
 	bool		 stale_reply;	/* in a done callback: refused keys
 					   that were replaced meanwhile */
+	disapi_submit_fn submit;	/* NULL: http_submit */
+	void		*submit_ctx;
 };
 
 /* A call whose reply is looked at (for auth_cb) before the caller's. */
@@ -207,6 +209,13 @@ on_call_done(const struct http_response *r, void *arg)
 	c.d->stale_reply = false;
 }
 
+void
+disapi_set_transport(struct disapi *d, disapi_submit_fn submit, void *ctx)
+{
+	d->submit = submit;
+	d->submit_ctx = ctx;
+}
+
 const char *
 disapi_host(const struct disapi *d)
 {
@@ -248,6 +257,15 @@ header_lines(const struct sign_header *hdrs, size_t n, const char *auth,
 		lines[i] = xasprintf("%s: %s", hdrs[i].name, hdrs[i].value);
 	lines[n] = xasprintf("Authorization: %s", auth);
 	return n + 1;
+}
+
+/* The request to the transport: http, or the test's seam. */
+static int
+transport(struct disapi *d, const struct http_request *req, http_done_cb cb,
+    void *arg)
+{
+	return d->submit != NULL ? d->submit(d->submit_ctx, req, cb, arg) :
+	    http_submit(d->http, req, cb, arg);
 }
 
 int
@@ -311,8 +329,8 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 		call->arg = arg;
 		call->keys = d->keys;
 	}
-	rc = call != NULL ? http_submit(d->http, &req, on_call_done, call) :
-	    http_submit(d->http, &req, cb, arg);
+	rc = transport(d, &req, call != NULL ? on_call_done : cb,
+	    call != NULL ? (void *)call : arg);
 	if (rc != 0)
 		free(call);
 	for (i = 0; i < nlines; i++)

@@ -87,6 +87,16 @@ struct disapi_call {
 int		 disapi_send(struct disapi *, const struct disapi_call *,
 		    http_done_cb, void *arg) WARN_UNUSED;
 
+/*
+ * Hand every call to submit(ctx, ...) instead of http_submit: the seam a
+ * test uses to capture requests and answer them (from a timer, never
+ * inside submit, as http does).  submit NULL: http_submit again.
+ */
+typedef int	(*disapi_submit_fn)(void *ctx, const struct http_request *,
+		    http_done_cb, void *arg);
+void		 disapi_set_transport(struct disapi *, disapi_submit_fn submit,
+		    void *ctx);
+
 /* "host" or "host:port" as sent in Host (and signed). */
 const char	*disapi_host(const struct disapi *);
 

@@ -453,10 +453,13 @@ idle(const struct tracked *k)
 	    tailer_pending(k->t) == 0 && read_to_end(k->t);
 }
 
+/* A parked file with bytes to read, a gone one (its end is checked), or
+ * one now shorter than its read offset (truncated while parked, R6). */
 static bool
 wants_fd(const struct tracked *k)
 {
-	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone);
+	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone ||
+	    tailer_size(k->t) < tailer_read_off(k->t));
 }
 
 /* Park the idle files that were quiet longest until at most target are
@@ -480,6 +483,33 @@ park_idle(struct files *fs, size_t target)
 	}
 }
 
+static bool
+still_at_path(const struct tailer *t)
+{
+	struct stat	 st;
+
+	return stat(tailer_path(t), &st) == 0 &&
+	    tailer_is(t, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+}
+
+/*
+ * Reopen a parked file.  Its inode at its matching path with another head
+ * was truncated or rewritten in place while parked (copytruncate): read it
+ * again from 0, as refresh does for an open file (R6).  A parked file has
+ * no range in flight (only idle files are parked).
+ */
+static int
+reopen(struct files *fs, struct tracked *k)
+{
+	int	 rc = tailer_reopen(k->t);
+
+	if (rc != -ESTALE || k->gone || !still_at_path(k->t))
+		return rc;
+	restart_at_zero(fs, k, "truncated or rewritten in place while parked "
+	    "(copytruncate?)");
+	return tailer_reopen(k->t);
+}
+
 /*
  * Keep open descriptors within maxOpenFiles: park the idle files that were
  * quiet longest, and open parked files that have bytes to read while there
@@ -500,11 +530,11 @@ balance_fds(struct files *fs)
 	    k = k->next) {
 		if (!wants_fd(k))
 			continue;
-		rc = tailer_reopen(k->t);
+		rc = reopen(fs, k);
 		if (rc == 0) {
 			fs->nopen++;
 			files_commit(fs, k->t);
-		} else if (rc == -ESTALE || rc == -ENOENT) {
+		} else if (rc == -ESTALE || (rc == -ENOENT && k->gone)) {
 			/* Its path holds another file now, or none: the
 			 * next scan looks for where its bytes went. */
 			k->gone = true;
@@ -623,6 +653,7 @@ follow_gone(struct files *fs, bool first)
 		(void)follow(fs, tailer_path(k->t), tailer_ino(k->t), crc, len,
 		    tailer_committed(k->t), tailer_size(k->t));
 		settle(fs, tailer_dev(k->t), tailer_ino(k->t));
+		fs->m->files_done++;	/* this identity is done with */
 		unlink_tracked(fs, pp, k);
 	}
 }

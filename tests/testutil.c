@@ -141,7 +141,10 @@ tu_write_str(const char *path, const char *text)
 
 struct watchdog {
 	uv_timer_t	 timer;
+	uv_prepare_t	 prepare;
+	const bool	*done;
 	bool		 fired;
+	int		 open;		/* handles not yet closed */
 };
 
 static void
@@ -153,19 +156,51 @@ on_watchdog(uv_timer_t *t)
 	uv_stop(t->loop);
 }
 
+/*
+ * Just before the loop would block: once done, stop, so that the poll
+ * does not wait for the next timer.  (libuv before 1.45 runs due timers
+ * at the start of an iteration and then polls: a condition a timer met
+ * there was otherwise followed by a wait for the next timer, and by what
+ * that timer did.)
+ */
+static void
+on_prepare(uv_prepare_t *p)
+{
+	struct watchdog	*w = container_of(p, struct watchdog, prepare);
+
+	if (*w->done)
+		uv_stop(p->loop);
+}
+
+static void
+on_watchdog_closed(uv_handle_t *h)
+{
+	struct watchdog	*w = h->data;
+
+	if (--w->open == 0)
+		free(w);
+}
+
 bool
 tu_run_until(uv_loop_t *loop, const bool *done, unsigned ms)
 {
-	struct watchdog	 w;
+	struct watchdog	*w = xcalloc(1, sizeof(*w));
 
-	w.fired = false;
-	uv_timer_init(loop, &w.timer);
-	uv_timer_start(&w.timer, on_watchdog, ms, 0);
-	while (!*done && !w.fired)
+	w->done = done;
+	uv_timer_init(loop, &w->timer);
+	uv_prepare_init(loop, &w->prepare);
+	uv_timer_start(&w->timer, on_watchdog, ms, 0);
+	uv_prepare_start(&w->prepare, on_prepare);
+	while (!*done && !w->fired)
 		if (uv_run(loop, UV_RUN_ONCE) == 0 && !*done)
 			break;
-	uv_close((uv_handle_t *)&w.timer, NULL);
-	(void)uv_run(loop, UV_RUN_NOWAIT);
+	/* Closed by the caller's next run of the loop (or tu_loop_close):
+	 * nothing else runs before the caller looks at what is done. */
+	w->timer.data = w;
+	w->prepare.data = w;
+	w->open = 2;
+	uv_close((uv_handle_t *)&w->timer, on_watchdog_closed);
+	uv_close((uv_handle_t *)&w->prepare, on_watchdog_closed);
 	return *done;
 }
 

@@ -53,7 +53,9 @@ void	 tu_write_str(const char *path, const char *text);
 /*
  * Run loop until *done is true or ms milliseconds have passed (a watchdog,
  * so a hang fails instead of blocking make check).  Returns whether *done
- * became true.
+ * became true.  It returns in the loop iteration that made *done true,
+ * without waiting for the next event: only timers due in that iteration
+ * may still run.  Its own handles are closed by the next run of the loop.
  */
 bool	 tu_run_until(uv_loop_t *loop, const bool *done, unsigned ms);
 
