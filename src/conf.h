@@ -55,6 +55,12 @@ struct conf_flow {
 	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
 	long long	 skip_header_lines;	/* skipHeaderLines */
 	char		*file_encoding;		/* fileEncoding */
+	bool		 file_appendable;	/* isFileAppendable */
+	char		*delete_policy;		/* deletePolicy: never,
+						   immediate */
+	char		*move_dir;		/* fileMoveToDir ("" = none) */
+	bool		 ignore_empty;		/* isIgnoreEmptyData */
+	long long	 delete_after_s;	/* deleteAfterDeliverySeconds */
 	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 

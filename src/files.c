@@ -21,10 +21,12 @@
 #include "log.h"
 #include "metrics.h"
 #include "openfail.h"
+#include "reaper.h"
 #include "registry.h"
 #include "resume.h"
 #include "tailer.h"
 #include "watcher.h"
+#include "wholefile.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
 /* Descriptors kept for everything but tailed files: connections (at most
@@ -62,6 +64,8 @@ struct files {
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
 	struct copies_wait waiting;	/* new files that may be copies */
 	struct openfail	*fails;		/* matching files we cannot open */
+	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
+	struct reaper	*reap;		/* deleteAfterDeliverySeconds, or NULL */
 	bool		 once;
 	bool		 first_scan;
 	bool		 stopped;
@@ -108,7 +112,7 @@ link_tailer(struct files *fs, struct tailer *t, bool gone)
 		    (uintmax_t)tailer_read_off(t));
 		tailer_skip_line(t);
 	}
-	if (fs->once)
+	if (fs->once || fs->wf != NULL)
 		tailer_set_target(t, tailer_size(t));
 	k = xcalloc(1, sizeof(*k));
 	k->t = t;
@@ -161,15 +165,36 @@ next_candidate(void *it, struct copy_candidate *c)
 
 /* --- tracking ----------------------------------------------------------- */
 
+uint64_t
+files_track(struct files *fs, const char *path, const struct stat *st,
+    uint64_t off, bool gone)
+{
+	struct tailer	*t;
+	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
+
+	if (fs->nopen >= fs->max_open)
+		t = tailer_new_parked(path, st, off, fp, fs->fr);
+	else
+		t = tailer_open(path, st, off, fp, fs->fr);
+	if (t == NULL)
+		return 0;
+	link_tailer(fs, t, gone);
+	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
+	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
+	    gone ? " (rotated away; reading it to the end)" : "",
+	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
+	if (tailer_is_open(t))
+		files_commit(fs, t);
+	return tailer_id(t);
+}
+
 static void
 track(struct files *fs, const char *path, const struct stat *st, bool first,
     bool gone)
 {
-	struct tailer	*t;
 	struct tracked	*it = fs->list;
 	enum copies_verdict v = COPIES_NONE;
 	uint64_t	 off = 0;
-	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
 
 	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
 	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
@@ -179,22 +204,9 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 		return;		/* the next scan decides */
 	if (v == COPIES_NONE)
 		off = resume_offset(fs->fc, fs->reg, path, st, first);
-	if (fs->nopen >= fs->max_open)
-		t = tailer_new_parked(path, st, off, fp, fs->fr);
-	else
-		t = tailer_open(path, st, off, fp, fs->fr);
-	if (t == NULL) {
+	if (files_track(fs, path, st, off, gone) == 0)
 		openfail_report(&fs->fails, fs->fc->name, path, errno,
 		    &fs->m->open_errors);
-		return;
-	}
-	link_tailer(fs, t, gone);
-	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
-	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
-	    gone ? " (rotated away; reading it to the end)" : "",
-	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
-	if (tailer_is_open(t))
-		files_commit(fs, t);
 }
 
 /* The file was truncated or rewritten in place: read it again from 0. */
@@ -247,8 +259,10 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
-		track(fs, path, st, fs->first_scan, false);
+		if (fs->wf == NULL)
+			track(fs, path, st, fs->first_scan, false);
 		return;
 	}
 	k->seen = true;
@@ -289,7 +303,8 @@ on_other(void *arg, const char *path, const struct stat *st)
 		}
 		return;
 	}
-	if (!fs->first_scan)
+	reaper_other(fs->reap, path, st);
+	if (!fs->first_scan || fs->wf != NULL)
 		return;
 	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
 	    (uint64_t)st->st_ino);
@@ -345,6 +360,7 @@ drop_finished(struct files *fs)
 		/* The entry stays (until checkpointTimeToLiveDays): a file
 		 * moved away and back resumes instead of starting over. */
 		fs->m->files_done++;
+		reaper_add(fs->reap, t);
 		unlink_tracked(fs, pp, k);
 	}
 }
@@ -430,6 +446,7 @@ static void
 scan(struct files *fs, bool first)
 {
 	struct tracked	*k;
+	bool		 walked;
 
 	fs->first_scan = first;
 	/* Truncations first: a copytruncate copy found by the walk is then
@@ -439,8 +456,8 @@ scan(struct files *fs, bool first)
 		if (k->truncate_pending || tailer_is_open(k->t))
 			refresh(fs, k);
 	}
-	if (watcher_scan(fs->watcher, on_found, on_other, fs) == 0 &&
-	    !fs->warned_dir) {
+	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
+	if (!walked && !fs->warned_dir) {
 		log_warn("[%s] cannot read directory %s: %s; will retry",
 		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
 		fs->warned_dir = true;
@@ -458,6 +475,8 @@ scan(struct files *fs, bool first)
 	}
 	drop_finished(fs);
 	balance_fds(fs);
+	wholefile_scanned(fs->wf, walked);
+	reaper_scanned(fs->reap);
 }
 
 static void
@@ -551,6 +570,7 @@ files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
 		tailer_stall(t);
 	} else if (n == 0 && !refused)
 		tailer_stall(t);	/* only a partial line */
+	wholefile_poke(fs->wf);
 }
 
 struct tailer *
@@ -571,6 +591,7 @@ files_ack(struct files *fs, uint64_t id, uint64_t range)
 	if (tailer_ack(t, range))
 		files_commit(fs, t);
 	tailer_trim(t);
+	wholefile_poke(fs->wf);
 }
 
 void
@@ -589,6 +610,8 @@ files_all_read(const struct files *fs, bool miss_last)
 {
 	const struct tracked *k;
 
+	if (fs->wf != NULL)
+		return wholefile_settled(fs->wf);
 	for (k = fs->list; k != NULL; k = k->next)
 		if ((tailer_readable(k->t) && !tailer_stalled(k->t)) ||
 		    tailer_waits_for_quiet(k->t, miss_last))
@@ -603,6 +626,7 @@ files_touch(struct files *fs)
 
 	for (k = fs->list; k != NULL; k = k->next)
 		files_commit(fs, k->t);
+	wholefile_touch(fs->wf);
 }
 
 void
@@ -619,6 +643,25 @@ files_gauges(const struct files *fs, struct metrics_flow *m)
 			m->bytes_behind += size - done;
 	}
 	m->files_tracked = fs->ntracked;
+	wholefile_gauges(fs->wf, m);
+}
+
+void
+files_untrack(struct files *fs, uint64_t id)
+{
+	struct tracked	**pp, *k;
+
+	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
+		if (tailer_id(k->t) == id) {
+			unlink_tracked(fs, pp, k);
+			return;
+		}
+}
+
+void
+files_saved(struct files *fs)
+{
+	wholefile_saved(fs->wf);
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -678,6 +721,11 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->max_open = open_file_budget(conf, fc);
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
+	if (!fc->file_appendable)
+		fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable,
+		    arg);
+	if (fc->delete_after_s > 0)
+		fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }
 
@@ -696,6 +744,7 @@ files_stop(struct files *fs)
 {
 	fs->stopped = true;
 	uv_timer_stop(&fs->rescan_timer);
+	wholefile_stop(fs->wf);
 	watcher_free(fs->watcher);
 	fs->watcher = NULL;
 }
@@ -714,6 +763,8 @@ files_free(struct files *fs)
 	if (fs == NULL)
 		return;
 	files_stop(fs);
+	wholefile_free(fs->wf);
+	reaper_free(fs->reap);
 	while ((k = fs->list) != NULL)
 		unlink_tracked(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);

@@ -370,9 +370,18 @@ watcher_base(const struct watcher *w)
 
 /* --- setup -------------------------------------------------------------- */
 
-/* The literal leading directories of pattern ("/" at least). */
-static char *
-literal_base(const char *pattern)
+char *
+watcher_pattern(const char *p, bool recursive)
+{
+	const char	*last = strrchr(p, '/');
+
+	if (recursive && last != NULL && strstr(p, "/**/") == NULL)
+		return xasprintf("%.*s/**%s", (int)(last - p), p, last);
+	return xstrdup(p);
+}
+
+char *
+watcher_literal_base(const char *pattern)
 {
 	const char	*glob, *slash;
 
@@ -406,12 +415,9 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->events = events;
 	w->arg = arg;
 	w->inotify = strcmp(fc->watch_mode, "POLL") != 0;
-	if (fc->recursive && strstr(p, "/**/") == NULL)
-		w->pattern = xasprintf("%.*s/**%s", (int)(last - p), p, last);
-	else
-		w->pattern = xstrdup(p);
+	w->pattern = watcher_pattern(p, fc->recursive);
 	w->name_glob = strrchr(w->pattern, '/') + 1;
-	w->base = literal_base(w->pattern);
+	w->base = watcher_literal_base(w->pattern);
 	return w;
 }
 

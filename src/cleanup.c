@@ -1,0 +1,296 @@
+/*
+ * Cleaning up delivered files (cleanup.h): recognising the file delivered
+ * by its identity and its first and last bytes, then deleting, moving or
+ * renaming it without ever replacing another file; and the configuration
+ * checks of the keys that choose all that.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "cleanup.h"
+#include "conf.h"
+#include "util.h"
+#include "watcher.h"
+
+/* --- identity ----------------------------------------------------------- */
+
+enum cleanup_policy
+cleanup_policy_of(const struct conf_flow *fc)
+{
+	if (strcmp(fc->delete_policy, "immediate") == 0)
+		return CLEANUP_DELETE;
+	if (fc->move_dir[0] != '\0')
+		return CLEANUP_MOVE;
+	if (fc->file_suffix[0] != '\0')
+		return CLEANUP_RENAME;
+	return CLEANUP_KEEP;
+}
+
+/* crc32 of len bytes of fd at off into *crc: 0, or -1 when short. */
+static int
+crc_at(int fd, uint64_t off, uint32_t len, uint32_t *crc)
+{
+	unsigned char	 chunk[4096];
+	uLong		 c = crc32(0L, Z_NULL, 0);
+	uint32_t	 done = 0, want;
+	ssize_t		 n;
+
+	while (done < len) {
+		want = MIN(len - done, (uint32_t)sizeof(chunk));
+		n = pread(fd, chunk, want, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		c = crc32(c, chunk, (uInt)n);
+		done += (uint32_t)n;
+	}
+	*crc = (uint32_t)c;
+	return 0;
+}
+
+/* Measure path with a head of head_len and a tail of tail_len bytes. */
+static int
+measure(const char *path, uint32_t head_len, uint32_t tail_len,
+    struct cleanup_id *id)
+{
+	struct stat	 st;
+	int		 fd, r = 0;
+
+	memset(id, 0, sizeof(*id));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	if (r == 0) {
+		id->dev = (uint64_t)st.st_dev;
+		id->ino = (uint64_t)st.st_ino;
+		id->size = (uint64_t)st.st_size;
+		id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+		    st.st_mtim.tv_nsec;
+		/* A file shorter than the lengths keeps them at 0: it
+		 * cannot match a longer one anyway. */
+		if (head_len <= id->size &&
+		    crc_at(fd, 0, head_len, &id->head_crc) == 0)
+			id->head_len = head_len;
+		if (tail_len <= id->size && crc_at(fd, id->size - tail_len,
+		    tail_len, &id->tail_crc) == 0)
+			id->tail_len = tail_len;
+	}
+	close(fd);
+	return r;
+}
+
+int
+cleanup_identify(const char *path, uint32_t fp, struct cleanup_id *id)
+{
+	struct stat	 st;
+	uint32_t	 len;
+
+	if (stat(path, &st) != 0)
+		return -errno;
+	len = (uint32_t)MIN((uint64_t)fp, (uint64_t)st.st_size);
+	return measure(path, len, len, id);
+}
+
+enum cleanup_match
+cleanup_check(const char *path, const struct cleanup_id *want, int *err)
+{
+	struct cleanup_id now;
+	int		 r;
+
+	r = measure(path, want->head_len, want->tail_len, &now);
+	*err = -r;
+	if (r < 0)
+		return CLEANUP_GONE;
+	if (now.dev != want->dev || now.ino != want->ino)
+		return CLEANUP_OTHER;
+	if (now.size != want->size || now.mtime_ns != want->mtime_ns ||
+	    now.head_len != want->head_len || now.head_crc != want->head_crc ||
+	    now.tail_len != want->tail_len || now.tail_crc != want->tail_crc)
+		return CLEANUP_CHANGED;
+	return CLEANUP_SAME;
+}
+
+/* --- acting ------------------------------------------------------------- */
+
+/* rename(2) that fails with EEXIST instead of replacing to. */
+static int
+rename_noreplace(const char *from, const char *to)
+{
+	int	 r;
+
+#ifdef HAVE_RENAMEAT2
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+#endif
+	/* No RENAME_NOREPLACE here: a hard link does not replace either. */
+	if (link(from, to) != 0)
+		return -errno;
+	if (unlink(from) == 0)
+		return 0;
+	r = -errno;
+	(void)unlink(to);
+	return r;
+}
+
+int
+cleanup_apply(enum cleanup_policy p, const char *path, const char *dir,
+    const char *suffix, char **to)
+{
+	const char	*name;
+	int		 r;
+
+	*to = NULL;
+	switch (p) {
+	case CLEANUP_KEEP:
+		return 0;
+	case CLEANUP_DELETE:
+		return unlink(path) == 0 ? 0 : -errno;
+	case CLEANUP_MOVE:
+		name = strrchr(path, '/');
+		*to = xasprintf("%s/%s", dir, name != NULL ? name + 1 : path);
+		break;
+	case CLEANUP_RENAME:
+		*to = xasprintf("%s%s", path, suffix);
+		break;
+	}
+	r = rename_noreplace(path, *to);
+	if (r < 0) {
+		free(*to);
+		*to = NULL;
+	}
+	return r;
+}
+
+int
+cleanup_remove_if_same(const char *path, const struct cleanup_id *want)
+{
+	int	 err;
+
+	if (cleanup_check(path, want, &err) != CLEANUP_SAME)
+		return -ESTALE;
+	return unlink(path) == 0 ? 0 : -errno;
+}
+
+/* --- configuration ------------------------------------------------------ */
+
+/*
+ * fileMoveToDir: an existing, writable directory on the file system of
+ * the pattern's directory (files are moved by rename), and not one whose
+ * files the pattern matches (they would be read again).
+ */
+static const char *
+check_move_dir(const struct conf_flow *fc, char *why, size_t len)
+{
+	struct stat	 st, bst;
+	char		*pat, *base;
+	bool		 have_base, same_dev, reread;
+
+	if (stat(fc->move_dir, &st) != 0) {
+		snprintf(why, len, "fileMoveToDir = %s: %s", fc->move_dir,
+		    strerror(errno));
+		return why;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "fileMoveToDir = %s is not a directory",
+		    fc->move_dir);
+		return why;
+	}
+	if (access(fc->move_dir, W_OK | X_OK) != 0) {
+		snprintf(why, len, "fileMoveToDir = %s is not writable by "
+		    "uid %u: %s", fc->move_dir, (unsigned)geteuid(),
+		    strerror(errno));
+		return why;
+	}
+	pat = watcher_pattern(fc->file_pattern, fc->recursive);
+	base = watcher_literal_base(pat);
+	/* The pattern's directory may not exist yet: then the first move
+	 * says so (EXDEV), counted and shown by status. */
+	have_base = stat(base, &bst) == 0;
+	same_dev = !have_base || bst.st_dev == st.st_dev;
+	/* The same directory under another name (a symlink) counts too. */
+	reread = watcher_dir_may_match(pat, fc->move_dir) || (have_base &&
+	    same_dev && bst.st_ino == st.st_ino &&
+	    watcher_dir_may_match(pat, base));
+	if (!same_dev)
+		snprintf(why, len, "fileMoveToDir = %s is on another file "
+		    "system than %s: files are moved by rename, never copied",
+		    fc->move_dir, base);
+	else if (reread)
+		snprintf(why, len, "fileMoveToDir = %s is a directory "
+		    "filePattern reads: moved files would be read again",
+		    fc->move_dir);
+	free(base);
+	free(pat);
+	return !same_dev || reread ? why : NULL;
+}
+
+/* The whole-file keys of a tailing flow: only deleteAfterDeliverySeconds. */
+static const char *
+check_tailing(const struct conf_flow *fc, const char **key)
+{
+	if (strcmp(fc->delete_policy, "immediate") == 0) {
+		*key = "deletePolicy";
+		return "deletePolicy = immediate applies to whole files "
+		    "(isFileAppendable = false) only; tailed files rotated "
+		    "away can be removed with deleteAfterDeliverySeconds";
+	}
+	if (fc->move_dir[0] != '\0') {
+		*key = "fileMoveToDir";
+		return "fileMoveToDir applies to whole files "
+		    "(isFileAppendable = false) only";
+	}
+	return NULL;
+}
+
+const char *
+cleanup_check_conf(const struct conf_flow *fc, const char **key, char *why,
+    size_t len)
+{
+	const char	*name = strrchr(fc->file_pattern, '/');
+	enum cleanup_policy p = cleanup_policy_of(fc);
+
+	if (fc->file_appendable)
+		return check_tailing(fc, key);
+	*key = "deleteAfterDeliverySeconds";
+	if (fc->delete_after_s > 0)
+		return "deleteAfterDeliverySeconds is for tailed files; whole "
+		    "files (isFileAppendable = false) are cleaned up by "
+		    "deletePolicy, fileMoveToDir or fileSuffix";
+	*key = "fileMoveToDir";
+	if (p == CLEANUP_DELETE && fc->move_dir[0] != '\0')
+		return "fileMoveToDir and deletePolicy = immediate: a "
+		    "delivered file is either deleted or moved";
+	*key = "initialPosition";
+	if (fc->initial_position == POS_END_OF_FILE)
+		return "initialPosition = END_OF_FILE: whole files "
+		    "(isFileAppendable = false) are always sent from their "
+		    "start";
+	*key = "ignoreNotUpdatedFileSeconds";
+	if (fc->ignore_older_s > 0)
+		return "ignoreNotUpdatedFileSeconds: whole files "
+		    "(isFileAppendable = false) are sent however old they are";
+	*key = "fileSuffix";
+	if (p == CLEANUP_RENAME && name != NULL &&
+	    strstr(name, fc->file_suffix) != NULL)
+		return "filePattern names fileSuffix: files renamed with it "
+		    "would be read again";
+	*key = "fileMoveToDir";
+	return p == CLEANUP_MOVE ? check_move_dir(fc, why, len) : NULL;
+}
