@@ -191,17 +191,26 @@ cleanup_remove_if_same(const char *path, const struct cleanup_id *want)
 /* --- configuration ------------------------------------------------------ */
 
 /*
- * fileMoveToDir: an existing, writable directory on the file system of
- * the pattern's directory (files are moved by rename), and not one whose
- * files the pattern matches (they would be read again).
+ * fileMoveToDir: not a directory whose files the pattern matches (they
+ * would be read again); with fs also an existing, writable directory on
+ * the file system of the pattern's directory (files are moved by rename).
  */
 static const char *
-check_move_dir(const struct conf_flow *fc, char *why, size_t len)
+check_move_dir(const struct conf_flow *fc, bool fs, char *why, size_t len)
 {
 	struct stat	 st, bst;
 	char		*pat, *base;
 	bool		 have_base, same_dev, reread;
 
+	pat = watcher_pattern(fc->file_pattern, fc->recursive);
+	reread = watcher_dir_may_match(pat, fc->move_dir);
+	free(pat);
+	if (reread || !fs) {
+		snprintf(why, len, "fileMoveToDir = %s is a directory "
+		    "filePattern reads: moved files would be read again",
+		    fc->move_dir);
+		return reread ? why : NULL;
+	}
 	if (stat(fc->move_dir, &st) != 0) {
 		snprintf(why, len, "fileMoveToDir = %s: %s", fc->move_dir,
 		    strerror(errno));
@@ -224,10 +233,9 @@ check_move_dir(const struct conf_flow *fc, char *why, size_t len)
 	 * says so (EXDEV), counted and shown by status. */
 	have_base = stat(base, &bst) == 0;
 	same_dev = !have_base || bst.st_dev == st.st_dev;
-	/* The same directory under another name (a symlink) counts too. */
-	reread = watcher_dir_may_match(pat, fc->move_dir) || (have_base &&
-	    same_dev && bst.st_ino == st.st_ino &&
-	    watcher_dir_may_match(pat, base));
+	/* The pattern's directory under another name (a symlink). */
+	reread = have_base && same_dev && bst.st_ino == st.st_ino &&
+	    watcher_dir_may_match(pat, base);
 	if (!same_dev)
 		snprintf(why, len, "fileMoveToDir = %s is on another file "
 		    "system than %s: files are moved by rename, never copied",
@@ -260,8 +268,8 @@ check_tailing(const struct conf_flow *fc, const char **key)
 }
 
 const char *
-cleanup_check_conf(const struct conf_flow *fc, const char **key, char *why,
-    size_t len)
+cleanup_check_conf(const struct conf_flow *fc, bool fs, const char **key,
+    char *why, size_t len)
 {
 	const char	*name = strrchr(fc->file_pattern, '/');
 	enum cleanup_policy p = cleanup_policy_of(fc);
@@ -292,5 +300,5 @@ cleanup_check_conf(const struct conf_flow *fc, const char **key, char *why,
 		return "filePattern names fileSuffix: files renamed with it "
 		    "would be read again";
 	*key = "fileMoveToDir";
-	return p == CLEANUP_MOVE ? check_move_dir(fc, why, len) : NULL;
+	return p == CLEANUP_MOVE ? check_move_dir(fc, fs, why, len) : NULL;
 }

@@ -85,14 +85,14 @@ int		 cleanup_remove_if_same(const char *path,
 
 /*
  * The whole-file keys of fc, together: isFileAppendable, deletePolicy,
- * fileMoveToDir (exists, is a directory this user may write, on the file
- * system of the pattern's directory, not one the pattern reads),
- * fileSuffix (not named by the pattern when files are renamed with it),
- * deleteAfterDeliverySeconds, initialPosition and
+ * fileMoveToDir (not a directory the pattern reads; with fs also: it
+ * exists, is a directory this user may write, on the file system of the
+ * pattern's directory), fileSuffix (not named by the pattern when files
+ * are renamed with it), deleteAfterDeliverySeconds, initialPosition and
  * ignoreNotUpdatedFileSeconds (no meaning for whole files).  NULL, or why
- * not in why[len] (returned), with the key at fault in *key.
+ * not (static text, or why[len]), with the key at fault in *key.
  */
-const char	*cleanup_check_conf(const struct conf_flow *fc,
+const char	*cleanup_check_conf(const struct conf_flow *fc, bool fs,
 		    const char **key, char *why, size_t len);
 
 #endif

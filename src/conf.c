@@ -483,6 +483,7 @@ struct parse {
 	int		 syntax_line;	/* first line the reader found odd */
 	const char	*syntax_why;
 	bool		 failed;
+	bool		 fs_checks;	/* conf_load_test */
 	int		 errline;	/* line of the error; 0: none */
 	char		*err;
 	size_t		 errlen;
@@ -1412,7 +1413,7 @@ check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
 
 	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
 		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
-	bad = cleanup_check_conf(f, &key, why, sizeof(why));
+	bad = cleanup_check_conf(f, p->fs_checks, &key, why, sizeof(why));
 	if (bad == NULL)
 		return 0;
 	line = line_of(s, key);
@@ -1562,14 +1563,16 @@ conf_key_check(const char *section, const char *key, const char *value,
 	return rc == 0 ? 0 : -EINVAL;
 }
 
-int
-conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+static int
+load(const char *path, struct conf **out, char *err, size_t errlen,
+    bool fs_checks)
 {
 	struct parse	 p;
 	int		 rc;
 
 	*out = NULL;
 	memset(&p, 0, sizeof(p));
+	p.fs_checks = fs_checks;
 	p.path = path;
 	p.err = err;
 	p.errlen = errlen;
@@ -1595,6 +1598,19 @@ fail:
 	free(p.flows);
 	conf_free(p.conf);
 	return -1;
+}
+
+int
+conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+{
+	return load(path, out, err, errlen, false);
+}
+
+int
+conf_load_test(const char *path, struct conf **out, char *err,
+    size_t errlen)
+{
+	return load(path, out, err, errlen, true);
 }
 
 /* Help text plus what the table says about k, as one paragraph. */

@@ -105,6 +105,14 @@ struct conf {
  */
 int	conf_load(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
+/*
+ * conf_load plus what `disagent -t` checks on this machine and the agent
+ * only warns about (things can change after a start): each
+ * fileMoveToDir exists, is a directory this user may write, on the file
+ * system of its pattern's directory.
+ */
+int	conf_load_test(const char *path, struct conf **out, char *err,
+	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
 
 /*

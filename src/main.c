@@ -120,7 +120,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (conf_load(path, &conf, err, sizeof(err)) != 0) {
+	if ((test ? conf_load_test : conf_load)(path, &conf, err,
+	    sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}

@@ -65,21 +65,29 @@ policy_verb(enum cleanup_policy p)
 	return "keep";
 }
 
+/*
+ * A cleanup failed with -r: logged in full once per error, counted, and
+ * the flow's last error (reason first: the label may be cut short).
+ */
 static void
 cleanup_failed(struct wholefile *wf, struct wf_file *f, int r)
 {
-	char	 msg[METRICS_MSG_LEN];
-	const char *where = wf->policy == CLEANUP_MOVE ? wf->fc->move_dir :
-	    wf->policy == CLEANUP_RENAME ? wf->fc->file_suffix : "";
+	char	 msg[METRICS_MSG_LEN], *to = NULL;
 
+	if (wf->policy == CLEANUP_RENAME)
+		to = xasprintf("%s%s", f->path, wf->fc->file_suffix);
 	wf->m->cleanup_failures++;
-	snprintf(msg, sizeof(msg), "cannot %s %s%s%s: %s",
-	    policy_verb(wf->policy), f->path, where[0] != '\0' ? " to " : "",
-	    where, strerror(-r));
+	snprintf(msg, sizeof(msg), "%s: cannot %s %s", strerror(-r),
+	    policy_verb(wf->policy), f->path);
 	metrics_set_error(wf->m, "CLEANUP", msg, wall_s());
 	if (r != f->err)
-		log_warn("[%s] delivered, but %s; will retry at every rescan "
-		    "(nothing is sent again)", wf->fc->name, msg);
+		log_warn("[%s] delivered, but cannot %s %s%s%s: %s; will retry "
+		    "at every rescan (nothing is sent again)", wf->fc->name,
+		    policy_verb(wf->policy), f->path,
+		    wf->policy == CLEANUP_DELETE ? "" : " to ",
+		    wf->policy == CLEANUP_MOVE ? wf->fc->move_dir :
+		    to != NULL ? to : "", strerror(-r));
+	free(to);
 	f->err = r;
 }
 

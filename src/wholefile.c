@@ -597,6 +597,8 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
     struct files *fs, void (*readable)(void *), void *arg)
 {
 	struct wholefile *wf;
+	const char	*key, *bad;
+	char		 why[512];
 	size_t		 n;
 
 	wf = xcalloc(1, sizeof(*wf));
@@ -613,6 +615,11 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	wf->fp = (uint32_t)fc->header_bytes;
 	idmap_init(&wf->byino);
 	uv_timer_init(loop, &wf->timer);
+	bad = wf->policy == CLEANUP_MOVE ? cleanup_check_conf(fc, true, &key,
+	    why, sizeof(why)) : NULL;
+	if (bad != NULL)
+		log_warn("[%s] %s; delivered files stay until they can be "
+		    "moved (tried at every rescan)", fc->name, bad);
 	registry_each(reg, take_entry, wf);
 	n = wf->lists[WF_DURABLE].n + wf->lists[WF_DELIVERED].n;
 	if (n > 0)

@@ -18,9 +18,12 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/disagent-$E2E_NAME.XXXXXX")
 SERVER_PID=
 AGENT_PID=
 E2E_OK=0
+# Commands the exit runs first (set by a test: undo chattr +i, ...).
+E2E_ON_EXIT=
 
 e2e_cleanup() {
 	rc=$?
+	[ -n "$E2E_ON_EXIT" ] && { eval "$E2E_ON_EXIT" || true; }
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null || true
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
 	wait 2>/dev/null || true
