@@ -15,10 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "cleanup.h"
 #include "conf.h"
+#include "tailer.h"
 #include "util.h"
 #include "watcher.h"
 
@@ -34,29 +33,6 @@ cleanup_policy_of(const struct conf_flow *fc)
 	if (fc->file_suffix[0] != '\0')
 		return CLEANUP_RENAME;
 	return CLEANUP_KEEP;
-}
-
-/* crc32 of len bytes of fd at off into *crc: 0, or -1 when short. */
-static int
-crc_at(int fd, uint64_t off, uint32_t len, uint32_t *crc)
-{
-	unsigned char	 chunk[4096];
-	uLong		 c = crc32(0L, Z_NULL, 0);
-	uint32_t	 done = 0, want;
-	ssize_t		 n;
-
-	while (done < len) {
-		want = MIN(len - done, (uint32_t)sizeof(chunk));
-		n = pread(fd, chunk, want, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		c = crc32(c, chunk, (uInt)n);
-		done += (uint32_t)n;
-	}
-	*crc = (uint32_t)c;
-	return 0;
 }
 
 /* Measure path with a head of head_len and a tail of tail_len bytes. */
@@ -84,10 +60,10 @@ measure(const char *path, uint32_t head_len, uint32_t tail_len,
 		/* A file shorter than the lengths keeps them at 0: it
 		 * cannot match a longer one anyway. */
 		if (head_len <= id->size &&
-		    crc_at(fd, 0, head_len, &id->head_crc) == 0)
+		    tailer_fingerprint_at(fd, 0, head_len, &id->head_crc) == 0)
 			id->head_len = head_len;
-		if (tail_len <= id->size && crc_at(fd, id->size - tail_len,
-		    tail_len, &id->tail_crc) == 0)
+		if (tail_len <= id->size && tailer_fingerprint_at(fd,
+		    id->size - tail_len, tail_len, &id->tail_crc) == 0)
 			id->tail_len = tail_len;
 	}
 	close(fd);

@@ -721,11 +721,8 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->max_open = open_file_budget(conf, fc);
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
-	if (!fc->file_appendable)
-		fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable,
-		    arg);
-	if (fc->delete_after_s > 0)
-		fs->reap = reaper_new(fc, reg, m);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);
+	fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }
 

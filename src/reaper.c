@@ -43,6 +43,8 @@ reaper_new(const struct conf_flow *fc, struct registry *reg,
 {
 	struct reaper	*r;
 
+	if (fc->delete_after_s <= 0)
+		return NULL;
 	r = xcalloc(1, sizeof(*r));
 	r->fc = fc;
 	r->reg = reg;

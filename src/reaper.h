@@ -22,7 +22,7 @@ struct reaper;
 struct registry;
 struct tailer;
 
-/* For flow fc (deleteAfterDeliverySeconds > 0); all borrowed. */
+/* For flow fc, all borrowed; NULL unless deleteAfterDeliverySeconds > 0. */
 struct reaper	*reaper_new(const struct conf_flow *fc, struct registry *,
 		    struct metrics_flow *m);
 void		 reaper_free(struct reaper *);

@@ -58,6 +58,9 @@ bool		 tailer_head_changed(struct tailer *);
  * shorter than len or unreadable.
  */
 int		 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc);
+/* The same for the len bytes at off (a tail: cleanup.c). */
+int		 tailer_fingerprint_at(int fd, uint64_t off, uint32_t len,
+		    uint32_t *crc);
 
 /* --- descriptor --------------------------------------------------------- */
 

@@ -601,6 +601,8 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	char		 why[512];
 	size_t		 n;
 
+	if (fc->file_appendable)
+		return NULL;
 	wf = xcalloc(1, sizeof(*wf));
 	wf->loop = loop;
 	wf->fc = fc;

@@ -45,7 +45,8 @@ struct tailer;
 struct wholefile;
 
 /*
- * The whole-file state of flow fc, with the flow's complete entries of reg
+ * The whole-file state of flow fc (NULL when fc tails its files), with the
+ * flow's complete entries of reg
  * (delivered files to clean up, from the state file or before a reload).
  * reg, m and fs (whose tailers it asks for: files_track, files_find,
  * files_untrack) are borrowed and outlive it.  readable(arg) is called

@@ -93,6 +93,36 @@ print(json.loads(c.getresponse().read())[sys.argv[3]])
 PY
 }
 
+# endpoint_busy: PutRecords (or other requests) reached the endpoint that
+# it has not answered yet; endpoint_idle: none.
+endpoint_busy() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" <<'PY'
+import http.client, json, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request("GET", "/_test/stats")
+st = json.loads(c.getresponse().read())
+done = sum(st["status_counts"].values()) + st["dropped"]
+sys.exit(0 if st["requests"] > done else 1)
+PY
+}
+endpoint_idle() { ! endpoint_busy; }
+
+# unwritable DIR: no entry of DIR can be created, renamed or removed, even
+# by root (chattr +i; the mode when not root), until writable DIR or the
+# end of the test.
+unwritable() {
+	if [ "$(id -u)" = 0 ]; then
+		chattr +i "$1" || fail "chattr +i is not supported here"
+	else
+		chmod 555 "$1"
+	fi
+	E2E_ON_EXIT="${E2E_ON_EXIT}writable '$1' 2>/dev/null; "
+}
+writable() {
+	if [ "$(id -u)" = 0 ]; then chattr -i "$1"; else chmod 755 "$1"; fi
+}
+
 # write_conf FILE [extra [agent] lines]: the [agent] part; append flows.
 write_conf() {
 	_f=$1; shift

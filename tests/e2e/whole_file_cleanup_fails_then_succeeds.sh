@@ -6,18 +6,6 @@
 # is moved.  Nothing is sent again because of the failure.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-unwritable() {
-	if [ "$(id -u)" = 0 ]; then
-		chattr +i "$1" || fail "chattr +i is not supported here"
-	else
-		chmod 555 "$1"
-	fi
-}
-writable() {
-	if [ "$(id -u)" = 0 ]; then chattr -i "$1"; else chmod 755 "$1"; fi
-}
-E2E_ON_EXIT='writable "$TMP/done" 2>/dev/null'
-
 start_server --stream s1
 mkdir -p "$TMP/in" "$TMP/done"
 

@@ -82,16 +82,15 @@ _rc=0; "$DISAGENT" -t -c "$TMP/suffix.ini" >"$TMP/out" 2>&1 || _rc=$?
 
 # Not writable, and on another file system: -t says so, the agent warns.
 if [ "$(id -u)" != 0 ]; then
-	chmod 555 "$TMP/done"
+	unwritable "$TMP/done"
 	expect "12: [flow:w]: fileMoveToDir = $TMP/done is not writable by uid $(id -u): Permission denied" \
 	    "isFileAppendable = false" "fileMoveToDir = $TMP/done"
-	chmod 755 "$TMP/done"
+	writable "$TMP/done"
 else
-	E2E_ON_EXIT='chattr -i "$TMP/done" 2>/dev/null'
-	chattr +i "$TMP/done" || fail "chattr +i is not supported here"
+	unwritable "$TMP/done"
 	expect "12: [flow:w]: fileMoveToDir = $TMP/done is not writable by uid 0: Operation not permitted" \
 	    "isFileAppendable = false" "fileMoveToDir = $TMP/done"
-	chattr -i "$TMP/done"
+	writable "$TMP/done"
 fi
 if [ -d /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$TMP")" ]; then
 	other=$(mktemp -d /dev/shm/disagent-other.XXXXXX)

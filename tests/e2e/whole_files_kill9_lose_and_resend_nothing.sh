@@ -10,21 +10,6 @@
 # maxInFlightRequests x maxBufferSizeRecords (4 x 500).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-# unwritable DIR / writable DIR: no entry of DIR can be renamed (as root:
-# chattr +i; otherwise the mode does it).
-unwritable() {
-	if [ "$(id -u)" = 0 ]; then
-		chattr +i "$1" || fail "chattr +i is not supported here"
-	else
-		chmod 555 "$1"
-	fi
-}
-writable() {
-	if [ "$(id -u)" = 0 ]; then chattr -i "$1"; else chmod 755 "$1"; fi
-}
-# The temp dir must stay removable whatever happens.
-E2E_ON_EXIT='writable "$TMP/small" 2>/dev/null'
-
 start_server --stream s1 --stream s2
 mkdir -p "$TMP/big" "$TMP/small"
 write_lines "$TMP/big/big.csv" b 0 20000
@@ -58,18 +43,7 @@ print(max([x["offset"] for x in e if x["path"].endswith(sys.argv[3])] +
 PY
 }
 big_progress_saved() { [ "$(saved_offset big.csv)" -gt 0 ]; }
-# More PutRecords reached the endpoint than were answered: some in flight.
-in_flight() {
-	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" <<'PY'
-import http.client, json, ssl, sys
-ctx = ssl.create_default_context(cafile=sys.argv[2])
-c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
-c.request("GET", "/_test/stats")
-st = json.loads(c.getresponse().read())
-done = sum(st["status_counts"].values()) + st["dropped"]
-sys.exit(0 if st["requests"] > done else 1)
-PY
-}
+
 small_durable() {
 	grep -q "delivered, but cannot rename .*small/small.csv" "$TMP/agent.log"
 }
@@ -78,7 +52,7 @@ faults '{"put_latency_ms": 3000}'
 start_agent "$TMP/agent.ini"
 wait_for 60 "small.csv delivered and its rename failed" small_durable
 wait_for 60 "big.csv's first acknowledgements saved" big_progress_saved
-wait_for 30 "requests in flight" in_flight
+wait_for 30 "requests in flight" endpoint_busy
 kill -9 "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null || true
 AGENT_PID=
@@ -101,7 +75,6 @@ cleaned() {
 wait_for 120 "both files delivered and renamed" cleaned
 stop_agent
 # The requests abandoned in flight still complete at the endpoint.
-endpoint_idle() { ! in_flight; }
 wait_for 30 "the endpoint to finish the abandoned requests" endpoint_idle
 cmp -s "$TMP/big/big.csv.COMPLETED" "$TMP/big.orig" || fail "big.csv changed"
 cmp -s "$TMP/small/small.csv.COMPLETED" "$TMP/small.orig" ||
