@@ -3,8 +3,8 @@
  * into fileMoveToDir or renamed with fileSuffix, the file at its path must
  * still be the one delivered: the same device and inode, size and mtime,
  * and the same first and last bytes (crc32).  A move or rename never
- * replaces a file that is in the way.  Also the checks of the keys that
- * choose the cleanup, for conf_load (and so for -t).
+ * replaces a file that is in the way.  The checks of the keys that choose
+ * the cleanup are cleanconf.h's.
  *
  * Used by wholefile.c (isFileAppendable = false) and reaper.c
  * (deleteAfterDeliverySeconds).  Plain synchronous calls: each reads at
@@ -19,7 +19,6 @@
 
 #include "util.h"
 
-struct conf_flow;
 
 /* What identifies a delivered file's content. */
 struct cleanup_id {
@@ -39,9 +38,6 @@ enum cleanup_policy {
 	CLEANUP_MOVE,		/* into fileMoveToDir */
 	CLEANUP_DELETE,		/* deletePolicy = immediate */
 };
-
-/* The policy of a whole-file flow, in the DIS Agent's order of keys. */
-enum cleanup_policy cleanup_policy_of(const struct conf_flow *);
 
 /*
  * Measure the regular file at path into *id: dev, ino, size, mtime, and
@@ -82,17 +78,5 @@ int		 cleanup_apply(enum cleanup_policy p, const char *path,
  */
 int		 cleanup_remove_if_same(const char *path,
 		    const struct cleanup_id *want) WARN_UNUSED;
-
-/*
- * The whole-file keys of fc, together: isFileAppendable, deletePolicy,
- * fileMoveToDir (not a directory the pattern reads; with fs also: it
- * exists, is a directory this user may write, on the file system of the
- * pattern's directory), fileSuffix (not named by the pattern when files
- * are renamed with it), deleteAfterDeliverySeconds, initialPosition and
- * ignoreNotUpdatedFileSeconds (no meaning for whole files).  NULL, or why
- * not (static text, or why[len]), with the key at fault in *key.
- */
-const char	*cleanup_check_conf(const struct conf_flow *fc, bool fs,
-		    const char **key, char *why, size_t len);
 
 #endif

@@ -29,7 +29,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "cleanup.h"
+#include "cleanconf.h"
 #include "conf.h"
 #include "log.h"
 #include "logparse.h"
@@ -347,7 +347,7 @@ static const struct key keys[] = {
 	  .def = "UTF-8", .flags = KF_NONEMPTY, .check = check_encoding,
 	  .help = "Encoding of the files. Records are sent as UTF-8; other "
 	  "ASCII-compatible encodings (GBK, ISO-8859-1, ...) are converted." },
-	/* Whole files and cleanup (cleanup.h, wholefile.h); cleanup_check_conf
+	/* Whole files and cleanup (cleanup.h, wholefile.h); cleanconf_check
 	 * checks them together. */
 	{ KS_FLOW, "isFileAppendable", KT_BOOL, .off = FOFF(file_appendable),
 	  .def = "true",
@@ -1402,7 +1402,7 @@ check_convert(struct parse *p, struct conf_flow *f, struct sect *s,
  * Agent's DEFAULT_MAX_FILE_CHECKING_MILLIS. */
 #define WHOLE_FILE_CHECKING_MS	5000
 
-/* The whole-file keys together (cleanup_check_conf), at the key's line. */
+/* The whole-file keys together (cleanconf_check), at the key's line. */
 static int
 check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
     const char *label)
@@ -1413,7 +1413,7 @@ check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
 
 	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
 		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
-	bad = cleanup_check_conf(f, p->fs_checks, &key, why, sizeof(why));
+	bad = cleanconf_check(f, p->fs_checks, &key, why, sizeof(why));
 	if (bad == NULL)
 		return 0;
 	line = line_of(s, key);

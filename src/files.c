@@ -65,7 +65,7 @@ struct files {
 	struct copies_wait waiting;	/* new files that may be copies */
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
-	struct reaper	*reap;		/* deleteAfterDeliverySeconds, or NULL */
+	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
 	bool		 once;
 	bool		 first_scan;
 	bool		 stopped;
@@ -365,12 +365,17 @@ drop_finished(struct files *fs)
 	}
 }
 
-/* An idle file: at its path, fully read and committed, nothing pending. */
+/* An idle file: at its path, fully read and committed, nothing pending;
+ * or a whole file read to its size (its acks need no descriptor). */
 static bool
-idle(const struct tracked *k)
+idle(const struct files *fs, const struct tracked *k)
 {
-	return tailer_is_open(k->t) && !k->gone &&
-	    tailer_pending(k->t) == 0 && read_to_end(k->t);
+	if (!tailer_is_open(k->t) || k->gone)
+		return false;
+	if (fs->wf != NULL)
+		return !tailer_readable(k->t) &&
+		    !tailer_waits_for_quiet(k->t, false);
+	return tailer_pending(k->t) == 0 && read_to_end(k->t);
 }
 
 static bool
@@ -389,7 +394,7 @@ park_idle(struct files *fs, size_t target)
 	while (fs->nopen > target) {
 		oldest = NULL;
 		for (k = fs->list; k != NULL; k = k->next)
-			if (idle(k) && (oldest == NULL ||
+			if (idle(fs, k) && (oldest == NULL ||
 			    tailer_active_ms(k->t) <
 			    tailer_active_ms(oldest->t)))
 				oldest = k;

@@ -512,7 +512,8 @@ put_mode_key(struct imp *im, const struct entry *e, const char *v,
 	else if (im->whole && strcmp(e->key, "initialPosition") == 0 &&
 	    strcasecmp(v, "END_OF_FILE") == 0)
 		note(im, e->line, &im->nskipped, "not carried over: %s = %s "
-		    "(whole files are always sent from their start)", e->key, s);
+		    "(whole files are always sent from their start)", e->key,
+		    s);
 	else if (im->whole && strcmp(e->key, "fileComparator") == 0 &&
 	    strcasecmp(v, "NEWEST_FIRST") == 0)
 		note(im, e->line, NULL, "same in disagent: %s = %s (whole "

@@ -8,12 +8,13 @@
  * and every other line one entry, compact, ended by '\n'.  An entry of a
  * whole file that is delivered and waits for its cleanup also has
  * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; a file without that
- * optional field (all files written before it existed) loads as before.  The crc32 covers
- * every byte after the header line and the header counts the entries, so a
- * torn write (a prefix of the file), a flipped byte or a lost line is
- * caught before any entry is believed.  Each line is parsed by jansson on
- * its own and its tree freed once its entry is in the table: loading holds
- * the file, the table and one entry's tree, whatever the number of entries.
+ * optional field (all files written before it existed) loads as before.
+ * The crc32 covers every byte after the header line and the header counts
+ * the entries, so a torn write (a prefix of the file), a flipped byte or a
+ * lost line is caught before any entry is believed.  Each line is parsed
+ * by jansson on its own and its tree freed once its entry is in the table:
+ * loading holds the file, the table and one entry's tree, whatever the
+ * number of entries.
  * Unsigned 64-bit fields are stored as their two's complement int64 so a
  * value above INT64_MAX (possible for an inode number) survives.  The
  * first line tells the versions apart; version 1 is read by

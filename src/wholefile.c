@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanconf.h"
 #include "cleanup.h"
 #include "conf.h"
 #include "files.h"
@@ -182,16 +183,18 @@ look(struct wholefile *wf, struct wf_file *f, uint64_t now)
 
 	if (stat(f->path, &st) != 0 || (uint64_t)st.st_dev != f->id.dev ||
 	    (uint64_t)st.st_ino != f->id.ino) {
-		wholefile_forget(wf, f);		/* gone; a scan finds what replaced it */
+		/* Gone: a scan finds what replaced it. */
+		wholefile_forget(wf, f);
 		return;
 	}
 	switch (wholefile_look(f->id.size, f->id.mtime_ns,
-	    (uint64_t)st.st_size, wholefile_mtime(&st), f->since_ms, now, wf->quiet_ms,
-	    wf->fc->ignore_empty)) {
+	    (uint64_t)st.st_size, wholefile_mtime(&st), f->since_ms, now,
+	    wf->quiet_ms, wf->fc->ignore_empty)) {
 	case WHOLEFILE_WAIT:
 		return;
 	case WHOLEFILE_CHANGED:
-		wholefile_restart(wf, f, (uint64_t)st.st_size, wholefile_mtime(&st));
+		wholefile_restart(wf, f, (uint64_t)st.st_size,
+		    wholefile_mtime(&st));
 		return;
 	case WHOLEFILE_EMPTY:
 		log_info("[%s] %s is empty: not sent (isIgnoreEmptyData)",
@@ -203,9 +206,9 @@ look(struct wholefile *wf, struct wf_file *f, uint64_t now)
 	}
 	/* What is sent is what is measured now: a file that changes from
 	 * here on is caught before its cleanup. */
-	if (cleanup_identify(f->path, wf->fp, &id) != 0 || id.dev != f->id.dev ||
-	    id.ino != f->id.ino || id.size != f->id.size ||
-	    id.mtime_ns != f->id.mtime_ns) {
+	if (cleanup_identify(f->path, wf->fp, &id) != 0 ||
+	    id.dev != f->id.dev || id.ino != f->id.ino ||
+	    id.size != f->id.size || id.mtime_ns != f->id.mtime_ns) {
 		wholefile_restart(wf, f, id.size, id.mtime_ns);
 		return;
 	}
@@ -273,7 +276,8 @@ start_one(struct wholefile *wf, struct wf_file *f)
 	}
 	if ((uint64_t)st.st_size != f->id.size ||
 	    wholefile_mtime(&st) != f->id.mtime_ns) {
-		wholefile_restart(wf, f, (uint64_t)st.st_size, wholefile_mtime(&st));
+		wholefile_restart(wf, f, (uint64_t)st.st_size,
+		    wholefile_mtime(&st));
 		return false;
 	}
 	off = resume_offset(wf->fc, wf->reg, f->path, &st, false);
@@ -463,7 +467,7 @@ unseen(struct wholefile *wf, struct wf_file *f)
 	case WF_PENDING:
 	case WF_EMPTY:
 	case WF_READY:
-		wholefile_forget(wf, f);		/* gone before it was sent */
+		wholefile_forget(wf, f);	/* gone before it was sent */
 		break;
 	case WF_KEPT:
 		if (cleanup_check(f->path, &f->id, &err) != CLEANUP_SAME &&
@@ -612,12 +616,12 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	wf->readable = readable;
 	wf->arg = arg;
 	wf->once = once;
-	wf->policy = cleanup_policy_of(fc);
+	wf->policy = cleanconf_policy(fc);
 	wf->quiet_ms = (uint64_t)fc->max_file_checking_ms;
 	wf->fp = (uint32_t)fc->header_bytes;
 	idmap_init(&wf->byino);
 	uv_timer_init(loop, &wf->timer);
-	bad = wf->policy == CLEANUP_MOVE ? cleanup_check_conf(fc, true, &key,
+	bad = wf->policy == CLEANUP_MOVE ? cleanconf_check(fc, true, &key,
 	    why, sizeof(why)) : NULL;
 	if (bad != NULL)
 		log_warn("[%s] %s; delivered files stay until they can be "

@@ -47,8 +47,9 @@ cat >"$out/config.h" <<EOH
 #define PACKAGE_VERSION "fuzz"
 EOH
 
-deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd)
-depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8 liblz4 libzstd)
+deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd libuv)
+depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8 liblz4 libzstd \
+    libuv)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -I$out -I$src ${FUZZ_CFLAGS:-}"
 # The targets are held to the project's warnings; src/ is, by the real
@@ -64,8 +65,8 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec pbuf conf jackson jackson_parse logparse convert \
-    convert_build deadletter; do
+for f in util log codec pbuf conf cleanconf watcher jackson jackson_parse \
+    logparse convert convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
@@ -82,7 +83,8 @@ compile fuzz_convert "$fz/fuzz_convert.c" $warn
     "$out/log.o" "$out/codec.o" "$out/pbuf.o" $deps -o "$out/fuzz_put_reply"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" "$out/conf.o" $conv $deps -o "$out/fuzz_conf"
+    "$out/log.o" "$out/conf.o" "$out/cleanconf.o" "$out/watcher.o" $conv \
+    $deps -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
     "$out/log.o" $conv $deps -o "$out/fuzz_convert"
