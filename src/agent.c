@@ -166,10 +166,13 @@ open_client(struct agent *a)
 
 static void	on_save_timer(uv_timer_t *);
 
+static void	check_soon(struct agent *);
+
 static int
 save_state(struct agent *a, bool force)
 {
 	uint64_t	 t0 = mono_ms();
+	size_t		 i;
 	int		 rc;
 
 	rc = registry_save(a->reg, force);
@@ -179,6 +182,14 @@ save_state(struct agent *a, bool force)
 		if (a->state != AGENT_FINISHING)
 			uv_timer_start(&a->save_timer, on_save_timer,
 			    SAVE_RETRY_MS, 0);
+		return rc;
+	}
+	/* Whole files whose complete mark is now on disk can go (only while
+	 * running: the flows of a stop or a reload are on their way out). */
+	if (a->state == AGENT_RUNNING) {
+		for (i = 0; i < a->nflows; i++)
+			flow_saved(a->flows[i]);
+		check_soon(a);		/* --once: cleanups may settle it */
 	}
 	return rc;
 }

@@ -29,6 +29,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "cleanconf.h"
 #include "conf.h"
 #include "cred.h"
 #include "log.h"
@@ -91,6 +92,7 @@ static const char *const compress_words[] = { "lz4", "zstd", NULL };
 static const char *const serialize_words[] = { "json", "protobuf", NULL };
 static const char *const source_words[] = { "static", "ecs-metadata", NULL };
 static const char *const proxy_words[] = { "http", "https", NULL };
+static const char *const delete_words[] = { "never", "immediate", NULL };
 /* In the order of enum conf_position. */
 static const char *const position_words[] = {
 	"START_OF_FILE", "END_OF_FILE", NULL
@@ -350,10 +352,6 @@ static const struct key keys[] = {
 	  .def = "",
 	  .help = "Comma-separated globs of file names (or full paths, when "
 	  "they start with /) that are never read, even if they match." },
-	{ KS_FLOW, "fileSuffix", KT_STRING, .off = FOFF(file_suffix),
-	  .def = ".COMPLETED",
-	  .help = "Files whose names end in this suffix are skipped unless "
-	  "filePattern names the suffix itself." },
 	{ KS_FLOW, "watchMode", KT_WORD, watch_words, .off = FOFF(watch_mode),
 	  .def = "INOTIFY",
 	  .help = "INOTIFY: directory events cut latency, a periodic rescan "
@@ -397,7 +395,9 @@ static const struct key keys[] = {
 	  .max = 3600000, .off = FOFF(max_file_checking_ms), .def = "500",
 	  .help = "How long a last line without delimiter waits for more "
 	  "bytes before isMissLastRecordDelimiter sends it, in "
-	  "milliseconds." },
+	  "milliseconds. With isFileAppendable = false: how long a file's "
+	  "size and mtime must stay the same before it is sent whole "
+	  "(default 5000 there, as in the DIS Agent)." },
 	{ KS_FLOW, "multiLineStartPattern", KT_STRING,
 	  .off = FOFF(multiline_pattern), .def = "", .check = check_regex,
 	  .help = "Regular expression (PCRE2, like Java's: \\d, \\s, ...) "
@@ -415,6 +415,45 @@ static const struct key keys[] = {
 	  .def = "UTF-8", .flags = KF_NONEMPTY, .check = check_encoding,
 	  .help = "Encoding of the files. Records are sent as UTF-8; other "
 	  "ASCII-compatible encodings (GBK, ISO-8859-1, ...) are converted." },
+	/* Whole files and cleanup (cleanup.h, wholefile.h); cleanconf_check
+	 * checks them together. */
+	{ KS_FLOW, "isFileAppendable", KT_BOOL, .off = FOFF(file_appendable),
+	  .def = "true",
+	  .help = "true: the files are logs that grow, and are tailed. "
+	  "false: each file is written once; it is sent whole once its size "
+	  "and mtime stayed the same for maxFileCheckingMillis (its last "
+	  "record even without a delimiter), then cleaned up by "
+	  "deletePolicy, fileMoveToDir or fileSuffix once the state file "
+	  "says it is delivered." },
+	{ KS_FLOW, "deletePolicy", KT_WORD, delete_words,
+	  .off = FOFF(delete_policy), .def = "never",
+	  .help = "isFileAppendable = false: immediate deletes each file "
+	  "once it is delivered; never keeps it (then fileMoveToDir or "
+	  "fileSuffix apply)." },
+	{ KS_FLOW, "fileMoveToDir", KT_STRING, .off = FOFF(move_dir),
+	  .def = "", .check = check_abs_path,
+	  .help = "isFileAppendable = false: the directory delivered files "
+	  "are moved into (by rename: it must exist, be writable and be on "
+	  "the file system of the pattern's directory). Empty: they are "
+	  "renamed with fileSuffix instead." },
+	{ KS_FLOW, "fileSuffix", KT_STRING, .off = FOFF(file_suffix),
+	  .def = ".COMPLETED",
+	  .help = "Files whose names end in this suffix are skipped unless "
+	  "filePattern names the suffix itself. isFileAppendable = false: "
+	  "delivered files are renamed with it appended, unless deletePolicy "
+	  "or fileMoveToDir says otherwise; empty: they stay as they are "
+	  "(and are remembered as delivered)." },
+	{ KS_FLOW, "isIgnoreEmptyData", KT_BOOL, .off = FOFF(ignore_empty),
+	  .def = "true",
+	  .help = "isFileAppendable = false: leave empty files alone (not "
+	  "sent, not cleaned up) until they get content. false: an empty "
+	  "file is delivered (no records) and cleaned up." },
+	{ KS_FLOW, "deleteAfterDeliverySeconds", KT_INT, .min = 0,
+	  .max = 315360000, .off = FOFF(delete_after_s), .def = "0",
+	  .help = "Tailed files only: remove a file rotated away from the "
+	  "pattern (renamed to a name it does not match) this many seconds "
+	  "after its last byte was delivered, if it did not change since. "
+	  "A file the pattern matches is never removed. 0: never." },
 	/* dataProcessingOptions: the DIS Agent's record processing
 	 * (convert.h).  One block; convert_new checks them together. */
 	{ KS_FLOW, "dataProcessingOptions", KT_STRING, .off = COFF(options),
@@ -512,6 +551,7 @@ struct parse {
 	int		 syntax_line;	/* first line the reader found odd */
 	const char	*syntax_why;
 	bool		 failed;
+	bool		 fs_checks;	/* conf_load_test */
 	int		 errline;	/* line of the error; 0: none */
 	char		*err;
 	size_t		 errlen;
@@ -1548,6 +1588,30 @@ check_convert(struct parse *p, struct conf_flow *f, struct sect *s,
 	return fail(p, line != 0 ? line : s->line, "%s: %s", label, why);
 }
 
+/* maxFileCheckingMillis when a whole-file flow does not set it: the DIS
+ * Agent's DEFAULT_MAX_FILE_CHECKING_MILLIS. */
+#define WHOLE_FILE_CHECKING_MS	5000
+
+/* The whole-file keys together (cleanconf_check), at the key's line. */
+static int
+check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
+    const char *label)
+{
+	const char	*key = NULL, *bad;
+	char		 why[LINE_BUF];
+	int		 line;
+
+	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
+		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
+	bad = cleanconf_check(f, p->fs_checks, &key, why, sizeof(why));
+	if (bad == NULL)
+		return 0;
+	line = line_of(s, key);
+	if (line == 0)
+		line = line_of(s, "isFileAppendable");
+	return fail(p, line != 0 ? line : s->line, "%s: %s", label, bad);
+}
+
 static int
 check_flow(struct parse *p, size_t i)
 {
@@ -1567,6 +1631,8 @@ check_flow(struct parse *p, size_t i)
 		    "retryMaxBackoffMillis = %lld is less than "
 		    "retryInitialBackoffMillis = %lld",
 		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
+	if (check_whole(p, f, s, label) != 0)
+		return -1;
 	return check_convert(p, f, s, label);
 }
 
@@ -1794,12 +1860,6 @@ conf_key_check(const char *section, const char *key, const char *value,
 }
 
 int
-conf_load(const char *path, struct conf **out, char *err, size_t errlen)
-{
-	return conf_load_opts(path, 0, out, err, errlen);
-}
-
-int
 conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
     size_t errlen)
 {
@@ -1809,6 +1869,7 @@ conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
 	*out = NULL;
 	memset(&p, 0, sizeof(p));
 	p.opts = opts;
+	p.fs_checks = (opts & CONF_FS_CHECKS) != 0;
 	p.path = path;
 	p.err = err;
 	p.errlen = errlen;
@@ -1837,6 +1898,20 @@ fail:
 	free(p.flows);
 	conf_free(p.conf);
 	return -1;
+}
+
+int
+conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+{
+	return conf_load_opts(path, 0, out, err, errlen);
+}
+
+int
+conf_load_test(const char *path, struct conf **out, char *err,
+    size_t errlen)
+{
+	return conf_load_opts(path, CONF_CHECK_ONLY | CONF_FS_CHECKS, out,
+	    err, errlen);
 }
 
 /* Help text plus what the table says about k, as one paragraph. */

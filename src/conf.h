@@ -55,6 +55,12 @@ struct conf_flow {
 	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
 	long long	 skip_header_lines;	/* skipHeaderLines */
 	char		*file_encoding;		/* fileEncoding */
+	bool		 file_appendable;	/* isFileAppendable */
+	char		*delete_policy;		/* deletePolicy: never,
+						   immediate */
+	char		*move_dir;		/* fileMoveToDir ("" = none) */
+	bool		 ignore_empty;		/* isIgnoreEmptyData */
+	long long	 delete_after_s;	/* deleteAfterDeliverySeconds */
 	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 
@@ -125,8 +131,15 @@ int	conf_load(const char *path, struct conf **out, char *err,
  * CONF_NO_CREDENTIALS; the agent checks them when it reloads.
  */
 #define CONF_CHECK_ONLY		0x02
+/* disagent -t also checks what the agent only warns about, as it may
+ * change after a start: each fileMoveToDir exists, is a directory this
+ * user may write, on the file system of its pattern's directory. */
+#define CONF_FS_CHECKS		0x04
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
+/* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS: disagent -t. */
+int	conf_load_test(const char *path, struct conf **out, char *err,
+	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
 
 /*

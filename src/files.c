@@ -21,12 +21,14 @@
 #include "log.h"
 #include "metrics.h"
 #include "openfail.h"
+#include "reaper.h"
 #include "registry.h"
 #include "resume.h"
 #include "successor.h"
 #include "tailer.h"
 #include "watcher.h"
 #include "zsource.h"
+#include "wholefile.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
 /* Descriptors kept for everything but tailed files: connections (at most
@@ -68,6 +70,8 @@ struct files {
 	struct orphan	*orphans;	/* this scan's files gone from view */
 	size_t		 norphans;
 	struct openfail	*fails;		/* matching files we cannot open */
+	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
+	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
 	bool		 once;
 	bool		 first_scan;
 	bool		 stopped;
@@ -118,7 +122,7 @@ link_tailer(struct files *fs, struct tailer *t, bool gone)
 		    (uintmax_t)tailer_read_off(t));
 		tailer_skip_line(t);
 	}
-	if (fs->once)
+	if (fs->once || fs->wf != NULL)
 		tailer_set_target(t, tailer_size(t));
 	k = xcalloc(1, sizeof(*k));
 	k->t = t;
@@ -196,36 +200,22 @@ add_orphan(struct files *fs, const struct reg_entry *e)
 
 /* --- tracking ----------------------------------------------------------- */
 
-/* Open path from offset off (compressed files through zsource) and track
- * it; false when it cannot be opened now. */
-static bool
-track_at(struct files *fs, const char *path, const struct stat *st,
+/* Compressed files are read through zsource, decompressed. */
+uint64_t
+files_track(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
 {
 	struct tailer	*t;
 	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
-	bool		 z = zsource_name_compressed(path);
 
-	if (z)
+	if (zsource_name_compressed(path))
 		t = tailer_open_compressed(path, st, off, fp, fs->fr);
 	else if (fs->nopen >= fs->max_open)
 		t = tailer_new_parked(path, st, off, fp, fs->fr);
 	else
 		t = tailer_open(path, st, off, fp, fs->fr);
-	if (t == NULL) {
-		if (z && errno == EAGAIN)
-			return false;	/* still being compressed */
-		if (openfail_report(&fs->fails, fs->fc->name, path, errno,
-		    z && errno != EACCES && errno != ENOENT ?
-		    "compressed in a format the agent cannot read (it reads "
-		    "gzip and zstd)" : NULL)) {
-			fs->m->open_errors++;
-			if (z && errno != EACCES && errno != ENOENT)
-				fs->m->bytes_lost[LOST_UNREADABLE] +=
-				    (uint64_t)st->st_size;
-		}
-		return false;
-	}
+	if (t == NULL)
+		return 0;
 	link_tailer(fs, t, gone);
 	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
 	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
@@ -233,7 +223,35 @@ track_at(struct files *fs, const char *path, const struct stat *st,
 	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
 	if (tailer_is_open(t))
 		files_commit(fs, t);
-	return true;
+	return tailer_id(t);
+}
+
+/*
+ * files_track, with a file that cannot be opened reported once (a
+ * compressed one in a format the agent cannot read counted as lost);
+ * false when it is not tracked now.
+ */
+static bool
+track_at(struct files *fs, const char *path, const struct stat *st,
+    uint64_t off, bool gone)
+{
+	bool	 z = zsource_name_compressed(path);
+	bool	 unreadable;
+
+	if (files_track(fs, path, st, off, gone) != 0)
+		return true;
+	if (z && errno == EAGAIN)
+		return false;	/* still being compressed */
+	unreadable = z && errno != EACCES && errno != ENOENT;
+	if (openfail_report(&fs->fails, fs->fc->name, path, errno,
+	    unreadable ? "compressed in a format the agent cannot read (it "
+	    "reads gzip and zstd)" : NULL)) {
+		fs->m->open_errors++;
+		if (unreadable)
+			fs->m->bytes_lost[LOST_UNREADABLE] +=
+			    (uint64_t)st->st_size;
+	}
+	return false;
 }
 
 static void
@@ -333,8 +351,10 @@ on_found(void *arg, const char *path, const struct stat *st)
 		successors_seen(fs->succ, (uint64_t)st->st_dev,
 		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
-		track(fs, path, st, fs->first_scan, false);
+		if (fs->wf == NULL)
+			track(fs, path, st, fs->first_scan, false);
 		return;
 	}
 	k->seen = true;
@@ -382,6 +402,9 @@ on_other(void *arg, const char *path, const struct stat *st)
 		}
 		return;
 	}
+	reaper_other(fs->reap, path, st);
+	if (fs->wf != NULL)
+		return;
 	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
 	    (uint64_t)st->st_ino);
 	if (z && e == NULL)
@@ -441,16 +464,22 @@ drop_finished(struct files *fs)
 		/* The entry stays (until checkpointTimeToLiveDays): a file
 		 * moved away and back resumes instead of starting over. */
 		fs->m->files_done++;
+		reaper_add(fs->reap, t);
 		unlink_tracked(fs, pp, k);
 	}
 }
 
-/* An idle file: at its path, fully read and committed, nothing pending. */
+/* An idle file: at its path, fully read and committed, nothing pending;
+ * or a whole file read to its size (its acks need no descriptor). */
 static bool
-idle(const struct tracked *k)
+idle(const struct files *fs, const struct tracked *k)
 {
-	return tailer_is_open(k->t) && !k->gone && !tailer_compressed(k->t) &&
-	    tailer_pending(k->t) == 0 && read_to_end(k->t);
+	if (!tailer_is_open(k->t) || k->gone || tailer_compressed(k->t))
+		return false;
+	if (fs->wf != NULL)
+		return !tailer_readable(k->t) &&
+		    !tailer_waits_for_quiet(k->t, false);
+	return tailer_pending(k->t) == 0 && read_to_end(k->t);
 }
 
 /* A parked file with bytes to read, a gone one (its end is checked), or
@@ -472,7 +501,7 @@ park_idle(struct files *fs, size_t target)
 	while (fs->nopen > target) {
 		oldest = NULL;
 		for (k = fs->list; k != NULL; k = k->next)
-			if (idle(k) && (oldest == NULL ||
+			if (idle(fs, k) && (oldest == NULL ||
 			    tailer_active_ms(k->t) <
 			    tailer_active_ms(oldest->t)))
 				oldest = k;
@@ -665,6 +694,7 @@ static void
 scan(struct files *fs, bool first)
 {
 	struct tracked	*k;
+	bool		 walked;
 
 	fs->first_scan = first;
 	successors_reset(fs->succ);
@@ -675,8 +705,8 @@ scan(struct files *fs, bool first)
 		if (k->truncate_pending || tailer_is_open(k->t))
 			refresh(fs, k);
 	}
-	if (watcher_scan(fs->watcher, on_found, on_other, fs) == 0 &&
-	    !fs->warned_dir) {
+	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
+	if (!walked && !fs->warned_dir) {
 		log_warn("[%s] cannot read directory %s: %s; will retry",
 		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
 		fs->warned_dir = true;
@@ -695,6 +725,8 @@ scan(struct files *fs, bool first)
 	}
 	drop_finished(fs);
 	balance_fds(fs);
+	wholefile_scanned(fs->wf, walked);
+	reaper_scanned(fs->reap);
 }
 
 static void
@@ -788,6 +820,7 @@ files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
 		tailer_stall(t);
 	} else if (n == 0 && !refused)
 		tailer_stall(t);	/* only a partial line */
+	wholefile_poke(fs->wf);
 }
 
 struct tailer *
@@ -808,6 +841,7 @@ files_ack(struct files *fs, uint64_t id, uint64_t range)
 	if (tailer_ack(t, range))
 		files_commit(fs, t);
 	tailer_trim(t);
+	wholefile_poke(fs->wf);
 }
 
 void
@@ -826,6 +860,8 @@ files_all_read(const struct files *fs, bool miss_last)
 {
 	const struct tracked *k;
 
+	if (fs->wf != NULL)
+		return wholefile_settled(fs->wf);
 	for (k = fs->list; k != NULL; k = k->next)
 		if ((tailer_readable(k->t) && !tailer_stalled(k->t)) ||
 		    tailer_waits_for_quiet(k->t, miss_last))
@@ -840,6 +876,7 @@ files_touch(struct files *fs)
 
 	for (k = fs->list; k != NULL; k = k->next)
 		files_commit(fs, k->t);
+	wholefile_touch(fs->wf);
 }
 
 void
@@ -856,6 +893,25 @@ files_gauges(const struct files *fs, struct metrics_flow *m)
 			m->bytes_behind += size - done;
 	}
 	m->files_tracked = fs->ntracked;
+	wholefile_gauges(fs->wf, m);
+}
+
+void
+files_untrack(struct files *fs, uint64_t id)
+{
+	struct tracked	**pp, *k;
+
+	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
+		if (tailer_id(k->t) == id) {
+			unlink_tracked(fs, pp, k);
+			return;
+		}
+}
+
+void
+files_saved(struct files *fs)
+{
+	wholefile_saved(fs->wf);
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -916,6 +972,8 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->succ = successors_new((size_t)fc->header_bytes);
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);
+	fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }
 
@@ -934,6 +992,7 @@ files_stop(struct files *fs)
 {
 	fs->stopped = true;
 	uv_timer_stop(&fs->rescan_timer);
+	wholefile_stop(fs->wf);
 	watcher_free(fs->watcher);
 	fs->watcher = NULL;
 }
@@ -952,6 +1011,8 @@ files_free(struct files *fs)
 	if (fs == NULL)
 		return;
 	files_stop(fs);
+	wholefile_free(fs->wf);
+	reaper_free(fs->reap);
 	while ((k = fs->list) != NULL)
 		unlink_tracked(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <uv.h>
 
@@ -83,6 +84,25 @@ void		 files_each_open(struct files *,
  * stalled) and none waits for quiet (miss_last: isMissLastRecordDelimiter).
  */
 bool		 files_all_read(const struct files *, bool miss_last);
+
+/*
+ * A save of the registry succeeded: whole files whose complete mark it
+ * wrote can be cleaned up now (wholefile.h).
+ */
+void		 files_saved(struct files *);
+
+/* --- for wholefile.c ---------------------------------------------------- */
+
+/*
+ * Track path (stat'ed as st) as a tailer from offset, parked when
+ * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
+ * its end, then closed).  A whole-file flow's tailers read up to st's
+ * size.  Its id, or 0 with errno set (the caller reports it).
+ */
+uint64_t	 files_track(struct files *, const char *path,
+		    const struct stat *st, uint64_t offset, bool gone);
+/* Stop tracking the tailer with id; it is freed. */
+void		 files_untrack(struct files *, uint64_t id);
 
 /* Refresh the registry entry of every tracked file (TTL). */
 void		 files_touch(struct files *);

@@ -261,14 +261,25 @@ flush_one(struct tailer *t, void *arg)
 {
 	struct quiet_pass *q = arg;
 	struct flow	*f = q->f;
+	struct tailer_quiet quiet = f->quiet;
+	uint64_t	 now = q->now;
 
 	if (f->window != WINDOW_OPEN)
 		return false;
 	if (!tailer_waits_for_quiet(t, f->quiet.miss_last))
 		return true;
+	if (!f->fc->file_appendable) {
+		/* A whole file is complete up to its size when ready: what
+		 * waits at its end goes at once, nothing before its end
+		 * goes early, and nothing after it is read. */
+		if (tailer_readable(t) && !tailer_stalled(t))
+			return true;
+		quiet.miss_last = tailer_readable(t);
+		now = 0;
+	}
 	f->reading = t;
 	(void)tailer_flush_quiet(t, f->fr, &f->rb, sink_record_cap(f->sink),
-	    q->now, &f->quiet, on_record, f);
+	    now, &quiet, on_record, f);
 	q->more = q->more || tailer_waits_for_quiet(t, f->quiet.miss_last);
 	return true;
 }
@@ -370,7 +381,8 @@ pump(struct flow *f)
 	if (f->stopping || f->cancelled)
 		return;
 	all_read = read_some(f, &budget);
-	if (f->once && all_read && f->window == WINDOW_OPEN)
+	if ((f->once || !f->fc->file_appendable) && all_read &&
+	    f->window == WINDOW_OPEN)
 		flush_quiet(f, 0, NULL);
 	arm_quiet_timer(f);
 	if (budget == 0 && f->window == WINDOW_OPEN)
@@ -447,7 +459,8 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	f->m.name = fc->name;
 	f->m.stream = fc->stream_id[0] != '\0' ? fc->stream_id : fc->stream;
-	f->quiet.miss_last = fc->miss_last_delimiter;
+	/* Whole files: the last record goes without a delimiter too. */
+	f->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
 	f->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
 	f->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
 	buf_init(&f->rb.b);
@@ -534,6 +547,13 @@ flow_kick(struct flow *f)
 	set_window(f, WINDOW_OPEN);
 	retry_cur(f);
 	pump(f);
+}
+
+void
+flow_saved(struct flow *f)
+{
+	if (f->files != NULL && !f->stopping)
+		files_saved(f->files);
 }
 
 void

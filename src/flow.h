@@ -62,6 +62,11 @@ const struct metrics_flow *flow_metrics(struct flow *);
 void		 flow_kick(struct flow *);
 /* Refresh the registry entries of every tracked file (TTL). */
 void		 flow_touch(struct flow *);
+/*
+ * A save of the registry succeeded (whole files delivered before it may
+ * now be cleaned up); nothing once the flow is stopping.
+ */
+void		 flow_saved(struct flow *);
 /* Stop everything (before the http client is closed): the sink hands its
  * batches back undelivered. */
 void		 flow_cancel(struct flow *);

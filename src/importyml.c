@@ -81,7 +81,6 @@ static const struct rule rules[] = {
 	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
 	  "ordered = true sends one request at a time" },
-	{ "flow", "isFileAppendable", R_SAME, "true" },
 };
 
 /* Values never shown in a comment or message. */
@@ -115,6 +114,7 @@ struct imp {
 	size_t		 nnames;
 	bool		 has_sk;	/* a secret: sk, PROXY_PASSWORD, ... */
 	bool		 has_key;	/* encrypt.key, beside what it unlocks */
+	bool		 whole;		/* the flow: isFileAppendable = false */
 };
 
 /* "FILE:LINE: message" on err (line 0: "FILE: message"); returns -1. */
@@ -497,6 +497,45 @@ put_options(struct imp *im, size_t start, const struct entry *e)
 	ymlopts_free(&o);
 }
 
+/*
+ * Flow keys whose meaning depends on isFileAppendable: cleanup keys do
+ * nothing in a tailing flow (in the DIS Agent either), and the DIS Agent
+ * deletes only for "immediate" in lower case; whole files are sent from
+ * their start, oldest first as with the DIS Agent's default
+ * fileComparator.  Whether e was dealt with here.
+ */
+static bool
+put_mode_key(struct imp *im, const struct entry *e, const char *v,
+    const char *s)
+{
+	bool	 policy = strcmp(e->key, "deletePolicy") == 0;
+
+	if (!im->whole && ((policy && strcasecmp(v, "never") != 0) ||
+	    (strcmp(e->key, "fileMoveToDir") == 0 && v[0] != '\0')))
+		note(im, e->line, &im->ndropped, "dropped: %s = %s (no effect "
+		    "in the DIS Agent either: only flows with isFileAppendable "
+		    "= false clean up files)", e->key, s);
+	else if (policy && strcasecmp(v, "immediate") == 0 &&
+	    strcmp(v, "immediate") != 0)
+		note(im, e->line, &im->nskipped, "not carried over: %s = %s "
+		    "(the DIS Agent deletes only for immediate in lower case; "
+		    "this works as never there, and here)", e->key, s);
+	else if (im->whole && strcmp(e->key, "initialPosition") == 0 &&
+	    strcasecmp(v, "END_OF_FILE") == 0)
+		note(im, e->line, &im->nskipped, "not carried over: %s = %s "
+		    "(whole files are always sent from their start)", e->key,
+		    s);
+	else if (im->whole && strcmp(e->key, "fileComparator") == 0 &&
+	    strcasecmp(v, "NEWEST_FIRST") == 0)
+		note(im, e->line, NULL, "same in disagent: %s = %s (whole "
+		    "files are sent oldest first)", e->key, s);
+	else if (im->whole && strcmp(e->key, "fileComparator") == 0)
+		put_other(im, e, s, "NEWEST_FIRST");
+	else
+		return false;
+	return true;
+}
+
 /* One entry of section sect; start is where the section's text begins. */
 static void
 put_entry(struct imp *im, const char *sect, size_t start,
@@ -526,7 +565,9 @@ put_entry(struct imp *im, const char *sect, size_t start,
 	v = value_text(e->val);
 	s = shown(e->key, v);
 	r = rule_find(sect, e->key);
-	if (r != NULL && r->kind == R_DEAD)
+	if (strcmp(sect, "flow") == 0 && put_mode_key(im, e, v, s)) {
+		/* noted there */
+	} else if (r != NULL && r->kind == R_DEAD)
 		note(im, e->line, &im->ndropped, "dropped: %s = %s (no effect "
 		    "in the DIS Agent either)", e->key, s);
 	else if (r != NULL && r->kind == R_SAME && strcasecmp(v, r->arg) == 0)
@@ -614,8 +655,9 @@ stream_of(const struct section *s, const char *key)
 static void
 put_flow(struct imp *im, const struct section *s, int line)
 {
+	const struct entry *e;
 	const char	*stream, *obs;
-	char		*name, *shown_obs;
+	char		*name, *shown_obs, *v;
 	size_t		 i, start;
 
 	stream = stream_of(s, "DISStream");
@@ -637,6 +679,11 @@ put_flow(struct imp *im, const struct section *s, int line)
 		return;
 	}
 	name = flow_name(im, stream);
+	e = entry_find(s, "isFileAppendable");
+	v = e != NULL && e->val->type == YAML_SCALAR_NODE ?
+	    value_text(e->val) : NULL;
+	im->whole = v != NULL && strcmp(v, "false") == 0;
+	free(v);
 	buf_printf(&im->ini, "\n[flow:%s]\n", name);
 	start = im->ini.len;
 	for (i = 0; i < s->n; i++)

@@ -180,7 +180,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (conf_load_opts(path, test ? CONF_CHECK_ONLY : 0, &conf, err,
+	if ((test ? conf_load_test : conf_load)(path, &conf, err,
 	    sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;

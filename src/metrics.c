@@ -278,6 +278,32 @@ static const struct {
 	{ P "files_tracked", "gauge",
 	  offsetof(struct metrics_flow, files_tracked),
 	  "Files the flow is reading." },
+	{ P "files_completed_total", "counter",
+	  offsetof(struct metrics_flow, files_done),
+	  "Files read to their end and fully delivered: rotated-away files "
+	  "closed, whole files acknowledged." },
+	{ P "files_cleaned_up_total", "counter",
+	  offsetof(struct metrics_flow, files_cleaned),
+	  "Delivered files deleted, moved or renamed (deletePolicy, "
+	  "fileMoveToDir, fileSuffix, deleteAfterDeliverySeconds)." },
+	{ P "cleanup_failures_total", "counter",
+	  offsetof(struct metrics_flow, cleanup_failures),
+	  "Attempts to delete, move or rename a delivered file that failed; "
+	  "each is retried at the next rescan." },
+	{ P "whole_files_pending", "gauge",
+	  offsetof(struct metrics_flow, whole_pending),
+	  "Whole files (isFileAppendable = false) waiting to stay unchanged "
+	  "for maxFileCheckingMillis." },
+	{ P "whole_files_in_progress", "gauge",
+	  offsetof(struct metrics_flow, whole_in_progress),
+	  "Whole files being read or waiting for acknowledgements." },
+	{ P "whole_files_cleanup_pending", "gauge",
+	  offsetof(struct metrics_flow, whole_cleanup_pending),
+	  "Whole files delivered and saved as such, waiting for their "
+	  "cleanup." },
+	{ P "whole_files_cleanup_failing", "gauge",
+	  offsetof(struct metrics_flow, whole_cleanup_failing),
+	  "Of those, the files whose last cleanup attempt failed." },
 };
 
 static void

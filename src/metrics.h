@@ -78,6 +78,9 @@ struct metrics_flow {
 	uint64_t	 records_truncated;	/* cut to the record limit */
 	uint64_t	 truncations;		/* files read again from 0 */
 	uint64_t	 files_done;		/* closed after full delivery */
+	uint64_t	 files_cleaned;		/* deleted, moved or renamed
+						   after delivery */
+	uint64_t	 cleanup_failures;	/* such cleanups that failed */
 	uint64_t	 open_errors;		/* a matching file failed to open
 						   (counted when warned about) */
 	uint64_t	 bytes_lost[METRICS_NLOST];	/* by enum lost_reason */
@@ -94,6 +97,11 @@ struct metrics_flow {
 	/* gauges */
 	uint64_t	 bytes_behind;		/* size - committed */
 	uint64_t	 files_tracked;
+	/* whole files (isFileAppendable = false), wholefile.h */
+	uint64_t	 whole_pending;		/* waiting to stay unchanged */
+	uint64_t	 whole_in_progress;	/* read, sent, acknowledged */
+	uint64_t	 whole_cleanup_pending;	/* delivered, to clean up */
+	uint64_t	 whole_cleanup_failing;	/* of those: last try failed */
 	bool		 paused;		/* waits for the operator */
 	/* last error ("" code: none) */
 	char		 last_error_code[METRICS_CODE_LEN];

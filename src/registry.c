@@ -34,6 +34,8 @@ struct registry {
 	char		*baktmp;	/* path.bak.tmp: link staged for .bak */
 	struct reg_table tab;
 	bool		 dirty;
+	uint64_t	 changes;	/* every change so far */
+	uint64_t	 saved;		/* changes written by the last save */
 	void		(*on_dirty)(void *);
 	void		*on_dirty_arg;
 };
@@ -87,6 +89,7 @@ replace_str(char **dst, const char *src)
 static void
 mark_dirty(struct registry *reg)
 {
+	reg->changes++;
 	if (reg->dirty)
 		return;
 	reg->dirty = true;
@@ -149,6 +152,31 @@ registry_expire(struct registry *reg, int64_t now_s, int64_t ttl_s)
 		log_info("%s: expired %zu entries older than %" PRId64 " s",
 		    reg->path, dropped, ttl_s);
 	}
+}
+
+void
+registry_set_complete(struct registry *reg, struct reg_entry *e,
+    bool complete, int64_t mtime_ns, uint32_t tail_crc, uint32_t tail_len)
+{
+	if (!complete) {
+		mtime_ns = 0;
+		tail_crc = tail_len = 0;
+	}
+	if (e->complete == complete && e->mtime_ns == mtime_ns &&
+	    e->tail_crc == tail_crc && e->tail_len == tail_len)
+		return;
+	e->complete = complete;
+	e->mtime_ns = mtime_ns;
+	e->tail_crc = tail_crc;
+	e->tail_len = tail_len;
+	mark_dirty(reg);
+	e->complete_change = complete ? reg->changes : 0;
+}
+
+bool
+registry_durable(const struct registry *reg, const struct reg_entry *e)
+{
+	return e->complete_change <= reg->saved;
 }
 
 size_t
@@ -367,8 +395,10 @@ registry_save(struct registry *reg, bool force)
 	struct atomicfile af;
 	int		 r;
 
-	if (!reg->dirty && !force)
+	if (!reg->dirty && !force) {
+		reg->saved = reg->changes;
 		return 0;
+	}
 	r = atomicfile_open(&af, reg->path, 0600, ATOMICFILE_SYNC);
 	if (r == 0)
 		r = statefile_write(&af, &reg->tab);
@@ -376,6 +406,7 @@ registry_save(struct registry *reg, bool force)
 		r = atomicfile_commit(&af, keep_backup, reg);
 	if (r == 0) {
 		reg->dirty = false;
+		reg->saved = reg->changes;
 		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
 	} else
 		log_error("cannot save state: %s %s: %s", af.op, af.file,

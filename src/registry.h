@@ -27,6 +27,16 @@ struct reg_entry {
 	uint64_t	 size;		/* its size at the last change (0 or
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
+	/* A whole file (isFileAppendable = false) whose every record is
+	 * acknowledged and that waits for its cleanup: offset is its size,
+	 * its mtime and the crc32 of its last tail_len bytes tell it from a
+	 * file that changed since.  Saved in the state file. */
+	bool		 complete;
+	int64_t		 mtime_ns;
+	uint32_t	 tail_crc;
+	uint32_t	 tail_len;
+	uint64_t	 complete_change; /* the change that marked it (0:
+					   read from the state file) */
 };
 
 struct registry;
@@ -101,6 +111,24 @@ size_t		 registry_each(const struct registry *,
  */
 void		 registry_on_dirty(struct registry *, void (*cb)(void *),
 		    void *arg);
+
+/*
+ * Mark e (borrowed from this registry) complete with mtime_ns and its tail
+ * fingerprint, or clear the mark (complete false; the other arguments are
+ * then ignored).  Marks the registry dirty when anything changed.
+ */
+void		 registry_set_complete(struct registry *, struct reg_entry *e,
+		    bool complete, int64_t mtime_ns, uint32_t tail_crc,
+		    uint32_t tail_len);
+
+/*
+ * Whether what e holds now is in the state file: e was read from it, or a
+ * save succeeded after e's complete mark was set.  Saves are synchronous,
+ * so a caller that marked e and then saw registry_save return 0 (or was
+ * told so by whoever saved) may act on the durable mark.
+ */
+bool		 registry_durable(const struct registry *,
+		    const struct reg_entry *e);
 
 size_t		 registry_count(const struct registry *);
 bool		 registry_dirty(const struct registry *);

@@ -64,7 +64,9 @@ resume_inside_line(const struct conf_flow *fc, const struct tailer *t)
 {
 	int	 c;
 
-	if (fc->miss_last_delimiter)
+	/* A last line sent without delimiter (isMissLastRecordDelimiter, or
+	 * a whole file) was a record: what follows is a new one. */
+	if (fc->miss_last_delimiter || !fc->file_appendable)
 		return false;
 	c = tailer_byte_before(t, tailer_read_off(t));
 	return c >= 0 && c != (unsigned char)conf_delimiter(

@@ -31,8 +31,9 @@ uint64_t	 resume_offset(const struct conf_flow *, struct registry *,
 
 /*
  * Committed offsets follow a delimiter, except after the kept head of a
- * truncated line (and a last line sent without delimiter): whether t's
- * read offset is inside a line, so the rest of the line must be skipped.
+ * truncated line (and a last line sent without delimiter, as
+ * isMissLastRecordDelimiter and whole files do): whether t's read offset
+ * is inside a line, so the rest of the line must be skipped.
  */
 bool		 resume_inside_line(const struct conf_flow *,
 		    const struct tailer *t);

@@ -5,12 +5,16 @@
  *   {"flow":"app","dev":2049,"ino":131074,"fingerprint":"crc32:...:512",...}
  *   {"flow":"app","dev":2049,"ino":131075,...}
  *
- * and every other line one entry, compact, ended by '\n'.  The crc32 covers
- * every byte after the header line and the header counts the entries, so a
- * torn write (a prefix of the file), a flipped byte or a lost line is
- * caught before any entry is believed.  Each line is parsed by jansson on
- * its own and its tree freed once its entry is in the table: loading holds
- * the file, the table and one entry's tree, whatever the number of entries.
+ * and every other line one entry, compact, ended by '\n'.  An entry of a
+ * whole file that is delivered and waits for its cleanup also has
+ * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; a file without that
+ * optional field (all files written before it existed) loads as before.
+ * The crc32 covers every byte after the header line and the header counts
+ * the entries, so a torn write (a prefix of the file), a flipped byte or a
+ * lost line is caught before any entry is believed.  Each line is parsed
+ * by jansson on its own and its tree freed once its entry is in the table:
+ * loading holds the file, the table and one entry's tree, whatever the
+ * number of entries.
  * Unsigned 64-bit fields are stored as their two's complement int64 so a
  * value above INT64_MAX (possible for an inode number) survives.  The
  * first line tells the versions apart; version 1 is read by
@@ -74,7 +78,7 @@ json_text(const char *s)
 static json_t *
 entry_json(const struct reg_entry *e)
 {
-	json_t	*o;
+	json_t	*o, *c;
 	char	 fp[32];
 
 	snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32, e->fp_crc,
@@ -92,6 +96,15 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(o, "size",
 		    json_integer((json_int_t)e->size));
 	json_object_set_new(o, "updated", json_integer(e->updated));
+	if (e->complete) {
+		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
+		    e->tail_crc, e->tail_len);
+		c = json_object();
+		json_object_set_new(c, "mtime_ns",
+		    json_integer((json_int_t)e->mtime_ns));
+		json_object_set_new(c, "tail", json_string(fp));
+		json_object_set_new(o, "complete", c);
+	}
 	return o;
 }
 
@@ -162,9 +175,30 @@ get_int(json_t *o, const char *key, json_int_t *out)
 	return true;
 }
 
+/* The optional "complete" object of entry o into *e; false when bad. */
+static bool
+parse_complete(json_t *o, struct reg_entry *e)
+{
+	json_t		*c = json_object_get(o, "complete");
+	const char	*tail;
+	json_int_t	 mtime;
+
+	if (c == NULL)
+		return true;
+	tail = get_str(c, "tail");
+	if (!json_is_object(c) || !get_int(c, "mtime_ns", &mtime) ||
+	    tail == NULL || !parse_fingerprint(tail, &e->tail_crc,
+	    &e->tail_len))
+		return false;
+	e->complete = true;
+	e->mtime_ns = (int64_t)mtime;
+	return true;
+}
+
 const char *
 statefile_entry(json_t *o, struct reg_table *t)
 {
+	struct reg_entry done = { 0 };
 	struct reg_entry *e;
 	const char	*flow, *path, *fp;
 	json_int_t	 dev, ino, off, upd, size = 0;
@@ -183,6 +217,8 @@ statefile_entry(json_t *o, struct reg_table *t)
 	if (json_object_get(o, "size") != NULL &&
 	    (!get_int(o, "size", &size) || size < off))
 		return "bad size";
+	if (!parse_complete(o, &done))
+		return "bad complete";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
 		return "duplicate entry";
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
@@ -192,6 +228,10 @@ statefile_entry(json_t *o, struct reg_table *t)
 	e->offset = (uint64_t)off;
 	e->size = (uint64_t)size;
 	e->updated = upd;
+	e->complete = done.complete;
+	e->mtime_ns = done.mtime_ns;
+	e->tail_crc = done.tail_crc;
+	e->tail_len = done.tail_len;
 	return NULL;
 }
 

@@ -32,6 +32,7 @@ struct row {
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint64_t	 offset;
+	bool		 complete;	/* a whole file waiting for cleanup */
 	bool		 has_size;	/* path still names this file */
 	uint64_t	 size;
 	uint64_t	 behind;
@@ -60,6 +61,7 @@ collect(const struct reg_entry *e, void *arg)
 	w->dev = e->dev;
 	w->ino = e->ino;
 	w->offset = e->offset;
+	w->complete = e->complete;
 }
 
 static int
@@ -84,7 +86,7 @@ measure(struct row *w)
 
 	w->note = "";
 	if (stat(w->path, &st) == -1) {
-		w->note = "(missing)";
+		w->note = w->complete ? "(delivered; cleaned up)" : "(missing)";
 		return;
 	}
 	if ((uint64_t)st.st_dev != w->dev || (uint64_t)st.st_ino != w->ino) {
@@ -93,6 +95,10 @@ measure(struct row *w)
 	}
 	w->has_size = true;
 	w->size = (uint64_t)st.st_size;
+	if (w->complete && w->size == w->offset) {
+		w->note = "(delivered; cleanup pending)";
+		return;
+	}
 	if (w->size >= w->offset) {
 		w->behind = w->size - w->offset;
 		return;
@@ -150,17 +156,22 @@ print_error(const struct report *r, const char *flow)
 static void
 print_flow(const struct report *r, const char *name, const char *what)
 {
-	size_t		 i, n = 0;
+	size_t		 i, n = 0, done = 0;
 	uint64_t	 behind = 0;
 
 	for (i = 0; i < r->nrows; i++) {
 		if (strcmp(r->rows[i].flow, name) != 0)
 			continue;
 		n++;
+		done += r->rows[i].complete;
 		behind += r->rows[i].behind;
 	}
 	fprintf(r->out, "\n[flow:%s] %s: %zu file%s, %" PRIu64 " bytes "
 	    "behind\n", name, what, n, n == 1 ? "" : "s", behind);
+	if (done > 0)
+		fprintf(r->out, "  %zu whole file%s delivered, waiting for "
+		    "cleanup (deletePolicy, fileMoveToDir, fileSuffix)\n",
+		    done, done == 1 ? "" : "s");
 	print_error(r, name);
 	if (n == 0)
 		return;

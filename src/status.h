@@ -17,8 +17,9 @@
  * behind, the last error, then one row per tracked file with its committed
  * offset, current size, bytes behind and path (marked "(missing)",
  * "(replaced)" or "(truncated)" when the file at that path is gone, is
- * another file now, or is shorter than the offset).  Entries of flows no
- * longer configured follow.  Returns the exit code: 0, or 1 after printing
+ * another file now, or is shorter than the offset; a whole file delivered
+ * and waiting for its cleanup "(delivered; cleanup pending)", with a count
+ * per flow).  Entries of flows no longer configured follow.  Returns the exit code: 0, or 1 after printing
  * why to stderr when the configuration or the state file cannot be read (a
  * state file that does not exist yet is not an error).
  */

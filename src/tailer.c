@@ -225,6 +225,12 @@ stale:
 int
 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc)
 {
+	return tailer_fingerprint_at(fd, 0, len, crc);
+}
+
+int
+tailer_fingerprint_at(int fd, uint64_t off, uint32_t len, uint32_t *crc)
+{
 	unsigned char	 chunk[4096];
 	uLong		 c = crc32(0L, Z_NULL, 0);
 	uint32_t	 done = 0, want;
@@ -232,7 +238,7 @@ tailer_fingerprint(int fd, uint32_t len, uint32_t *crc)
 
 	while (done < len) {
 		want = MIN(len - done, (uint32_t)sizeof(chunk));
-		n = pread(fd, chunk, want, (off_t)done);
+		n = pread(fd, chunk, want, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

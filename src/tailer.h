@@ -70,6 +70,9 @@ bool		 tailer_head_changed(struct tailer *);
  * shorter than len or unreadable.
  */
 int		 tailer_fingerprint(int fd, uint32_t len, uint32_t *crc);
+/* The same for the len bytes at off (a tail: cleanup.c). */
+int		 tailer_fingerprint_at(int fd, uint64_t off, uint32_t len,
+		    uint32_t *crc);
 /* The same for the file at path, decompressed when its name and magic
  * say it is compressed. */
 int		 tailer_head_crc(const char *path, uint32_t len,

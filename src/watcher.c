@@ -378,9 +378,18 @@ watcher_base(const struct watcher *w)
 
 /* --- setup -------------------------------------------------------------- */
 
-/* The literal leading directories of pattern ("/" at least). */
-static char *
-literal_base(const char *pattern)
+char *
+watcher_pattern(const char *p, bool recursive)
+{
+	const char	*last = strrchr(p, '/');
+
+	if (recursive && last != NULL && strstr(p, "/**/") == NULL)
+		return xasprintf("%.*s/**%s", (int)(last - p), p, last);
+	return xstrdup(p);
+}
+
+char *
+watcher_literal_base(const char *pattern)
 {
 	const char	*glob, *slash;
 
@@ -394,21 +403,10 @@ literal_base(const char *pattern)
 	return xstrndup(pattern, (size_t)(slash - pattern));
 }
 
-/* fc's filePattern, with "**" before the file name when it recurses (new). */
-static char *
-flow_pattern(const struct conf_flow *fc)
-{
-	const char	*p = fc->file_pattern, *last = strrchr(p, '/');
-
-	if (fc->recursive && last != NULL && strstr(p, "/**/") == NULL)
-		return xasprintf("%.*s/**%s", (int)(last - p), p, last);
-	return xstrdup(p);
-}
-
 bool
 watcher_flow_matches(const struct conf_flow *fc, const char *path)
 {
-	char		*pat = flow_pattern(fc);
+	char		*pat = watcher_pattern(fc->file_pattern, fc->recursive);
 	const char	*glob = strrchr(pat, '/'), *name = strrchr(path, '/');
 	bool		 ok;
 
@@ -438,9 +436,9 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->events = events;
 	w->arg = arg;
 	w->inotify = strcmp(fc->watch_mode, "POLL") != 0;
-	w->pattern = flow_pattern(fc);
+	w->pattern = watcher_pattern(p, fc->recursive);
 	w->name_glob = strrchr(w->pattern, '/') + 1;
-	w->base = literal_base(w->pattern);
+	w->base = watcher_literal_base(w->pattern);
 	return w;
 }
 

@@ -75,6 +75,14 @@ bool		 watcher_dir_may_match(const char *pattern, const char *dir);
  */
 bool		 watcher_skipped_name(const char *pattern_name,
 		    const char *name, const char *suffix);
+/*
+ * The pattern a flow matches with (new): file_pattern, with "**" before
+ * its file name glob when recursive (directoryRecursionEnabled) and it has
+ * none.
+ */
+char		*watcher_pattern(const char *file_pattern, bool recursive);
+/* The literal leading directories of pattern, "/" at least (new). */
+char		*watcher_literal_base(const char *pattern);
 /* Whether path is excluded by the comma list excl (name or /path globs). */
 bool		 watcher_excluded(const char *excl, const char *path);
 /*

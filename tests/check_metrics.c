@@ -57,6 +57,13 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->bytes_lost[LOST_GONE] = 1234;
 	f->bytes_behind = 140;
 	f->files_tracked = 2;
+	f->files_done = 4;
+	f->files_cleaned = 3;
+	f->cleanup_failures = 1;
+	f->whole_pending = 5;
+	f->whole_in_progress = 6;
+	f->whole_cleanup_pending = 7;
+	f->whole_cleanup_failing = 1;
 	f->paused = true;
 	metrics_count_failed(f, "DIS.4303", 2);
 	metrics_count_failed(f, "DIS.4200", 1);
@@ -303,6 +310,35 @@ static const char expected_small[] =
 "# HELP disagent_files_tracked Files the flow is reading.\n"
 "# TYPE disagent_files_tracked gauge\n"
 "disagent_files_tracked{flow=\"app\",stream=\"s1\"} 2\n"
+"# HELP disagent_files_completed_total Files read to their end and fully "
+"delivered: rotated-away files closed, whole files acknowledged.\n"
+"# TYPE disagent_files_completed_total counter\n"
+"disagent_files_completed_total{flow=\"app\",stream=\"s1\"} 4\n"
+"# HELP disagent_files_cleaned_up_total Delivered files deleted, moved or "
+"renamed (deletePolicy, fileMoveToDir, fileSuffix, "
+"deleteAfterDeliverySeconds).\n"
+"# TYPE disagent_files_cleaned_up_total counter\n"
+"disagent_files_cleaned_up_total{flow=\"app\",stream=\"s1\"} 3\n"
+"# HELP disagent_cleanup_failures_total Attempts to delete, move or rename "
+"a delivered file that failed; each is retried at the next rescan.\n"
+"# TYPE disagent_cleanup_failures_total counter\n"
+"disagent_cleanup_failures_total{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_whole_files_pending Whole files (isFileAppendable = false) "
+"waiting to stay unchanged for maxFileCheckingMillis.\n"
+"# TYPE disagent_whole_files_pending gauge\n"
+"disagent_whole_files_pending{flow=\"app\",stream=\"s1\"} 5\n"
+"# HELP disagent_whole_files_in_progress Whole files being read or waiting "
+"for acknowledgements.\n"
+"# TYPE disagent_whole_files_in_progress gauge\n"
+"disagent_whole_files_in_progress{flow=\"app\",stream=\"s1\"} 6\n"
+"# HELP disagent_whole_files_cleanup_pending Whole files delivered and "
+"saved as such, waiting for their cleanup.\n"
+"# TYPE disagent_whole_files_cleanup_pending gauge\n"
+"disagent_whole_files_cleanup_pending{flow=\"app\",stream=\"s1\"} 7\n"
+"# HELP disagent_whole_files_cleanup_failing Of those, the files whose last "
+"cleanup attempt failed.\n"
+"# TYPE disagent_whole_files_cleanup_failing gauge\n"
+"disagent_whole_files_cleanup_failing{flow=\"app\",stream=\"s1\"} 1\n"
 "# HELP disagent_flow_paused 1 while the flow is halted and waits for the "
 "operator (see the last error), else 0.\n"
 "# TYPE disagent_flow_paused gauge\n"
@@ -367,7 +403,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 38);
+	ck_assert_int_eq(check_exposition(text), 45);
 	free(text);
 }
 END_TEST
@@ -495,10 +531,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 9 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
+	/* 4 agent-wide, 16 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 27 + 9 + 6 + 4 + 4 + 42 + 4);
+	    4 + 48 + 9 + 6 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

@@ -928,6 +928,16 @@ START_TEST(load_flipped_offset_digit_fails_crc_and_falls_back)
 END_TEST
 
 static const char *const bad_files[] = {
+	/* complete: not an object, no mtime, a bad tail fingerprint */
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,"
+	"\"updated\":9,\"complete\":true}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,"
+	"\"updated\":9,\"complete\":{\"tail\":\"crc32:0a1b2c3d:7\"}}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,"
+	"\"updated\":9,\"complete\":{\"mtime_ns\":5,\"tail\":\"x\"}}]",
 	/* offset as a string */
 	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
 	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":\"7\","
@@ -1204,7 +1214,68 @@ START_TEST(v2_file_written_by_hand_with_valid_crc_is_accepted)
 	ck_assert_uint_eq(e->fp_crc, 0x0a1b2c3d);
 	ck_assert_uint_eq(e->offset, 7);
 	ck_assert_int_eq(e->updated, 9);
+	/* No "complete" (every file written before it existed): none. */
+	ck_assert(!e->complete);
 	ck_assert(!registry_dirty(reg));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	int			 r;
+
+	reg = registry_new(spath);
+	e = registry_set(reg, "app", 1, 2, 0x11, 16, "/w.csv", 300);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_set_complete(reg, e, true, 1234567890123456789LL,
+	    0xdeadbeef, 16);
+	ck_assert(registry_dirty(reg));
+	/* Marked in memory only: a crash now must not find it complete. */
+	ck_assert(!registry_durable(reg, e));
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert(registry_durable(reg, e));
+	registry_free(reg);
+
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(reg, "app", 1, 2);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(e->complete);
+	ck_assert_int_eq(e->mtime_ns, 1234567890123456789LL);
+	ck_assert_uint_eq(e->tail_crc, 0xdeadbeef);
+	ck_assert_uint_eq(e->tail_len, 16);
+	ck_assert_uint_eq(e->offset, 300);
+	ck_assert(registry_durable(reg, e));	/* read from the file */
+	/* Cleared (the file changed after delivery): gone at the next load. */
+	registry_set_complete(reg, e, false, 0, 0, 0);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_free(reg);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(reg, "app", 1, 2);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(!e->complete);
+	ck_assert_uint_eq(e->offset, 300);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(failed_save_leaves_the_complete_mark_not_durable)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	char			 sub[PATH_MAX];
+
+	tu_path(sub, sizeof(sub), dir, "missing/state.json");
+	reg = registry_new(sub);
+	e = registry_set(reg, "app", 1, 2, 0x11, 16, "/w.csv", 300);
+	registry_set_complete(reg, e, true, 5, 6, 7);
+	ck_assert_int_ne(registry_save(reg, false), 0);
+	ck_assert(!registry_durable(reg, e));
 	registry_free(reg);
 }
 END_TEST
@@ -1665,6 +1736,9 @@ registry_suite(void)
 	    load_unreadable_file_returns_errno_without_using_bak);
 	tcase_add_test(tc, save_after_fallback_restores_state_file);
 	tcase_add_test(tc, v2_file_written_by_hand_with_valid_crc_is_accepted);
+	tcase_add_test(tc,
+	    complete_mark_is_durable_only_after_a_save_and_survives_load);
+	tcase_add_test(tc, failed_save_leaves_the_complete_mark_not_durable);
 	tcase_add_loop_test(tc, v2_wrong_field_types_fall_back_to_bak, 0,
 	    (int)ARRAY_SIZE(bad_files));
 	tcase_add_test(tc, v2_nul_filled_body_falls_back_to_bak);

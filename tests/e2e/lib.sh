@@ -19,9 +19,12 @@ SERVER_PID=
 AGENT_PID=
 E2E_PIDS=		# more processes of the test, killed at exit
 E2E_OK=0
+# Commands the exit runs first (set by a test: undo chattr +i, ...).
+E2E_ON_EXIT=
 
 e2e_cleanup() {
 	rc=$?
+	[ -n "$E2E_ON_EXIT" ] && { eval "$E2E_ON_EXIT" || true; }
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null || true
 	for _p in $E2E_PIDS; do kill -9 "$_p" 2>/dev/null || true; done
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
@@ -105,6 +108,36 @@ c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
 c.request("GET", "/_test/stats")
 print(json.loads(c.getresponse().read())[sys.argv[3]])
 PY
+}
+
+# endpoint_busy: PutRecords (or other requests) reached the endpoint that
+# it has not answered yet; endpoint_idle: none.
+endpoint_busy() {
+	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" <<'PY'
+import http.client, json, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
+c.request("GET", "/_test/stats")
+st = json.loads(c.getresponse().read())
+done = sum(st["status_counts"].values()) + st["dropped"]
+sys.exit(0 if st["requests"] > done else 1)
+PY
+}
+endpoint_idle() { ! endpoint_busy; }
+
+# unwritable DIR: no entry of DIR can be created, renamed or removed, even
+# by root (chattr +i; the mode when not root), until writable DIR or the
+# end of the test.
+unwritable() {
+	if [ "$(id -u)" = 0 ]; then
+		chattr +i "$1" || fail "chattr +i is not supported here"
+	else
+		chmod 555 "$1"
+	fi
+	E2E_ON_EXIT="${E2E_ON_EXIT}writable '$1' 2>/dev/null; "
+}
+writable() {
+	if [ "$(id -u)" = 0 ]; then chattr -i "$1"; else chmod 755 "$1"; fi
 }
 
 # write_conf FILE [extra [agent] lines]: the [agent] part; append flows.

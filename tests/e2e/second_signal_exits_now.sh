@@ -8,18 +8,6 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 stat_at_least() { [ "$(stat_of "$1")" -ge "$2" ]; }
-# server_idle: every request the endpoint received has been answered.
-server_idle() {
-	"$PYTHON3" - "$PORT" "$TMP/ca/ca.pem" <<'PY'
-import http.client, json, ssl, sys
-ctx = ssl.create_default_context(cafile=sys.argv[2])
-c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx)
-c.request("GET", "/_test/stats")
-st = json.loads(c.getresponse().read())
-done = sum(st["status_counts"].values()) + st["dropped"]
-sys.exit(0 if done >= st["requests"] else 1)
-PY
-}
 all_arrived() {
 	records verify --records "$TMP/records.jsonl" --stream s1 \
 	    --expect "$TMP/logs/app.log" --allow-duplicates
@@ -64,7 +52,7 @@ fi
 
 # The abandoned requests still complete at the endpoint: their records are
 # the duplicates to come.
-wait_for 30 "the endpoint to finish the abandoned requests" server_idle
+wait_for 30 "the endpoint to finish the abandoned requests" endpoint_idle
 faults '{"latency_ms": 0}'
 start_agent "$TMP/agent.ini"
 wait_for 60 "every line at least once" all_arrived

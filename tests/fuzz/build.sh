@@ -47,9 +47,10 @@ cat >"$out/config.h" <<EOH
 #define PACKAGE_VERSION "fuzz"
 EOH
 
-deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd libcrypto)
+deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd libcrypto \
+    libuv)
 depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8 liblz4 libzstd \
-    libcrypto)
+    libcrypto libuv)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -I$out -I$src ${FUZZ_CFLAGS:-}"
 # The targets are held to the project's warnings; src/ is, by the real
@@ -65,7 +66,8 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec codec_read pbuf conf cred proxy jackson jackson_parse \
+for f in util log codec codec_read pbuf conf cred proxy cleanconf watcher \
+    jackson jackson_parse \
     logparse convert convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
@@ -84,8 +86,8 @@ compile fuzz_convert "$fz/fuzz_convert.c" $warn
     -o "$out/fuzz_put_reply"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" "$out/conf.o" "$out/cred.o" "$out/proxy.o" $conv $deps \
-    -o "$out/fuzz_conf"
+    "$out/log.o" "$out/conf.o" "$out/cred.o" "$out/proxy.o" \
+    "$out/cleanconf.o" "$out/watcher.o" $conv $deps -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
     "$out/log.o" $conv $deps -o "$out/fuzz_convert"
