@@ -9,7 +9,9 @@
 # read in six 256 KiB windows; a window that ends exactly before a record's
 # first line splits nothing, so one of the five boundaries failing is near
 # certain), one request at a time, each taking 0.5 s; --once, then the
-# daemon with multiLineFlushMillis at 200 ms.
+# daemon with multiLineFlushMillis at 200 ms and batches sent when full (a
+# partial batch sent by its age, after add_flow's 200 ms, closes the window,
+# which hid the flush).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1 --stream s2 --latency-ms 500
@@ -45,11 +47,7 @@ sed -i "s#$TMP/state/#$TMP/state2/#" "$TMP/agent2.ini"
 mkdir -p "$TMP/state2"
 add_flow "$TMP/agent2.ini" app s2 "$TMP/logs2/*.log" \
     'multiLineStartPattern = ^\d{4}-\d{2}-\d{2} ' "maxInFlightRequests = 1" \
-    "multiLineFlushMillis = 200"
-# Batches go when full, not after add_flow's 200 ms: a partial batch sent
-# by its age closes the window, which hid the flush.
-sed -i 's/^maxBufferAgeMillis = 200$/maxBufferAgeMillis = 5000/' \
-    "$TMP/agent2.ini"
+    "multiLineFlushMillis = 200" "maxBufferAgeMillis = 5000"
 "$DISAGENT" -t -c "$TMP/agent2.ini" >/dev/null
 start_agent "$TMP/agent2.ini"
 wait_for 120 "4,000 records on s2" count_at_least s2 4000

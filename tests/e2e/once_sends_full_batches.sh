@@ -17,9 +17,8 @@ mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/app.log" t 0 100000
 
 write_conf "$TMP/agent.ini"
-add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
-sed -i 's/^maxBufferAgeMillis = 200$/maxBufferAgeMillis = 60000/' \
-    "$TMP/agent.ini"
+add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
+    "maxBufferAgeMillis = 60000"
 "$DISAGENT" -t -c "$TMP/agent.ini" >/dev/null
 "$DISAGENT" -c "$TMP/agent.ini" --once >>"$TMP/agent.log" 2>&1 ||
     fail "--once exited with $?"
