@@ -68,6 +68,7 @@ struct request {
 	size_t	 canon_postlen;
 };
 
+static char		*recording;	/* the file; reqs point into it */
 static struct request	*reqs;
 static size_t		 nreqs;
 static const char	*secret, *region;
@@ -296,7 +297,7 @@ load(const char *path, const char *host)
 	char		*buf, *p, *q, *end, *v;
 	int		 n;
 
-	buf = slurp(path, &len);
+	buf = recording = slurp(path, &len);
 	end = buf + len;
 	for (p = buf; p < end; p = r->head + r->hlen + r->blen) {
 		/* Not sscanf: glibc's runs strlen over the rest of buf. */
@@ -571,6 +572,15 @@ main(int argc, char **argv)
 	SSL_free(ssl);
 	close(fd);
 	getrusage(RUSAGE_SELF, &ru1);
+	for (i = 0; i < nreqs; i++)
+		free(reqs[i].canon);
+	free(reqs);
+	free(recording);
+	free(reply);
+	EVP_MAC_CTX_free(macctx);
+	EVP_MAC_free(hmac);
+	EVP_MD_CTX_free(mdctx);
+	EVP_MD_free(sha256);
 	printf("requests=%zu head_bytes=%llu body_bytes=%llu cpu_s=%.3f "
 	    "user_s=%.3f sys_s=%.3f sign_s=%.3f wall_s=%.3f\n", nreqs, hbytes,
 	    bbytes, tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime) +
