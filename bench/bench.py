@@ -10,14 +10,24 @@ Scenarios (--only takes a comma list of these names):
              newline; 2,000,000 lines = 193 MiB) in one file, shipped with
              `disagent --once` from the start of the file to a 4-partition
              COMMON stream over HTTPS with AK/SK signing, default config.
-  transport  not the agent: the curl command line (libcurl and OpenSSL,
-             the agent's own HTTPS stack) POSTs request bodies of the
-             reference's shape -- 500 records, base64, random keys --
-             as many as the reference sends, over one keep-alive
-             connection to the same endpoint.  Its CPU per GiB of file
-             bytes is what the HTTPS transport alone costs here (TLS,
-             loopback TCP on both ends' behalf, reading the replies): the
-             part of the agent's figure no body writer can remove.
+  transport  not the agent: the transport floor.  One agent run of the
+             reference is recorded by the endpoint (dis_ackd --record:
+             every request's head and body as sent), then bench/transport
+             (C, OpenSSL only) sends those same requests again, one at a
+             time over one keep-alive TLS connection, one SSL_write of head
+             and body per request, reading each reply to its end; before
+             each it computes what signing needs (SHA-256 of the body, the
+             canonical request and its hash, the HMAC with the day's key)
+             and writes the new X-Sdk-Date and Signature into the head.
+             Same requests, same heads and bodies byte for byte (checked
+             against the endpoint's counts); its CPU, from the connect to
+             the last reply, is what the HTTPS transport and the signature
+             cost here, loopback TCP on both ends' behalf included.
+             floor+TLS = that + bench/floor's read and base64 steps (not its
+             SHA-256, which the client did on the real bodies).
+  transport-protobuf  the same for the requests of a protobuf run
+             (body.serialize.type = protobuf); its floor+TLS adds only the
+             read, protobuf carrying no base64.
   lz4, zstd  the same with body.compress.enabled = true and
              body.compress.type = lz4 / zstd.
   protobuf   the same with body.serialize.type = protobuf.
@@ -53,7 +63,15 @@ CPU seconds per GiB of file bytes; MiB/s; peak RSS (ru_maxrss = VmHWM);
 latency percentiles.  The floor (bench/floor.c) reads the same file in
 1 MiB chunks, Base64-encodes it with the project's encoder and SHA-256
 hashes the text: the ratio agent/floor is the figure to compare between
-machines.  Each figure is the median of --runs runs (default 3, --quick 1).
+machines.  floor+TLS (the transport row's, see above) is the least any
+client spends to ship the reference here, TLS and TCP included; ratio+TLS
+is the agent's CPU against it, printed for the rows that ship the
+reference's file (reference, lz4, zstd, protobuf; protobuf also against
+transport-protobuf's when that row ran).  Each figure is the median of
+--runs runs (default 3, --quick 1); the runs of the CPU scenarios
+(reference ... long-lines, transport*) are interleaved, run 1 of each,
+then run 2 of each, so that a shared machine's load changes touch all rows
+and their ratios alike.
 
 The endpoint is bench/dis_ackd (C, ack-only, verifies nothing and costs
 little CPU) for the throughput, idle and discovery scenarios, and
@@ -62,9 +80,9 @@ the latency scenario, whose load is low.  Every run checks that the
 endpoint acknowledged exactly the records written.
 
 Environment: top_srcdir, top_builddir, DISAGENT, PYTHON3 (for
-dis_server.py), OPENSSL, BENCH_FLOOR, BENCH_ENDPOINT (prebuilt helpers;
-otherwise they are compiled into the work directory with the build's
-compiler and libraries).
+dis_server.py), OPENSSL, BENCH_FLOOR, BENCH_ENDPOINT, BENCH_TRANSPORT
+(prebuilt helpers; otherwise they are compiled into the work directory
+with the build's compiler and libraries).
 
 `--profile` also runs the reference workload once under `perf record`
 (cpu-clock, call graphs) and prints the top functions by self time.
@@ -93,10 +111,11 @@ AK = "BENCHACCESSKEY"
 SK = "bench-Secret-Key-0123456789abcdefXYZ"
 PROJECT = "0123456789abcdef0123456789abcdef"
 STREAM = "bench"
+REGION = "cn-north-1"
 PARTITIONS = 4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ["reference", "transport", "lz4", "zstd", "protobuf",
-             "logtojson", "long-lines",
+             "transport-protobuf", "logtojson", "long-lines",
              "latency", "latency-low", "idle", "discovery"]
 LONG_LINES = 20000          # of 4096 bytes: 78 MiB
 # Lines per second per file of the latency scenarios (100 files each).
@@ -300,6 +319,8 @@ class Tools:
         self.floor = self.helper("BENCH_FLOOR", "floor", "floor.c", True)
         self.ackd = self.helper("BENCH_ENDPOINT", "dis_ackd", "dis_ackd.c",
                                 False)
+        self.transport = self.helper("BENCH_TRANSPORT", "transport",
+                                     "transport.c", False)
         self.ca = os.path.join(work, "ca")
         subprocess.run(["sh", os.path.join(self.srcdir, "tests",
                                            "make_test_ca.sh"), self.ca],
@@ -361,7 +382,7 @@ class Tools:
 class Endpoint:
     """A running endpoint: dis_ackd (kind "ackd") or dis_server.py."""
 
-    def __init__(self, tools, kind, tag, records_file=None):
+    def __init__(self, tools, kind, tag, records_file=None, record=None):
         self.tools = tools
         self.kind = kind
         d = os.path.join(tools.work, "ep-" + tag)
@@ -372,6 +393,8 @@ class Endpoint:
             argv = [tools.ackd, "--cert", tools.ca + "/server.pem",
                     "--key", tools.ca + "/server.key", "--port-file",
                     portfile, "--partitions", str(PARTITIONS)]
+            if record:
+                argv += ["--record", record]
         else:
             argv = [tools.python, os.path.join(tools.srcdir, "tests",
                                                "dis_server.py"),
@@ -422,7 +445,7 @@ def write_conf(tools, path, port, state, flow, agent_extra=(),
                flow_extra=()):
     """An agent.ini for one flow named "bench" reading `flow` (a glob)."""
     os.makedirs(state, exist_ok=True)
-    lines = ["[agent]", "region = cn-north-1", "projectId = " + PROJECT,
+    lines = ["[agent]", "region = " + REGION, "projectId = " + PROJECT,
              "endpoint = https://127.0.0.1:%d" % port, "ak = " + AK,
              "sk = " + SK, "caFile = %s/ca.pem" % tools.ca,
              "checkpointFile = %s/state.json" % state]
@@ -547,66 +570,14 @@ def median(xs):
 
 
 def floor_run(tools, path):
+    """bench/floor on path: its CPU seconds, total and per step, and bytes."""
     r = subprocess.run([tools.floor, path], capture_output=True, text=True)
     if r.returncode != 0:
         raise BenchError("floor failed: " + r.stderr.strip())
     kv = dict(x.split("=", 1) for x in r.stdout.split())
-    return float(kv["cpu_s"]), int(kv["bytes"])
-
-
-def transport(tools, args, backlog, nlines):
-    """The transport scenario (see the header)."""
-    per = 500
-    size = os.path.getsize(backlog)
-    d = os.path.join(tools.work, "transport")
-    os.makedirs(d, exist_ok=True)
-    with open(backlog, "rb") as f:
-        lines = [f.readline().rstrip(b"\n") for _ in range(per)]
-    rnd = random.Random(1)
-    body = json.dumps({"stream_name": STREAM, "records": [
-        {"data": base64.b64encode(x).decode(),
-         "partition_key": str(rnd.randrange(1000000))} for x in lines]},
-        separators=(",", ":"))
-    bodyfile = os.path.join(d, "body.json")
-    with open(bodyfile, "w") as f:
-        f.write(body)
-    nreq = (nlines + per - 1) // per
-    curl = shutil.which("curl")
-    if curl is None:
-        return {"scenario": "transport", "skipped": "no curl command"}
-    runs = []
-    for k in range(args.runs):
-        ep = Endpoint(tools, "ackd", "transport-%d" % k)
-        url = "https://127.0.0.1:%d/v2/%s/records" % (ep.port, PROJECT)
-        cfg = os.path.join(d, "curl.cfg")
-        with open(cfg, "w") as f:
-            for _ in range(nreq):
-                f.write('url = "%s"\n' % url)
-        rc, wall, user, sys_, rss = run_measured(
-            [curl, "-s", "-S", "--cacert", tools.ca + "/ca.pem",
-             "-H", "Content-Type: application/json; charset=utf-8",
-             "--data-binary", "@" + bodyfile, "-K", cfg], args.timeout,
-            stdout=subprocess.DEVNULL)
-        st = ep.stats()
-        ep.close()
-        if rc != 0 or st["put_requests"] != nreq:
-            raise BenchError("transport run %d: curl exit %d, %d of %d "
-                             "requests" % (k, rc, st["put_requests"], nreq))
-        runs.append({"wall": wall, "cpu": user + sys_, "user": user,
-                     "sys": sys_, "rss": rss / 1024.0,
-                     "wire": st["body_bytes"]})
-        note("transport run %d: wall %.2fs cpu %.2fs (user %.2f sys %.2f)"
-             % (k + 1, wall, user + sys_, user, sys_))
-    m = {k: median([r[k] for r in runs]) for k in runs[0]}
-    gib = size / GIB
-    return {
-        "scenario": "transport", "runs": len(runs), "wall": m["wall"],
-        "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / gib,
-        "mib_s": size / MIB / m["wall"],
-        "notes": "curl CLI, not the agent: user %.2f sys %.2f; %d req, "
-                 "wire %.0f MiB" % (m["user"], m["sys"], nreq,
-                                    m["wire"] / MIB),
-    }
+    return {"cpu": float(kv["cpu_s"]), "bytes": int(kv["bytes"]),
+            "read": float(kv["read_s"]), "base64": float(kv["base64_s"]),
+            "sha256": float(kv["sha256_s"])}
 
 
 def variant_place(tools, conf, name, d):
@@ -624,52 +595,212 @@ def variant_place(tools, conf, name, d):
     return "disagent -t rejects %s: %s" % ("; ".join(VARIANTS[name]), why)
 
 
-def throughput(tools, args, name, backlog, nlines):
-    size = os.path.getsize(backlog)
-    d = os.path.join(tools.work, name)
-    os.makedirs(d, exist_ok=True)
-    conf = os.path.join(d, "agent.ini")
-    place = variant_place(tools, conf, name, d)
-    if isinstance(place, str):
-        return {"scenario": name, "skipped": place}
-    runs = []
-    for k in range(args.runs):
-        fcpu, fbytes = floor_run(tools, backlog)
+def agent_once(tools, args, conf, ep, state, backlog, place, log):
+    """One `disagent --once` run of backlog to ep: run_measured's tuple."""
+    write_conf(tools, conf, ep.port, state, backlog, **place)
+    with open(log, "wb") as f:
+        return run_measured([tools.agent, "-c", conf, "--once"],
+                            args.timeout, stdout=f, stderr=f)
+
+
+class Throughput:
+    """The agent shipping a file with --once (reference, lz4, zstd,
+    protobuf, logtojson, long-lines): prepare() once, run(k) per run (the
+    runs of several scenarios are interleaved), then row()."""
+
+    def __init__(self, tools, args, name, backlog, nlines):
+        self.tools, self.args, self.name = tools, args, name
+        self.backlog, self.nlines = backlog, nlines
+        self.runs = []
+        self.skipped = None
+
+    def prepare(self):
+        self.d = os.path.join(self.tools.work, self.name)
+        os.makedirs(self.d, exist_ok=True)
+        self.conf = os.path.join(self.d, "agent.ini")
+        self.place = variant_place(self.tools, self.conf, self.name, self.d)
+        if isinstance(self.place, str):
+            self.skipped = self.place
+
+    def run(self, k):
+        if self.skipped:
+            return
+        name, tools = self.name, self.tools
+        fl = floor_run(tools, self.backlog)
         ep = Endpoint(tools, "ackd", "%s-%d" % (name, k))
-        state = os.path.join(d, "state%d" % k)
-        write_conf(tools, conf, ep.port, state, backlog, **place)
-        with open(os.path.join(d, "agent%d.log" % k), "wb") as log:
-            rc, wall, user, sys_, rss = run_measured(
-                [tools.agent, "-c", conf, "--once"], args.timeout,
-                stdout=log, stderr=log)
+        rc, wall, user, sys_, rss = agent_once(
+            tools, self.args, self.conf, ep,
+            os.path.join(self.d, "state%d" % k), self.backlog, self.place,
+            os.path.join(self.d, "agent%d.log" % k))
         got, st = ep.records(), ep.stats()
         ecpu = ep.cpu()
         ep.close()
-        if rc != 0 or got != nlines:
+        if rc != 0 or got != self.nlines:
             raise BenchError("%s run %d: agent exit %d, endpoint acked %d "
                              "records of %d (see %s)" % (
-                                 name, k, rc, got, nlines, d))
+                                 name, k, rc, got, self.nlines, self.d))
         cpu = user + sys_
-        runs.append({"wall": wall, "cpu": cpu, "user": user, "sys": sys_,
-                     "rss": rss / 1024.0, "floor": fcpu / (fbytes / GIB),
-                     "ecpu": ecpu, "reqs": st["put_requests"],
-                     "wire": st["body_bytes"]})
+        gib = fl["bytes"] / GIB
+        self.runs.append({
+            "wall": wall, "cpu": cpu, "user": user, "sys": sys_,
+            "rss": rss / 1024.0, "floor": fl["cpu"] / gib,
+            "read_b64": (fl["read"] + fl["base64"]) / gib,
+            "ecpu": ecpu, "reqs": st["requests"] - 2,  # but 2 stats GETs
+            "puts": st["put_requests"], "head": st["head_bytes"],
+            "wire": st["body_bytes"]})
         note("%s run %d: wall %.2fs cpu %.2fs (user %.2f sys %.2f) rss "
-             "%.1f MiB; floor %.3fs; endpoint cpu %.2fs; %d requests" % (
-                 name, k + 1, wall, cpu, user, sys_, rss / 1024.0, fcpu,
-                 ecpu, st["put_requests"]))
-    m = {k: median([r[k] for r in runs]) for k in runs[0]}
-    gib = size / GIB
-    return {
-        "scenario": name, "runs": len(runs), "wall": m["wall"],
-        "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / gib,
-        "mib_s": size / MIB / m["wall"], "rss": m["rss"],
-        "floor": m["floor"], "ratio": m["cpu"] / gib / m["floor"],
-        "notes": "user %.2f sys %.2f; %d req, wire %.0f MiB; endpoint cpu "
-                 "%.2fs" % (m["user"], m["sys"], m["reqs"], m["wire"] / MIB,
-                            m["ecpu"]),
-        "all_runs": runs,
-    }
+             "%.1f MiB; floor %.3fs (read+base64 %.3fs); endpoint cpu "
+             "%.2fs; %d requests" % (
+                 name, k + 1, wall, cpu, user, sys_, rss / 1024.0,
+                 fl["cpu"], fl["read"] + fl["base64"], ecpu,
+                 st["requests"] - 2))
+
+    def row(self):
+        if self.skipped:
+            return {"scenario": self.name, "skipped": self.skipped}
+        m = {k: median([r[k] for r in self.runs]) for k in self.runs[0]}
+        gib = os.path.getsize(self.backlog) / GIB
+        return {
+            "scenario": self.name, "runs": len(self.runs),
+            "wall": m["wall"], "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / gib,
+            "mib_s": os.path.getsize(self.backlog) / MIB / m["wall"],
+            "rss": m["rss"], "floor": m["floor"],
+            "ratio": m["cpu"] / gib / m["floor"],
+            "notes": "user %.2f sys %.2f; %d req, wire %.0f MiB (heads %s "
+                     "B, bodies %s B); endpoint cpu %.2fs" % (
+                         m["user"], m["sys"], m["reqs"],
+                         (m["head"] + m["wire"]) / MIB,
+                         format(int(m["head"]), ","),
+                         format(int(m["wire"]), ","), m["ecpu"]),
+            "all_runs": self.runs,
+        }
+
+
+# The transport floors: the agent variant whose requests are recorded and
+# sent again, and whether its floor adds base64 (JSON bodies carry it).
+TRANSPORTS = {"transport": ("reference", True),
+              "transport-protobuf": ("protobuf", False)}
+
+
+class Transport(Throughput):
+    """The transport floor (see the header): one agent run of the variant
+    recorded by dis_ackd --record in prepare(), sent again by
+    bench/transport in each run(k), beside a bench/floor run whose read and
+    base64 (not its SHA-256: the client hashes the real bodies) complete
+    the floor."""
+
+    def prepare(self):
+        variant, self.base64 = TRANSPORTS[self.name]
+        name, tools = self.name, self.tools
+        self.d = os.path.join(tools.work, name)
+        os.makedirs(self.d, exist_ok=True)
+        conf = os.path.join(self.d, "agent.ini")
+        place = variant_place(tools, conf, variant, self.d)
+        if isinstance(place, str):
+            self.skipped = place
+            return
+        self.recording = os.path.join(self.d, "requests.rec")
+        ep = Endpoint(tools, "ackd", name + "-record", record=self.recording)
+        rc, _, _, _, _ = agent_once(
+            tools, self.args, conf, ep, os.path.join(self.d, "state"),
+            self.backlog, place, os.path.join(self.d, "agent.log"))
+        got, st = ep.records(), ep.stats()
+        ep.close()
+        if rc != 0 or got != self.nlines:
+            raise BenchError("%s: the recording run's agent exit %d, %d "
+                             "records of %d (see %s)" % (
+                                 name, rc, got, self.nlines, self.d))
+        self.recorded = {k: st[k] for k in ("put_requests", "head_bytes",
+                                            "body_bytes")}
+        self.recorded["requests"] = st["requests"] - 2  # 2 stats GETs
+        note("%s: recorded the agent's %d requests (%d PutRecords, heads "
+             "%d B, bodies %d B)" % (name, self.recorded["requests"],
+                                     st["put_requests"], st["head_bytes"],
+                                     st["body_bytes"]))
+
+    def run(self, k):
+        if self.skipped:
+            return
+        tools = self.tools
+        fl = floor_run(tools, self.backlog)
+        ep = Endpoint(tools, "ackd", "%s-%d" % (self.name, k))
+        r = subprocess.run([tools.transport, "--port", str(ep.port),
+                            "--ca", tools.ca + "/ca.pem", "--requests",
+                            self.recording, "--sk", SK, "--region", REGION],
+                           capture_output=True, text=True,
+                           timeout=self.args.timeout)
+        st = ep.stats()
+        ep.close()
+        if r.returncode != 0:
+            raise BenchError("%s run %d: %s" % (self.name, k,
+                                                r.stderr.strip()))
+        kv = dict(x.split("=", 1) for x in r.stdout.split())
+        sent = {"requests": int(kv["requests"]),
+                "put_requests": st["put_requests"],
+                "head_bytes": st["head_bytes"],
+                "body_bytes": st["body_bytes"]}
+        if sent != self.recorded or st["records"] != self.nlines:
+            raise BenchError("%s run %d: sent %s, %d records; the agent "
+                             "sent %s" % (self.name, k, sent, st["records"],
+                                          self.recorded))
+        gib = fl["bytes"] / GIB
+        cpu = float(kv["cpu_s"])
+        extra = fl["read"] + (fl["base64"] if self.base64 else 0)
+        self.runs.append({
+            "wall": float(kv["wall_s"]), "cpu": cpu,
+            "user": float(kv["user_s"]), "sys": float(kv["sys_s"]),
+            "sign": float(kv["sign_s"]), "extra": extra,
+            "tfloor": (cpu + extra) / gib})
+        note("%s run %d: wall %.2fs cpu %.3fs (user %s sys %s, signing %s); "
+             "+ read%s %.3fs" % (self.name, k + 1, float(kv["wall_s"]), cpu,
+                                 kv["user_s"], kv["sys_s"], kv["sign_s"],
+                                 "+base64" if self.base64 else "", extra))
+
+    def row(self):
+        if self.skipped:
+            return {"scenario": self.name, "skipped": self.skipped}
+        m = {k: median([r[k] for r in self.runs]) for k in self.runs[0]}
+        size = os.path.getsize(self.backlog)
+        rec = self.recorded
+        return {
+            "scenario": self.name, "runs": len(self.runs),
+            "wall": m["wall"], "cpu": m["cpu"],
+            "cpu_per_gib": m["cpu"] / (size / GIB),
+            "mib_s": size / MIB / m["wall"], "tfloor": m["tfloor"],
+            "notes": "bench/transport, not the agent: user %.2f sys %.2f "
+                     "(SHA-256 + HMAC %.3f); %d req, wire %.0f MiB (heads %s "
+                     "B, bodies %s B), as the agent's recorded %s run; "
+                     "floor+TLS adds read%s %.3fs" % (
+                         m["user"], m["sys"], m["sign"], rec["requests"],
+                         (rec["head_bytes"] + rec["body_bytes"]) / MIB,
+                         format(rec["head_bytes"], ","),
+                         format(rec["body_bytes"], ","),
+                         TRANSPORTS[self.name][0],
+                         " + base64" if self.base64 else "", m["extra"]),
+            "all_runs": self.runs,
+        }
+
+
+def tls_ratios(rows):
+    """Each agent row's CPU against floor+TLS: the transport row's floor
+    (transport + base64 + read), and for protobuf also the floor of its own
+    bodies (transport-protobuf: transport + read)."""
+    by = {r["scenario"]: r for r in rows if "skipped" not in r}
+    t = by.get("transport")
+    for r in rows:
+        if "skipped" in r or r["scenario"].startswith("transport") or \
+                r.get("floor") is None or t is None:
+            continue
+        if r["scenario"] in ("long-lines", "logtojson"):
+            continue    # another file: the transport's floor is not theirs
+        r["tfloor"] = t["tfloor"]
+        r["tratio"] = r["cpu_per_gib"] / t["tfloor"]
+    p, tp = by.get("protobuf"), by.get("transport-protobuf")
+    if p is not None and tp is not None:
+        p["own_tfloor"] = tp["tfloor"]
+        p["own_tratio"] = p["cpu_per_gib"] / tp["tfloor"]
+        p["notes"] += "; %.2fx its own bodies' floor+TLS (%.2f s/GiB)" % (
+            p["own_tratio"], tp["tfloor"])
 
 
 def writer_main(argv):
@@ -946,11 +1077,12 @@ def fmt(v, spec="%.2f"):
 
 def print_table(rows, out):
     head = ("scenario", "runs", "wall s", "CPU s", "CPU s/GiB", "MiB/s",
-            "RSS MiB", "p50/p99 ms", "floor s/GiB", "ratio", "notes")
+            "RSS MiB", "p50/p99 ms", "floor s/GiB", "ratio",
+            "floor+TLS s/GiB", "ratio+TLS", "notes")
     table = [head]
     for r in rows:
         if "skipped" in r:
-            table.append((r["scenario"], "0") + ("-",) * 8 +
+            table.append((r["scenario"], "0") + ("-",) * (len(head) - 3) +
                          ("SKIPPED: " + r["skipped"],))
             continue
         lat = ("%.0f/%.0f" % (r["p50"], r["p99"]) if "p50" in r else "-")
@@ -959,6 +1091,7 @@ def print_table(rows, out):
                       fmt(r.get("cpu_per_gib")), fmt(r.get("mib_s"), "%.1f"),
                       fmt(r.get("rss"), "%.1f"), lat,
                       fmt(r.get("floor")), fmt(r.get("ratio"), "%.2fx"),
+                      fmt(r.get("tfloor")), fmt(r.get("tratio"), "%.2fx"),
                       r.get("notes", "")))
     widths = [max(len(t[i]) for t in table) for i in range(len(head) - 1)]
     for t in table:
@@ -967,12 +1100,16 @@ def print_table(rows, out):
         out.write("  " + t[-1] + "\n")
 
 
+# Agent CPU against floor+TLS (issue 10): at most this many times.
+TLS_TARGETS = {"reference": 1.5, "protobuf": 1.3}
+
+
 def targets(rows, out):
     by = {r["scenario"]: r for r in rows if "skipped" not in r}
     lines = []
 
     def check(label, ok, got):
-        lines.append("  %-4s %-52s %s" % ("MET" if ok else "MISS", label,
+        lines.append("  %-4s %-56s %s" % ("MET" if ok else "MISS", label,
                                           got))
     ref = by.get("reference")
     if ref:
@@ -980,6 +1117,17 @@ def targets(rows, out):
               "%.2f s/GiB" % ref["cpu_per_gib"])
         check("CPU <= 2.5x floor (reference)", ref["ratio"] <= 2.5,
               "%.2fx" % ref["ratio"])
+    for name, limit in TLS_TARGETS.items():
+        r = by.get(name)
+        if r and r.get("tratio") is not None:
+            check("CPU <= %gx floor+TLS of the JSON bodies (%s)" % (
+                limit, name), r["tratio"] <= limit, "%.2fx" % r["tratio"])
+    p = by.get("protobuf")
+    if p and p.get("own_tratio") is not None:
+        check("CPU <= %gx floor+TLS of its own bodies (protobuf)" %
+              TLS_TARGETS["protobuf"],
+              p["own_tratio"] <= TLS_TARGETS["protobuf"],
+              "%.2fx" % p["own_tratio"])
     for r in rows:
         if "skipped" not in r and r.get("rss") is not None:
             check("peak RSS <= 20 MiB (%s)" % r["scenario"], r["rss"] <= 20,
@@ -989,6 +1137,8 @@ def targets(rows, out):
         check("idle < 0.1% of a core", i["idle_pct"] < 0.1,
               "%.4f%%" % i["idle_pct"])
         check("idle: a few wake-ups/s (<= 5)", i["wakeups"] <= 5,
+              "%.2f/s" % i["wakeups"])
+        check("idle: <= 0.3 wake-ups/s (1,000 files)", i["wakeups"] <= 0.3,
               "%.2f/s" % i["wakeups"])
     for r in rows:
         if r["scenario"].startswith("latency") and "skipped" not in r:
@@ -1032,38 +1182,57 @@ def parse_args(argv):
     return a
 
 
+def cpu_job(tools, args, name, work, backlog):
+    """The Throughput (or Transport) of a CPU scenario, its data written."""
+    if name == "long-lines":
+        path = os.path.join(work, "long.log")
+        gen_long_lines(path, LONG_LINES)
+        return Throughput(tools, args, name, path, LONG_LINES)
+    if name == "logtojson":
+        path = os.path.join(work, "access.log")
+        gen_access_log(path, args.lines // 2)
+        return Throughput(tools, args, name, path, args.lines // 2)
+    if name in TRANSPORTS:
+        return Transport(tools, args, name, backlog, args.lines)
+    return Throughput(tools, args, name, backlog, args.lines)
+
+
 def run_all(args, work):
     tools = Tools(args, work)
-    note("agent %s, floor %s, endpoint %s, work %s" % (
-        tools.agent, tools.floor, tools.ackd, work))
+    note("agent %s, floor %s, endpoint %s, transport %s, work %s" % (
+        tools.agent, tools.floor, tools.ackd, tools.transport, work))
     rows, backlog = [], None
     if set(args.only) & (set(VARIANTS) - {"long-lines", "logtojson"} |
-                         {"transport"}) \
+                         set(TRANSPORTS)) \
             or args.profile:
         backlog = os.path.join(work, "backlog.log")
         note("writing %d lines to %s" % (args.lines, backlog))
         gen_backlog(backlog, args.lines)
+    # The CPU scenarios' runs are interleaved (run 1 of each, then run 2
+    # of each, ...), so that a shared machine's load changes touch every
+    # row, and the ratios between rows, alike.
+    jobs = {}
     for name in args.only:
+        if name in VARIANTS or name in TRANSPORTS:
+            note("scenario %s: preparing" % name)
+            jobs[name] = cpu_job(tools, args, name, work, backlog)
+            jobs[name].prepare()
+    for k in range(args.runs):
+        for name in jobs:
+            jobs[name].run(k)
+    for name in args.only:
+        if name in jobs:
+            rows.append(jobs[name].row())
+            continue
         note("scenario %s" % name)
-        if name == "long-lines":
-            path = os.path.join(work, "long.log")
-            gen_long_lines(path, LONG_LINES)
-            rows.append(throughput(tools, args, name, path, LONG_LINES))
-        elif name == "logtojson":
-            path = os.path.join(work, "access.log")
-            gen_access_log(path, args.lines // 2)
-            rows.append(throughput(tools, args, name, path, args.lines // 2))
-        elif name == "transport":
-            rows.append(transport(tools, args, backlog, args.lines))
-        elif name in VARIANTS:
-            rows.append(throughput(tools, args, name, backlog, args.lines))
-        elif name in LATENCY_RATE:
+        if name in LATENCY_RATE:
             rows.append(latency(tools, args, name, 5000))
             rows.append(latency(tools, args, name, 500))
         elif name == "idle":
             rows.append(idle(tools, args))
         elif name == "discovery":
             rows.append(discovery(tools, args))
+    tls_ratios(rows)
     prof = profile(tools, args, backlog) if args.profile else None
     return rows, prof, tools
 

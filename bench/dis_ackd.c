@@ -12,11 +12,17 @@
  * full protocol, with signature checks, is tests/dis_server.py's job.
  *
  * One thread per connection.  GET /_test/stats answers the running totals
- * as JSON; on SIGTERM or SIGINT the totals are written to --stats-file.
+ * as JSON (head_bytes and body_bytes: the PutRecords requests' heads, up to
+ * and including the blank line, and bodies as sent); on SIGTERM or SIGINT
+ * the totals are written to --stats-file.
+ *
+ * --record FILE appends every request but /_test/ ones to FILE as it came,
+ * for bench/transport to send again: a line "HEADLEN BODYLEN\n", then the
+ * head and the body, byte for byte.
  *
  * usage: dis_ackd --cert PEM --key PEM --port-file FILE [--port N]
  *                 [--partitions 1..10] [--stream-type COMMON|ADVANCED]
- *                 [--stats-file FILE]
+ *                 [--stats-file FILE] [--record FILE]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memmem */
@@ -87,7 +93,9 @@ static int		 npartitions = 4;
 static const char	*stream_type = "COMMON";
 static volatile sig_atomic_t stopping;
 static atomic_ullong	 n_requests, n_puts, n_records, n_bytes, n_conns;
-static atomic_ullong	 seqno;
+static atomic_ullong	 n_head_bytes, seqno;
+static FILE		*record_f;	/* --record */
+static pthread_mutex_t	 record_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 die(const char *fmt, ...)
@@ -511,6 +519,7 @@ put_records(struct conn *c, const struct req *r, const char *body)
 
 	atomic_fetch_add(&n_puts, 1);
 	atomic_fetch_add(&n_bytes, r->clen);
+	atomic_fetch_add(&n_head_bytes, r->hdrlen);
 	p = plain_body(c, r, body, &len);
 	if (p == NULL) {
 		reply_json(c, 400, "{\"errorCode\":\"DIS.4200\",\"message\":"
@@ -554,10 +563,38 @@ static void
 stats_json(char *out, size_t n)
 {
 	snprintf(out, n, "{\"requests\":%llu,\"put_requests\":%llu,"
-	    "\"records\":%llu,\"body_bytes\":%llu,\"connections\":%llu}",
+	    "\"records\":%llu,\"head_bytes\":%llu,\"body_bytes\":%llu,"
+	    "\"connections\":%llu}",
 	    (unsigned long long)n_requests, (unsigned long long)n_puts,
-	    (unsigned long long)n_records, (unsigned long long)n_bytes,
-	    (unsigned long long)n_conns);
+	    (unsigned long long)n_records, (unsigned long long)n_head_bytes,
+	    (unsigned long long)n_bytes, (unsigned long long)n_conns);
+}
+
+/* Whether r is a PutRecords request (POST /v2/{project}/records). */
+static int
+is_put(const struct req *r)
+{
+	const char	*s;
+
+	return strcmp(r->method, "POST") == 0 &&
+	    strncmp(r->path, "/v2/", 4) == 0 &&
+	    (s = strstr(r->path + 4, "/records")) != NULL &&
+	    (s[8] == '\0' || strcmp(s + 8, "/") == 0);
+}
+
+/* --record: append the request as it came (head copied before parsing). */
+static void
+record(const char *head, size_t hl, const char *body, size_t blen)
+{
+	int	ok;
+
+	pthread_mutex_lock(&record_mu);
+	ok = fprintf(record_f, "%zu %zu\n", hl, blen) > 0 &&
+	    fwrite(head, 1, hl, record_f) == hl &&
+	    fwrite(body, 1, blen, record_f) == blen;
+	pthread_mutex_unlock(&record_mu);
+	if (!ok)
+		die("--record: %s", strerror(errno));
 }
 
 /* Route one request whose body is `body` (r->clen bytes). */
@@ -568,9 +605,7 @@ route(struct conn *c, const struct req *r, const char *body)
 	char		 buf[256];
 
 	atomic_fetch_add(&n_requests, 1);
-	if (strcmp(r->method, "POST") == 0 && strncmp(r->path, "/v2/", 4) == 0
-	    && (s = strstr(r->path + 4, "/records")) != NULL &&
-	    (s[8] == '\0' || strcmp(s + 8, "/") == 0)) {
+	if (is_put(r)) {
 		put_records(c, r, body);
 	} else if (strcmp(r->method, "GET") == 0 &&
 	    strncmp(r->path, "/v2/", 4) == 0 &&
@@ -592,21 +627,33 @@ route(struct conn *c, const struct req *r, const char *body)
 static int
 serve_one(struct conn *c)
 {
-	struct req	r;
-	long		hl;
-	size_t		total;
+	struct req	 r;
+	long		 hl;
+	size_t		 total;
+	char		*head = NULL;
 
 	if ((hl = read_head(c)) <= 0)
 		return -1;
-	if (parse_head(c, (size_t)hl, &r) != 0)
+	if (record_f != NULL) {
+		head = xrealloc(NULL, (size_t)hl);	/* parsing cuts it up */
+		memcpy(head, c->in, (size_t)hl);
+	}
+	if (parse_head(c, (size_t)hl, &r) != 0) {
+		free(head);
 		return -1;
+	}
 	if (r.expect100 && c->inlen < (size_t)hl + r.clen &&
 	    send_all(c, "HTTP/1.1 100 Continue\r\n\r\n", 25) != 0)
 		return -1;
 	total = (size_t)hl + r.clen;
 	while (c->inlen < total)
-		if (fill(c) != 0)
+		if (fill(c) != 0) {
+			free(head);
 			return -1;
+		}
+	if (head != NULL && strncmp(r.path, "/_test/", 7) != 0)
+		record(head, (size_t)hl, c->in + hl, r.clen);
+	free(head);
 	c->outlen = 0;
 	route(c, &r, c->in + hl);
 	if (send_all(c, c->out, c->outlen) != 0)
@@ -742,6 +789,7 @@ main(int argc, char **argv)
 		{ "partitions", required_argument, NULL, 'n' },
 		{ "stream-type", required_argument, NULL, 't' },
 		{ "stats-file", required_argument, NULL, 's' },
+		{ "record", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char		*cert = NULL, *key = NULL, *pfile = NULL;
@@ -774,6 +822,10 @@ main(int argc, char **argv)
 		case 's':
 			sfile = optarg;
 			break;
+		case 'r':
+			if ((record_f = fopen(optarg, "w")) == NULL)
+				die("%s: %s", optarg, strerror(errno));
+			break;
 		default:
 			die("bad arguments (see the file header)");
 		}
@@ -793,6 +845,8 @@ main(int argc, char **argv)
 	snprintf(buf, sizeof(buf), "%d\n", ntohs(sin.sin_port));
 	write_file(pfile, buf);
 	serve(lfd);
+	if (record_f != NULL && fclose(record_f) != 0)
+		die("--record: %s", strerror(errno));
 	stats_json(buf, sizeof(buf));
 	if (sfile != NULL) {
 		strncat(buf, "\n", sizeof(buf) - strlen(buf) - 1);

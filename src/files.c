@@ -808,6 +808,17 @@ files_next_readable(struct files *fs, size_t hold)
 	return k != NULL ? k->t : NULL;
 }
 
+bool
+files_held(const struct files *fs, size_t hold)
+{
+	const struct tracked *k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (!can_read(k, hold) && can_read(k, SIZE_MAX))
+			return true;
+	return false;
+}
+
 void
 files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
     bool committed)

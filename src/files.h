@@ -58,6 +58,12 @@ void		 files_free(struct files *);
  * crash can resend stays bounded per file, R3).  NULL when none.
  */
 struct tailer	*files_next_readable(struct files *, size_t hold);
+/*
+ * Whether a tailer has bytes to read that only its hold ranges in flight
+ * keep back: files_next_readable would hand it out once one is
+ * acknowledged.
+ */
+bool		 files_held(const struct files *, size_t hold);
 
 /*
  * After a read of t: n bytes consumed, or -errno (logged, retried at the

@@ -348,7 +348,9 @@ hold(const struct flow *f)
 static void	schedule_pump(struct flow *);
 
 /* Read until the window closes, nothing is left, or the turn's budget is
- * spent; whether nothing was left to read. */
+ * spent; whether nothing was left to read (a file held back by its ranges
+ * in flight has something left: --once must not flush a batch that its
+ * next read fills). */
 static bool
 read_some(struct flow *f, size_t *budget)
 {
@@ -359,7 +361,7 @@ read_some(struct flow *f, size_t *budget)
 	while (*budget > 0 && f->window == WINDOW_OPEN) {
 		t = files_next_readable(f->files, hold(f));
 		if (t == NULL)
-			return true;
+			return !files_held(f->files, hold(f));
 		f->reading = t;
 		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
 		    sink_record_cap(f->sink), on_record, f, &r);

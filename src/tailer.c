@@ -446,10 +446,21 @@ read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	return rc;
 }
 
+/*
+ * Whole lines wait past read_off: a pending multi-line record may go on in
+ * them, so it is not quiet, however long the flow holds the file back (its
+ * requests in flight, lessons R3) before reading on.
+ */
+static bool
+more_to_read(const struct tailer *t)
+{
+	return tailer_readable(t) && !t->stalled;
+}
+
 bool
 tailer_waits_for_quiet(const struct tailer *t, bool miss_last)
 {
-	return t->fd >= 0 && (framer_pending(&t->fs) ||
+	return t->fd >= 0 && !more_to_read(t) && (framer_pending(&t->fs) ||
 	    (miss_last && t->stalled && t->read_off < t->size));
 }
 
@@ -467,7 +478,8 @@ tailer_flush_quiet(struct tailer *t, struct framer *fr, struct readbuf *rb,
 		if (rc != 0)
 			return rc;
 	}
-	if (framer_pending(&t->fs) && (now == 0 || quiet >= q->flush_ms))
+	if (framer_pending(&t->fs) && !more_to_read(t) &&
+	    (now == 0 || quiet >= q->flush_ms))
 		return framer_flush(fr, &t->fs, cb, arg);
 	return 0;
 }

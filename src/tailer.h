@@ -198,7 +198,9 @@ long		 tailer_read(struct tailer *, struct framer *,
 
 /*
  * Whether a record waits for the file to be quiet: a pending multi-line
- * record, or (miss_last) a last line without delimiter.
+ * record, or (miss_last) a last line without delimiter.  Never while whole
+ * lines wait to be read (the flow holding the file back): they may belong
+ * to that record.
  */
 bool		 tailer_waits_for_quiet(const struct tailer *, bool miss_last);
 
@@ -212,8 +214,8 @@ struct tailer_quiet {
 /*
  * Flush what waits for quiet once the file was quiet long enough (now 0:
  * at once, as --once does at the end of the data): the last line without
- * delimiter, then the pending multi-line record.  0, or cb's refusal, or
- * -errno.
+ * delimiter, then the pending multi-line record, unless whole lines wait to
+ * be read.  0, or cb's refusal, or -errno.
  */
 int		 tailer_flush_quiet(struct tailer *, struct framer *,
 		    struct readbuf *, size_t max_record, uint64_t now,

@@ -162,15 +162,20 @@ EOF2
 	mkdir -p "$TMP/state"
 }
 
-# add_flow FILE NAME STREAM PATTERN [extra lines...]
+# add_flow FILE NAME STREAM PATTERN [extra lines...]: maxBufferAgeMillis
+# is 200 unless an extra line sets it.
 add_flow() {
 	_f=$1; _n=$2; _s=$3; _p=$4; shift 4
+	_age="maxBufferAgeMillis = 200"
+	for _l in "$@"; do
+		case $_l in maxBufferAgeMillis*) _age= ;; esac
+	done
 	{
 		echo
 		echo "[flow:$_n]"
 		echo "DISStream = $_s"
 		echo "filePattern = $_p"
-		echo "maxBufferAgeMillis = 200"
+		[ -z "$_age" ] || echo "$_age"
 		for _l in "$@"; do echo "$_l"; done
 	} >>"$_f"
 }
