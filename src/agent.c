@@ -613,7 +613,9 @@ start_handles(struct agent *a)
 	uv_signal_start(&a->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&a->sig_int, on_signal, SIGINT);
 	uv_signal_start(&a->sig_hup, on_signal, SIGHUP);
-	start_timer(&a->ttl_timer, on_ttl_timer, 60 * 1000, 3600 * 1000);
+	/* Right after the first scan (the loop's first turn), then hourly:
+	 * not a minute in, when an idle agent should be asleep. */
+	start_timer(&a->ttl_timer, on_ttl_timer, 0, 3600 * 1000);
 	start_timer(&a->status_timer, on_status_timer,
 	    (uint64_t)c->status_period_s * 1000,
 	    (uint64_t)c->status_period_s * 1000);
