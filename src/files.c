@@ -2,8 +2,9 @@
  * The tracked files of a flow (files.h): scans reconcile the tailers with
  * the file system, identity decides rename vs new file (R5), copytruncate is
  * caught by size and by a changed head (R6), a file gone from its path is
- * read to its end and closed once committed and quiet (R1, R7), and parked
- * descriptors keep the flow within maxOpenFiles.
+ * read to its end and closed once committed and quiet (R1, R7)
+ * (files_gone.c), and parked descriptors keep the flow within maxOpenFiles
+ * (files_fds.c).
  */
 #include "config.h"
 
@@ -12,12 +13,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "copies.h"
 #include "files.h"
+#include "files_int.h"
 #include "log.h"
 #include "metrics.h"
 #include "openfail.h"
@@ -31,57 +32,6 @@
 #include "wholefile.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
-/* Descriptors kept for everything but tailed files: connections (at most
- * 16), the state, dead-letter and metrics files, inotify, libuv's own. */
-#define FD_RESERVE	128
-
-/* What the lifecycle knows of one tailer. */
-struct tracked {
-	struct tailer	*t;
-	struct tracked	*next;
-	bool		 gone;		/* no longer at any matching path */
-	bool		 seen;		/* found by the current scan */
-	bool		 truncate_pending; /* after in-flight ranges settle */
-	bool		 vanished;	/* parked, and its path lost it */
-	/* Its head before the last in-place truncation, to recognise a
-	 * copytruncate copy of it (R6). */
-	uint32_t	 prev_fp_crc;
-	uint32_t	 prev_fp_len;
-	uint64_t	 prev_end;	/* bytes of it read before then */
-	uint64_t	 scan_size;	/* its size at the last scan, while gone */
-};
-
-struct files {
-	uv_loop_t	*loop;
-	const struct conf_flow *fc;
-	struct registry	*reg;
-	const struct framer *fr;
-	struct metrics_flow *m;
-	struct watcher	*watcher;
-	uv_timer_t	 rescan_timer;
-	struct tracked	*list;
-	struct tracked	*cursor;	/* round-robin position */
-	struct idmap	 byid;		/* tailer id -> tracked */
-	size_t		 ntracked;
-	size_t		 nopen;		/* tailers with a descriptor */
-	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
-	struct copies_wait waiting;	/* new files that may be copies */
-	struct successors *succ;	/* where gone files' bytes went */
-	struct orphan	*orphans;	/* this scan's files gone from view */
-	size_t		 norphans;
-	struct openfail	*fails;		/* matching files we cannot open */
-	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
-	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
-	bool		 once;
-	bool		 first_scan;
-	bool		 stopped;
-	bool		 warned_fds;
-	bool		 warned_dir;
-	files_cb	 readable;
-	void		*arg;
-};
-
-static void	balance_fds(struct files *);
 
 /* --- identity ----------------------------------------------------------- */
 
@@ -137,8 +87,8 @@ link_tailer(struct files *fs, struct tailer *t, bool gone)
 		fs->nopen++;
 }
 
-static void
-unlink_tracked(struct files *fs, struct tracked **pp, struct tracked *k)
+void
+files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 {
 	*pp = k->next;
 	if (fs->cursor == k)
@@ -173,30 +123,6 @@ next_candidate(void *it, struct copy_candidate *c)
 	return true;
 }
 
-struct orphan {
-	uint64_t	 dev, ino, off, size;
-	uint32_t	 crc, len;
-	char		*path;
-	bool		 reused;	/* its inode holds another file now */
-};
-
-static void
-add_orphan(struct files *fs, const struct reg_entry *e)
-{
-	struct orphan	*p;
-
-	fs->orphans = xrealloc(fs->orphans,
-	    (fs->norphans + 1) * sizeof(*fs->orphans));
-	p = &fs->orphans[fs->norphans++];
-	p->dev = e->dev;
-	p->ino = e->ino;
-	p->off = e->offset;
-	p->size = e->size;
-	p->crc = e->fp_crc;
-	p->len = e->fp_len;
-	p->path = xstrdup(e->path);
-	p->reused = false;
-}
 
 /* --- tracking ----------------------------------------------------------- */
 
@@ -231,8 +157,8 @@ files_track(struct files *fs, const char *path, const struct stat *st,
  * compressed one in a format the agent cannot read counted as lost);
  * false when it is not tracked now.
  */
-static bool
-track_at(struct files *fs, const char *path, const struct stat *st,
+bool
+files_track_at(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
 {
 	bool	 z = zsource_name_compressed(path);
@@ -273,17 +199,17 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 	    (uint64_t)st->st_ino);
 	if (e != NULL && !resume_same_head(path, e, (uint64_t)st->st_size)) {
 		/* Inode reuse: where did the file it held go? */
-		add_orphan(fs, e);
+		files_add_orphan(fs, e);
 		fs->orphans[fs->norphans - 1].reused = true;
 	}
 	if (v == COPIES_NONE)
 		off = resume_offset(fs->fc, fs->reg, path, st, first);
-	(void)track_at(fs, path, st, off, gone);
+	(void)files_track_at(fs, path, st, off, gone);
 }
 
 /* The file was truncated or rewritten in place: read it again from 0. */
-static void
-restart_at_zero(struct files *fs, struct tracked *k, const char *why)
+void
+files_restart(struct files *fs, struct tracked *k, const char *why)
 {
 	struct tailer	*t = k->t;
 
@@ -337,7 +263,7 @@ refresh(struct files *fs, struct tracked *k)
 		return;		/* after the in-flight ranges settle */
 	}
 	k->truncate_pending = false;
-	restart_at_zero(fs, k, "truncated or rewritten in place "
+	files_restart(fs, k, "truncated or rewritten in place "
 	    "(copytruncate?)");
 }
 
@@ -418,274 +344,6 @@ on_other(void *arg, const char *path, const struct stat *st)
 	track(fs, path, st, false, true);
 }
 
-/* --- finishing and the descriptor budget -------------------------------- */
-
-/* Nothing left to read in t: stalled on a partial line, or at its end. */
-static bool
-read_to_end(const struct tailer *t)
-{
-	return tailer_stalled(t) || !tailer_readable(t);
-}
-
-/*
- * A gone file is finished when every byte is committed, nothing is left to
- * read, and it did not grow since the previous scan (R1, R7).
- */
-static bool
-finished(const struct tracked *k)
-{
-	return k->gone && tailer_pending(k->t) == 0 && read_to_end(k->t) &&
-	    tailer_size(k->t) == k->scan_size;
-}
-
-static void
-drop_finished(struct files *fs)
-{
-	struct tracked	**pp, *k;
-	struct tailer	*t;
-
-	for (pp = &fs->list; (k = *pp) != NULL;) {
-		t = k->t;
-		if (!finished(k)) {
-			/* What "did not grow since the previous scan"
-			 * compares with next time. */
-			if (k->gone)
-				k->scan_size = tailer_size(t);
-			pp = &k->next;
-			continue;
-		}
-		if (tailer_read_off(t) < tailer_size(t))
-			log_warn("%s: closed with %ju bytes after the last "
-			    "newline not shipped", tailer_path(t),
-			    (uintmax_t)(tailer_size(t) - tailer_read_off(t)));
-		log_info("[%s] finished %s (inode %ju) at offset %ju",
-		    fs->fc->name, tailer_path(t), (uintmax_t)tailer_ino(t),
-		    (uintmax_t)tailer_committed(t));
-		/* The entry stays (until checkpointTimeToLiveDays): a file
-		 * moved away and back resumes instead of starting over. */
-		fs->m->files_done++;
-		reaper_add(fs->reap, t);
-		unlink_tracked(fs, pp, k);
-	}
-}
-
-/* An idle file: at its path, fully read and committed, nothing pending;
- * or a whole file read to its size (its acks need no descriptor). */
-static bool
-idle(const struct files *fs, const struct tracked *k)
-{
-	if (!tailer_is_open(k->t) || k->gone || tailer_compressed(k->t))
-		return false;
-	if (fs->wf != NULL)
-		return !tailer_readable(k->t) &&
-		    !tailer_waits_for_quiet(k->t, false);
-	return tailer_pending(k->t) == 0 && read_to_end(k->t);
-}
-
-/* A parked file with bytes to read, a gone one (its end is checked), or
- * one now shorter than its read offset (truncated while parked, R6). */
-static bool
-wants_fd(const struct tracked *k)
-{
-	return !tailer_is_open(k->t) && (tailer_readable(k->t) || k->gone ||
-	    tailer_size(k->t) < tailer_read_off(k->t));
-}
-
-/* Park the idle files that were quiet longest until at most target are
- * open. */
-static void
-park_idle(struct files *fs, size_t target)
-{
-	struct tracked	*k, *oldest;
-
-	while (fs->nopen > target) {
-		oldest = NULL;
-		for (k = fs->list; k != NULL; k = k->next)
-			if (idle(fs, k) && (oldest == NULL ||
-			    tailer_active_ms(k->t) <
-			    tailer_active_ms(oldest->t)))
-				oldest = k;
-		if (oldest == NULL)
-			break;
-		tailer_park(oldest->t);
-		fs->nopen--;
-	}
-}
-
-static bool
-still_at_path(const struct tailer *t)
-{
-	struct stat	 st;
-
-	return stat(tailer_path(t), &st) == 0 &&
-	    tailer_is(t, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-}
-
-/*
- * Reopen a parked file.  Its inode at its matching path with another head
- * was truncated or rewritten in place while parked (copytruncate): read it
- * again from 0, as refresh does for an open file (R6).  A parked file has
- * no range in flight (only idle files are parked).
- */
-static int
-reopen(struct files *fs, struct tracked *k)
-{
-	int	 rc = tailer_reopen(k->t);
-
-	if (rc != -ESTALE || k->gone || !still_at_path(k->t))
-		return rc;
-	restart_at_zero(fs, k, "truncated or rewritten in place while parked "
-	    "(copytruncate?)");
-	return tailer_reopen(k->t);
-}
-
-/*
- * Keep open descriptors within maxOpenFiles: park the idle files that were
- * quiet longest, and open parked files that have bytes to read while there
- * is room.  Files with bytes not yet delivered stay open.
- */
-static void
-balance_fds(struct files *fs)
-{
-	struct tracked	*k;
-	size_t		 wanting = 0;
-	int		 rc;
-
-	for (k = fs->list; k != NULL; k = k->next)
-		if (wants_fd(k))
-			wanting++;
-	park_idle(fs, fs->max_open - MIN(wanting, fs->max_open));
-	for (k = fs->list; k != NULL && fs->nopen < fs->max_open;
-	    k = k->next) {
-		if (!wants_fd(k))
-			continue;
-		rc = reopen(fs, k);
-		if (rc == 0) {
-			fs->nopen++;
-			files_commit(fs, k->t);
-		} else if (rc == -ESTALE || (rc == -ENOENT && k->gone)) {
-			/* Its path holds another file now, or none: the
-			 * next scan looks for where its bytes went. */
-			k->gone = true;
-			k->vanished = true;
-		}
-	}
-	if (fs->nopen > fs->max_open && !fs->warned_fds) {
-		log_warn("[%s] %zu files with bytes to deliver are open, more "
-		    "than maxOpenFiles = %zu", fs->fc->name, fs->nopen,
-		    fs->max_open);
-		fs->warned_fds = true;
-	}
-}
-
-/* --- files gone with bytes not delivered -------------------------------- */
-
-/* The entry's bytes went elsewhere, or are counted lost: forget it (its
- * inode is gone), so no later start looks for it again. */
-static void
-settle(struct files *fs, uint64_t dev, uint64_t ino)
-{
-	registry_remove(fs->reg, fs->fc->name, dev, ino);
-}
-
-/* A tracked compressed file already holds the bytes of the file whose head
- * is (crc, len): a restart inside a successor. */
-static bool
-covered(struct files *fs, uint32_t crc, uint32_t len)
-{
-	struct tracked	*k;
-	uint32_t	 c;
-
-	for (k = fs->list; k != NULL; k = k->next)
-		if (tailer_compressed(k->t) &&
-		    tailer_head_crc(tailer_path(k->t), len, &c) == 0 &&
-		    c == crc)
-			return true;
-	return false;
-}
-
-/*
- * A file gone from where it was known (path, inode) with its head
- * (crc, len) and its bytes up to off delivered, size known: follow its
- * compressed successor from off, or report what could not be delivered.
- * Returns whether its bytes are followed.
- */
-static bool
-follow(struct files *fs, const char *path, uint64_t ino, uint32_t crc,
-    uint32_t len, uint64_t off, uint64_t size)
-{
-	const char	*to;
-	struct stat	 st;
-
-	if (covered(fs, crc, len))
-		return true;
-	to = successors_find(fs->succ, crc, len, &st);
-	if (to != NULL) {
-		log_info("[%s] %s (inode %ju) was compressed into %s; reading "
-		    "on from offset %ju", fs->fc->name, path, (uintmax_t)ino,
-		    to, (uintmax_t)off);
-		if (track_at(fs, to, &st, off, true))
-			return true;
-	}
-	if (size <= off)
-		return false;
-	log_warn("[%s] %s (inode %ju) is gone with %ju bytes after its "
-	    "committed offset that could not be delivered: no compressed "
-	    "copy of it (gzip, zstd) is in the walked directories.  It was "
-	    "deleted, moved elsewhere or compressed with xz or bzip2 before "
-	    "it was read; with logrotate, use delaycompress", fs->fc->name,
-	    path, (uintmax_t)ino, (uintmax_t)(size - off));
-	fs->m->bytes_lost[LOST_GONE] += size - off;
-	return false;
-}
-
-/* registry_each: an entry of this flow whose file the first scan did not
- * see (it may have grown after the agent stopped, whatever its size). */
-static void
-collect_orphan(const struct reg_entry *e, void *arg)
-{
-	struct files	*fs = arg;
-
-	if (strcmp(e->flow, fs->fc->name) == 0 &&
-	    !successors_was_seen(fs->succ, e->dev, e->ino))
-		add_orphan(fs, e);
-}
-
-/* Gone while the agent was stopped (first scan), replaced by another file
- * on the same inode, or gone while parked. */
-static void
-follow_gone(struct files *fs, bool first)
-{
-	struct tracked	**pp, *k;
-	struct orphan	*o;
-	uint32_t	 crc, len;
-	size_t		 i;
-
-	if (first)
-		(void)registry_each(fs->reg, collect_orphan, fs);
-	for (i = 0; i < fs->norphans; i++) {
-		o = &fs->orphans[i];
-		if ((follow(fs, o->path, o->ino, o->crc, o->len, o->off,
-		    o->size) || o->size > o->off) && !o->reused)
-			settle(fs, o->dev, o->ino);
-		free(o->path);
-	}
-	free(fs->orphans);
-	fs->orphans = NULL;
-	fs->norphans = 0;
-	for (pp = &fs->list; (k = *pp) != NULL;) {
-		if (!k->vanished) {
-			pp = &k->next;
-			continue;
-		}
-		tailer_head(k->t, &crc, &len);
-		(void)follow(fs, tailer_path(k->t), tailer_ino(k->t), crc, len,
-		    tailer_committed(k->t), tailer_size(k->t));
-		settle(fs, tailer_dev(k->t), tailer_ino(k->t));
-		fs->m->files_done++;	/* this identity is done with */
-		unlink_tracked(fs, pp, k);
-	}
-}
 
 /* --- scans -------------------------------------------------------------- */
 
@@ -712,7 +370,7 @@ scan(struct files *fs, bool first)
 		fs->warned_dir = true;
 	}
 	openfail_sweep(&fs->fails, fs->fc->name, false);
-	follow_gone(fs, first);
+	files_follow_gone(fs, first);
 	fs->first_scan = false;
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
@@ -723,8 +381,8 @@ scan(struct files *fs, bool first)
 			    (uintmax_t)tailer_ino(k->t));
 		}
 	}
-	drop_finished(fs);
-	balance_fds(fs);
+	files_drop_finished(fs);
+	files_balance_fds(fs);
 	wholefile_scanned(fs->wf, walked);
 	reaper_scanned(fs->reap);
 }
@@ -802,7 +460,7 @@ files_next_readable(struct files *fs, size_t hold)
 
 	k = next_tracked(fs, hold);
 	if (k == NULL && fs->nopen < fs->ntracked) {
-		balance_fds(fs);	/* parked files wait */
+		files_balance_fds(fs);	/* parked files wait */
 		k = next_tracked(fs, hold);
 	}
 	return k != NULL ? k->t : NULL;
@@ -914,7 +572,7 @@ files_untrack(struct files *fs, uint64_t id)
 
 	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
 		if (tailer_id(k->t) == id) {
-			unlink_tracked(fs, pp, k);
+			files_unlink(fs, pp, k);
 			return;
 		}
 }
@@ -926,35 +584,6 @@ files_saved(struct files *fs)
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
-
-/*
- * maxOpenFiles, lowered when the flows' files together would take the
- * descriptors the connections need: with the soft RLIMIT_NOFILE of 1024
- * that systemd gives services, 1,024 open files left no socket for DIS,
- * and nothing was sent.  main() raises the soft limit to the hard one
- * first, so this bites only where the hard limit is low.
- */
-static size_t
-open_file_budget(const struct conf *conf, const struct conf_flow *fc)
-{
-	struct rlimit	 rl;
-	size_t		 i, nflows = 0, share;
-
-	for (i = 0; i < conf->nflows; i++)
-		if (conf->flows[i].enable)
-			nflows++;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return (size_t)fc->max_open_files;
-	share = rl.rlim_cur > FD_RESERVE + 8 * MAX(nflows, 1) ?
-	    (size_t)(rl.rlim_cur - FD_RESERVE) / MAX(nflows, 1) : 8;
-	if ((size_t)fc->max_open_files <= share)
-		return (size_t)fc->max_open_files;
-	log_warn("[%s] maxOpenFiles = %lld leaves no descriptors for the "
-	    "connections (open-file limit %llu over %zu flows); using %zu",
-	    fc->name, fc->max_open_files, (unsigned long long)rl.rlim_cur,
-	    nflows, share);
-	return share;
-}
 
 struct files *
 files_new(uv_loop_t *loop, const struct conf *conf,
@@ -979,7 +608,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->once = once;
 	fs->readable = readable;
 	fs->arg = arg;
-	fs->max_open = open_file_budget(conf, fc);
+	fs->max_open = files_open_budget(conf, fc);
 	fs->succ = successors_new((size_t)fc->header_bytes);
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
@@ -1025,7 +654,7 @@ files_free(struct files *fs)
 	wholefile_free(fs->wf);
 	reaper_free(fs->reap);
 	while ((k = fs->list) != NULL)
-		unlink_tracked(fs, &fs->list, k);
+		files_unlink(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
 	successors_free(fs->succ);
 	idmap_cleanup(&fs->byid);
