@@ -116,47 +116,47 @@ java_step(const unsigned char *s, size_t i, size_t n, bool *ok)
 	return 1;
 }
 
-size_t
-convert_utf8_valid(const char *s, size_t n)
+/* Where in p[i..n) the next malformed sequence starts (n: none), and its
+ * length in *len. */
+static size_t
+next_malformed(const unsigned char *p, size_t i, size_t n, size_t *len)
 {
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, k;
-	bool			 ok;
+	bool	 ok;
 
 	while (i < n) {
 		if (p[i] < 0x80) {
 			i++;
 			continue;
 		}
-		k = java_step(p, i, n, &ok);
+		*len = java_step(p, i, n, &ok);
 		if (!ok)
 			return i;
-		i += k;
+		i += *len;
 	}
+	*len = 0;
 	return n;
+}
+
+size_t
+convert_utf8_valid(const char *s, size_t n)
+{
+	size_t	 len;
+
+	return next_malformed((const unsigned char *)s, 0, n, &len);
 }
 
 void
 convert_utf8_java(const char *s, size_t n, struct buf *out)
 {
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, run = 0, k;
-	bool			 ok;
+	size_t	 i = 0, bad, len;
 
-	while (i < n) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		k = java_step(p, i, n, &ok);
-		if (!ok) {
-			buf_add(out, s + run, i - run);
-			buf_add(out, REPL, 3);
-			run = i + k;
-		}
-		i += k;
+	while ((bad = next_malformed((const unsigned char *)s, i, n, &len)) <
+	    n) {
+		buf_add(out, s + i, bad - i);
+		buf_add(out, REPL, 3);
+		i = bad + len;
 	}
-	buf_add(out, s + run, n - run);
+	buf_add(out, s + i, n - i);
 }
 
 /* --- the steps ------------------------------------------------------------ */
