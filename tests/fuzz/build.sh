@@ -66,8 +66,10 @@ compile() {
 	    -c "$_f" -o "$out/$_n.o"
 }
 
-for f in util log codec codec_read pbuf conf cred proxy cleanconf watcher \
-    jackson jackson_parse \
+# The agent.ini reader, in the files it is split into.
+confparts="conf conf_keys conf_check conf_store conf_finish conf_doc"
+for f in util log codec codec_read pbuf $confparts cred proxy cleanconf \
+    watcher jackson jackson_parse \
     logparse convert convert_build deadletter; do
 	compile "$f" "$src/$f.c"
 done
@@ -84,9 +86,11 @@ compile fuzz_convert "$fz/fuzz_convert.c" $warn
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
     "$out/log.o" "$out/codec.o" "$out/codec_read.o" "$out/pbuf.o" $deps \
     -o "$out/fuzz_put_reply"
+confo=
+for f in $confparts; do confo="$confo $out/$f.o"; done
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" "$out/conf.o" "$out/cred.o" "$out/proxy.o" \
+    "$out/log.o" $confo "$out/cred.o" "$out/proxy.o" \
     "$out/cleanconf.o" "$out/watcher.o" $conv $deps -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
