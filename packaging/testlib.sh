@@ -154,7 +154,8 @@ csh() {
 
 # root_fs DEPENDS: set $root to the cached Debian 12 root file system with
 # the base system, what the tests run (man-db lets systemd-analyze verify
-# check Documentation=man:disagent(8); rpm is test-rpm's), and the Debian
+# check Documentation=man:disagent(8); rpm is test-rpm's; the test endpoint
+# refuses to start without python3-lz4 and python3-zstandard), and the Debian
 # packages DEPENDS (a Depends field: first alternatives, without versions),
 # creating it with debootstrap if there is none.  Roots with other lists
 # that no run used for a day are removed.
@@ -163,7 +164,8 @@ root_fs() {
 	    sed -e 's/([^)]*)//g' -e 's/|.*//' -e 's/ //g' | grep -v '^$' || true)
 	# shellcheck disable=SC2086
 	include=$(printf '%s\n' systemd systemd-sysv dbus python3 openssl \
-	    ca-certificates adduser man-db rpm $deps | sort -u | tr '\n' ',' |
+	    ca-certificates adduser man-db rpm python3-lz4 python3-zstandard \
+	    $deps | sort -u | tr '\n' ',' |
 	    sed 's/,$//')
 	key=$(printf '%s' "bookworm minbase $include" | sha256sum | cut -c1-12)
 	root=$cache/bookworm-$key
