@@ -155,17 +155,19 @@ csh() {
 # root_fs DEPENDS: set $root to the cached Debian 12 root file system with
 # the base system, what the tests run (man-db lets systemd-analyze verify
 # check Documentation=man:disagent(8); rpm is test-rpm's; the test endpoint
-# refuses to start without python3-lz4 and python3-zstandard), and the Debian
-# packages DEPENDS (a Depends field: first alternatives, without versions),
-# creating it with debootstrap if there is none.  Roots with other lists
-# that no run used for a day are removed.
+# refuses to start without python3-lz4 and python3-zstandard, and the
+# latter needs python3-cffi-backend named: debootstrap does not resolve
+# the virtual package it depends on), and the Debian packages DEPENDS (a
+# Depends field: first alternatives, without versions), creating it with
+# debootstrap if there is none.  Roots with other lists that no run used
+# for a day are removed.
 root_fs() {
 	deps=$(echo "$1" | tr ',' '\n' |
 	    sed -e 's/([^)]*)//g' -e 's/|.*//' -e 's/ //g' | grep -v '^$' || true)
 	# shellcheck disable=SC2086
 	include=$(printf '%s\n' systemd systemd-sysv dbus python3 openssl \
 	    ca-certificates adduser man-db rpm python3-lz4 python3-zstandard \
-	    $deps | sort -u | tr '\n' ',' |
+	    python3-cffi-backend $deps | sort -u | tr '\n' ',' |
 	    sed 's/,$//')
 	key=$(printf '%s' "bookworm minbase $include" | sha256sum | cut -c1-12)
 	root=$cache/bookworm-$key
