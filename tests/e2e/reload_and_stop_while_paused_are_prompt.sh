@@ -5,7 +5,9 @@
 # once on SIGTERM, well before shutdownTimeoutMillis (60 s here), without
 # the "did not finish" warning.  When requests really are on the wire (the
 # endpoint holds every PutRecords), the warning comes at the deadline and
-# names how many there were.
+# names how many there were.  A flow in backoff after HTTP 500s (its
+# batches waiting for their retry timer, not on the wire) reloads and stops
+# at once too, and loses nothing.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 log_has() { grep -q -- "$1" "$TMP/agent.log"; }
@@ -66,5 +68,34 @@ AGENT_PID=
 [ "$rc" = 0 ] || fail "the agent exited $rc after SIGTERM"
 log_has "shutdown: 2 requests in flight did not finish within 1500 ms" ||
 	fail "the shutdown warning does not name the 2 requests in flight"
+
+# 4. In backoff after 500s: SIGHUP and SIGTERM are prompt; nothing is lost.
+faults '{"put_latency_ms": 0}'
+faults '{"req_500": 1.0}'
+cp "$TMP/agent.ini" "$TMP/run.ini"
+: >"$TMP/agent.log"
+n=$(stat_of put_requests)
+start_agent "$TMP/run.ini"
+wait_for 30 "PutRecords answered 500 and retried" puts_at_least $((n + 3))
+kill -HUP "$AGENT_PID"
+wait_for 20 "the reload in backoff" log_has "configuration reloaded"
+n=$(stat_of put_requests)
+wait_for 30 "retries after the reload" puts_at_least $((n + 2))
+kill -TERM "$AGENT_PID"
+wait_for 20 "the agent in backoff to exit" \
+    sh -c "! kill -0 $AGENT_PID 2>/dev/null"
+rc=0; wait "$AGENT_PID" || rc=$?
+AGENT_PID=
+[ "$rc" = 0 ] || fail "the agent in backoff exited $rc after SIGTERM"
+log_has "did not finish" &&
+	fail "reload or stop in backoff waited for requests not in flight"
+faults '{"req_500": 0.0}'
+: >"$TMP/agent.log"
+start_agent "$TMP/run.ini"
+wait_for 60 "all 4,000 records" count_at_least s1 4000
+stop_agent
+records verify --records "$TMP/records.jsonl" --stream s1 \
+    --expect "$TMP/logs/app.log" --allow-duplicates ||
+	fail "records missing or altered after the backoff"
 for f in "$TMP"/agent*.log; do no_secret_in "$f"; done
 pass
