@@ -212,9 +212,11 @@ void
 files_restart(struct files *fs, struct tracked *k, const char *why)
 {
 	struct tailer	*t = k->t;
+	uint32_t	 len;
 
 	log_warn("%s: %s; reading from 0", tailer_path(t), why);
-	tailer_head(t, &k->prev_fp_crc, &k->prev_fp_len);
+	tailer_head(t, &k->prev_fp_crc, &len);
+	k->prev_fp_len = len;
 	k->prev_end = tailer_read_off(t);
 	tailer_restart(t, fs->fr);
 	fs->m->truncations++;

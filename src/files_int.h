@@ -31,19 +31,20 @@ struct watcher;
 struct wholefile;
 
 /* What the lifecycle knows of one tailer. */
+/* One per file, so packed: 40 bytes. */
 struct tracked {
 	struct tailer	*t;
 	struct tracked	*next;
-	bool		 gone;		/* no longer at any matching path */
-	bool		 seen;		/* found by the current scan */
-	bool		 truncate_pending; /* after in-flight ranges settle */
-	bool		 vanished;	/* parked, and its path lost it */
-	/* Its head before the last in-place truncation, to recognise a
-	 * copytruncate copy of it (R6). */
-	uint32_t	 prev_fp_crc;
-	uint32_t	 prev_fp_len;
 	uint64_t	 prev_end;	/* bytes of it read before then */
 	uint64_t	 scan_size;	/* size at the last scan, while gone */
+	/* Its head before the last in-place truncation, to recognise a
+	 * copytruncate copy of it (R6); headerBytesLength <= 65536. */
+	uint32_t	 prev_fp_crc;
+	uint32_t	 prev_fp_len : 24;
+	bool		 gone : 1;	/* no longer at any matching path */
+	bool		 seen : 1;	/* found by the current scan */
+	bool		 truncate_pending : 1; /* after in-flight ranges settle */
+	bool		 vanished : 1;	/* parked, and its path lost it */
 };
 
 struct files {

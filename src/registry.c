@@ -158,25 +158,32 @@ void
 registry_set_complete(struct registry *reg, struct reg_entry *e,
     bool complete, int64_t mtime_ns, uint32_t tail_crc, uint32_t tail_len)
 {
+	struct reg_done	*d = e->done;
+
 	if (!complete) {
-		mtime_ns = 0;
-		tail_crc = tail_len = 0;
-	}
-	if (e->complete == complete && e->mtime_ns == mtime_ns &&
-	    e->tail_crc == tail_crc && e->tail_len == tail_len)
+		if (d == NULL)
+			return;
+		free(d);
+		e->done = NULL;
+		mark_dirty(reg);
 		return;
-	e->complete = complete;
-	e->mtime_ns = mtime_ns;
-	e->tail_crc = tail_crc;
-	e->tail_len = tail_len;
+	}
+	if (d != NULL && d->mtime_ns == mtime_ns && d->tail_crc == tail_crc &&
+	    d->tail_len == tail_len)
+		return;
+	if (d == NULL)
+		d = e->done = xcalloc(1, sizeof(*d));
+	d->mtime_ns = mtime_ns;
+	d->tail_crc = tail_crc;
+	d->tail_len = tail_len;
 	mark_dirty(reg);
-	e->complete_change = complete ? reg->changes : 0;
+	d->change = reg->changes;
 }
 
 bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {
-	return e->complete_change <= reg->saved;
+	return e->done == NULL || e->done->change <= reg->saved;
 }
 
 size_t

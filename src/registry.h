@@ -27,16 +27,22 @@ struct reg_entry {
 	uint64_t	 size;		/* its size at the last change (0 or
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
-	/* A whole file (isFileAppendable = false) whose every record is
-	 * acknowledged and that waits for its cleanup: offset is its size,
-	 * its mtime and the crc32 of its last tail_len bytes tell it from a
-	 * file that changed since.  Saved in the state file. */
-	bool		 complete;
+	struct reg_done	*done;		/* owned; NULL unless complete */
+};
+
+/*
+ * A whole file (isFileAppendable = false) whose every record is
+ * acknowledged and that waits for its cleanup: the entry's offset is its
+ * size, its mtime and the crc32 of its last tail_len bytes tell it from a
+ * file that changed since.  Saved in the state file.  Out of line, so the
+ * entries of tailed files (nearly all of them) do not carry it.
+ */
+struct reg_done {
 	int64_t		 mtime_ns;
 	uint32_t	 tail_crc;
 	uint32_t	 tail_len;
-	uint64_t	 complete_change; /* the change that marked it (0:
-					   read from the state file) */
+	uint64_t	 change;	/* the change that marked it (0: read
+					   from the state file) */
 };
 
 struct registry;

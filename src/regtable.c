@@ -69,6 +69,7 @@ static void
 node_free(struct reg_node *nd)
 {
 	free(nd->e.path);
+	free(nd->e.done);
 	free(nd);
 }
 

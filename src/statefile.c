@@ -96,12 +96,12 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(o, "size",
 		    json_integer((json_int_t)e->size));
 	json_object_set_new(o, "updated", json_integer(e->updated));
-	if (e->complete) {
+	if (e->done != NULL) {
 		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
-		    e->tail_crc, e->tail_len);
+		    e->done->tail_crc, e->done->tail_len);
 		c = json_object();
 		json_object_set_new(c, "mtime_ns",
-		    json_integer((json_int_t)e->mtime_ns));
+		    json_integer((json_int_t)e->done->mtime_ns));
 		json_object_set_new(c, "tail", json_string(fp));
 		json_object_set_new(o, "complete", c);
 	}
@@ -175,31 +175,36 @@ get_int(json_t *o, const char *key, json_int_t *out)
 	return true;
 }
 
-/* The optional "complete" object of entry o into *e; false when bad. */
+/*
+ * The optional "complete" object of entry o into *d; *complete tells
+ * whether there was one.  False when it is bad.
+ */
 static bool
-parse_complete(json_t *o, struct reg_entry *e)
+parse_complete(json_t *o, struct reg_done *d, bool *complete)
 {
 	json_t		*c = json_object_get(o, "complete");
 	const char	*tail;
 	json_int_t	 mtime;
 
+	*complete = false;
 	if (c == NULL)
 		return true;
 	tail = get_str(c, "tail");
 	if (!json_is_object(c) || !get_int(c, "mtime_ns", &mtime) ||
-	    tail == NULL || !parse_fingerprint(tail, &e->tail_crc,
-	    &e->tail_len))
+	    tail == NULL || !parse_fingerprint(tail, &d->tail_crc,
+	    &d->tail_len))
 		return false;
-	e->complete = true;
-	e->mtime_ns = (int64_t)mtime;
+	d->mtime_ns = (int64_t)mtime;
+	*complete = true;
 	return true;
 }
 
 const char *
 statefile_entry(json_t *o, struct reg_table *t)
 {
-	struct reg_entry done = { 0 };
+	struct reg_done	 done = { 0 };
 	struct reg_entry *e;
+	bool		 complete;
 	const char	*flow, *path, *fp;
 	json_int_t	 dev, ino, off, upd, size = 0;
 	uint32_t	 fcrc, flen;
@@ -217,7 +222,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	if (json_object_get(o, "size") != NULL &&
 	    (!get_int(o, "size", &size) || size < off))
 		return "bad size";
-	if (!parse_complete(o, &done))
+	if (!parse_complete(o, &done, &complete))
 		return "bad complete";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
 		return "duplicate entry";
@@ -228,10 +233,10 @@ statefile_entry(json_t *o, struct reg_table *t)
 	e->offset = (uint64_t)off;
 	e->size = (uint64_t)size;
 	e->updated = upd;
-	e->complete = done.complete;
-	e->mtime_ns = done.mtime_ns;
-	e->tail_crc = done.tail_crc;
-	e->tail_len = done.tail_len;
+	if (complete) {
+		e->done = xmalloc(sizeof(*e->done));
+		*e->done = done;
+	}
 	return NULL;
 }
 

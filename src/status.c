@@ -61,7 +61,7 @@ collect(const struct reg_entry *e, void *arg)
 	w->dev = e->dev;
 	w->ino = e->ino;
 	w->offset = e->offset;
-	w->complete = e->complete;
+	w->complete = e->done != NULL;
 }
 
 static int

@@ -141,7 +141,7 @@ try_cleanup(struct wholefile *wf, struct wf_file *f)
 	int		 err;
 
 	f->retry = false;
-	if (e == NULL || !e->complete) {
+	if (e == NULL || e->done == NULL) {
 		wholefile_mark(wf, f);	/* lost (expired?): mark it again */
 		return;
 	}

@@ -1215,7 +1215,7 @@ START_TEST(v2_file_written_by_hand_with_valid_crc_is_accepted)
 	ck_assert_uint_eq(e->offset, 7);
 	ck_assert_int_eq(e->updated, 9);
 	/* No "complete" (every file written before it existed): none. */
-	ck_assert(!e->complete);
+	ck_assert(e->done == NULL);
 	ck_assert(!registry_dirty(reg));
 	registry_free(reg);
 }
@@ -1243,10 +1243,10 @@ START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
 	ck_assert_int_eq(r, 0);
 	e = registry_find(reg, "app", 1, 2);
 	ck_assert_ptr_nonnull(e);
-	ck_assert(e->complete);
-	ck_assert_int_eq(e->mtime_ns, 1234567890123456789LL);
-	ck_assert_uint_eq(e->tail_crc, 0xdeadbeef);
-	ck_assert_uint_eq(e->tail_len, 16);
+	ck_assert_ptr_nonnull(e->done);
+	ck_assert_int_eq(e->done->mtime_ns, 1234567890123456789LL);
+	ck_assert_uint_eq(e->done->tail_crc, 0xdeadbeef);
+	ck_assert_uint_eq(e->done->tail_len, 16);
 	ck_assert_uint_eq(e->offset, 300);
 	ck_assert(registry_durable(reg, e));	/* read from the file */
 	/* Cleared (the file changed after delivery): gone at the next load. */
@@ -1258,7 +1258,7 @@ START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
 	ck_assert_int_eq(r, 0);
 	e = registry_find(reg, "app", 1, 2);
 	ck_assert_ptr_nonnull(e);
-	ck_assert(!e->complete);
+	ck_assert(e->done == NULL);
 	ck_assert_uint_eq(e->offset, 300);
 	registry_free(reg);
 }
