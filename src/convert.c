@@ -509,6 +509,12 @@ convert_keeps_delimiter(const struct convert *c)
 	return true;
 }
 
+int
+convert_regex_jit(const struct convert *c)
+{
+	return c->lp == NULL ? -1 : logparse_jit(c->lp);
+}
+
 void
 convert_set_clock(struct convert *c, int64_t (*clock)(void))
 {

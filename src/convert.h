@@ -96,6 +96,13 @@ void		 convert_free(struct convert *);
  */
 bool		 convert_keeps_delimiter(const struct convert *);
 
+/*
+ * How LOGTOJSON's pattern runs: 1 under PCRE2's JIT, 0 in its interpreter
+ * (no JIT support, or no executable memory: MemoryDenyWriteExecute=yes,
+ * SELinux), -1 when the chain has no LOGTOJSON.
+ */
+int		 convert_regex_jit(const struct convert *);
+
 enum convert_result {
 	CONVERT_SEND,		/* out holds the bytes to send */
 	CONVERT_UNMATCHED,	/* LOGTOJSON could not parse the line */

@@ -430,6 +430,12 @@ reading_new(struct flow *f, const struct conf *conf,
 	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
 		return -1;
 	if (f->conv != NULL) {
+		if (convert_regex_jit(f->conv) >= 0)
+			log_info("[%s] LOGTOJSON matches %s", fc->name,
+			    convert_regex_jit(f->conv) ? "with PCRE2's JIT" :
+			    "in PCRE2's interpreter (no JIT: no executable "
+			    "memory, as under MemoryDenyWriteExecute=yes, or no "
+			    "JIT support)");
 		convert_count_into(f->conv, f->m.records_unmatched);
 		/* The chain sees records with their delimiter, as the DIS
 		 * Agent's converters do, and drops it itself. */

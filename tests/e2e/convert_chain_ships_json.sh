@@ -142,4 +142,13 @@ grep -q 'lines\? written to the dead-letter file (LOGTOJSON.unmatched = deadlett
     "$TMP/agent.log" || fail "no WARN about unmatched lines"
 n=$(grep -c 'written to the dead-letter file' "$TMP/agent.log")
 [ "$n" -le 10 ] || fail "$n WARN lines for 304 unmatched lines"
+# Each LOGTOJSON flow says at start how PCRE2 runs its pattern (here, with
+# nothing forbidding executable memory, under the JIT); the CSV flow has
+# no pattern.
+for fl in web sys bad bulk; do
+	grep -q "\[$fl\] LOGTOJSON matches with PCRE2's JIT" "$TMP/agent.log" ||
+		fail "$fl: no line on PCRE2's JIT"
+done
+grep -q '\[csv\] LOGTOJSON matches' "$TMP/agent.log" &&
+	fail "the CSV flow reports a LOGTOJSON pattern"
 pass
