@@ -156,8 +156,6 @@ attach_keys(struct agent *a)
 static void
 open_client(struct agent *a)
 {
-	/* Each TLS connection costs ~150 KiB; DIS accepts only so much per
-	 * partition anyway.  Requests beyond this wait in curl's queue. */
 	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
 	attach_keys(a);
 }

@@ -132,7 +132,7 @@ store_string(void *base, const struct key *k, const char *text, char *why,
 			return bad_value(why, len, k, text, reason);
 	}
 	slot = str_at(base, k);
-	cred_free(*slot);	/* it may have held a secret */
+	secret_free(*slot);	/* it may have held a secret */
 	*slot = xstrdup(text);
 	return 0;
 }
@@ -241,7 +241,7 @@ free_fields(void *base, enum ksect sect)
 		    (k->type != KT_STRING && k->type != KT_WORD))
 			continue;
 		if (conf_stashed(k))
-			cred_free(*str_at(base, k));
+			secret_free(*str_at(base, k));
 		else
 			free(*str_at(base, k));
 	}

@@ -106,22 +106,6 @@ hex_encode(const uint8_t *p, size_t n, struct buf *b)
 	}
 }
 
-void
-cred_buf_wipe(struct buf *b)
-{
-	if (b->data != NULL)
-		explicit_bzero(b->data, b->cap);
-	buf_cleanup(b);
-}
-
-void
-cred_free(char *s)
-{
-	if (s == NULL)
-		return;
-	explicit_bzero(s, strlen(s));
-	free(s);
-}
 
 int
 cred_derive(const char *password, const uint8_t *salt, size_t saltlen,
@@ -337,6 +321,7 @@ cred_read_file(const char *path, char **out, mode_t *mode)
 	}
 	*mode = st.st_mode & 07777;
 	buf_init(&b);
+	buf_alloc_exact(&b, FILE_MAX);	/* never grown: see buf_wipe */
 	while (rc == 0 && (r = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (r < 0 && errno != EINTR)
 			rc = -errno;
@@ -350,7 +335,7 @@ cred_read_file(const char *path, char **out, mode_t *mode)
 	if (rc == 0 && memchr(b.data ? b.data : "", '\0', b.len) != NULL)
 		rc = -EINVAL;
 	if (rc != 0) {
-		cred_buf_wipe(&b);
+		buf_wipe(&b);
 		return rc;
 	}
 	if (b.len > 0 && b.data[b.len - 1] == '\n')
@@ -358,7 +343,7 @@ cred_read_file(const char *path, char **out, mode_t *mode)
 	if (b.len > 0 && b.data[b.len - 1] == '\r')
 		b.data[--b.len] = '\0';
 	*out = xstrdup(b.data != NULL ? b.data : "");
-	cred_buf_wipe(&b);
+	buf_wipe(&b);
 	return 0;
 }
 
@@ -402,7 +387,7 @@ from_directory(struct cred_item *items, size_t n, char *err, size_t errlen)
 			log_warn("credential %s is readable by group or others "
 			    "(mode %04o)", file, (unsigned)mode);
 		free(file);
-		cred_free(*items[i].value);
+		secret_free(*items[i].value);
 		*items[i].value = v;
 		items[i].dir_used = true;
 	}
@@ -483,17 +468,17 @@ decrypt_item(struct cred_item *it, const char *password, const char *path,
 		return fail(err, errlen, "%s: the value is not a DIS Agent "
 		    "encrypted value", where);
 	if (rc != 0 && password != NULL) {
-		cred_free(plain);
+		secret_free(plain);
 		return fail(err, errlen, "%s: cannot decrypt the value with "
 		    "encrypt.key (a wrong key, or a damaged value)", where);
 	}
 	if (rc != 0) {
-		cred_free(plain);
+		secret_free(plain);
 		return fail(err, errlen, "%s: cannot decrypt the value with the "
 		    "DIS Agent's built-in key; set encrypt.key (or "
 		    "DIS_ENCRYPT_KEY, or the credential encrypt.key)", where);
 	}
-	cred_free(*it->value);
+	secret_free(*it->value);
 	*it->value = plain;
 	it->decrypted = true;
 	return 0;
@@ -558,7 +543,7 @@ cred_resolve(struct cred_item *items, size_t n, const char *path, char *err,
 		rc = check_items(items, n, path, err, errlen);
 	/* Nothing needs the key any more. */
 	if (ek != NULL) {
-		cred_free(*ek->value);
+		secret_free(*ek->value);
 		*ek->value = xstrdup("");
 	}
 	return rc;

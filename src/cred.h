@@ -50,15 +50,13 @@ char	*cred_encrypt(const void *plain, size_t n, const char *password);
 
 /*
  * Decrypt text (the format above; hex digits of either case) with password.
- * On success *out is the new plaintext (free it with cred_free) and 0 is
+ * On success *out is the new plaintext (free it with secret_free) and 0 is
  * returned; -EINVAL when text is not in the format, -EBADMSG when it does
  * not decrypt (a wrong key or a damaged value) or the plaintext holds a NUL.
  */
 int	 cred_decrypt(const char *text, const char *password, char **out)
 	    WARN_UNUSED;
 
-/* Zero a secret string and free it; NULL is fine. */
-void	 cred_free(char *);
 
 /* False when $CREDENTIALS_DIRECTORY is set but cannot be read. */
 bool	 cred_dir_readable(void);
@@ -97,14 +95,12 @@ int	 cred_resolve(struct cred_item *items, size_t n, const char *path,
 
 /*
  * The contents of path (at most 64 KiB, one trailing newline dropped) into
- * *out (new; free it with cred_free) and its permission bits into *mode.
+ * *out (new; free it with secret_free) and its permission bits into *mode.
  * 0; -ENOENT when it does not exist; another negative errno.
  */
 int	 cred_read_file(const char *path, char **out, mode_t *mode)
 	    WARN_UNUSED;
 /* Whether s is UTF-8 text without control characters. */
 bool	 cred_text_ok(const char *s);
-/* Zero the whole allocation of b, then free it. */
-void	 cred_buf_wipe(struct buf *b);
 
 #endif

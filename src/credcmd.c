@@ -128,7 +128,7 @@ read_key(const char *key_file, struct buf *key)
 			    "readable by group or others (mode %04o)\n",
 			    key_file, (unsigned)mode);
 		buf_addstr(key, v);
-		cred_free(v);
+		secret_free(v);
 		return 0;
 	}
 	fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
@@ -138,6 +138,7 @@ read_key(const char *key_file, struct buf *key)
 		return -1;
 	}
 	buf_init(&again);
+	buf_alloc_exact(&again, VALUE_MAX);	/* never grown: see buf_wipe */
 	rc = prompt_secret(fd, "encrypt.key: ", key);
 	if (rc == 0)
 		rc = prompt_secret(fd, "encrypt.key again: ", &again);
@@ -147,7 +148,7 @@ read_key(const char *key_file, struct buf *key)
 		fprintf(stderr, "disagent encrypt: the keys differ\n");
 		rc = -1;
 	}
-	cred_buf_wipe(&again);
+	buf_wipe(&again);
 	return rc == 0 ? 0 : -1;
 }
 
@@ -190,6 +191,9 @@ credcmd_encrypt(int argc, char **argv)
 		return encrypt_usage();
 	buf_init(&key);
 	buf_init(&value);
+	/* Never grown, so no copy of a secret is left behind (buf_wipe). */
+	buf_alloc_exact(&key, VALUE_MAX);
+	buf_alloc_exact(&value, VALUE_MAX);
 	if (read_key(key_file, &key) != 0 || read_value(&value) != 0)
 		goto out;
 	if (key.len == 0 || memchr(key.data, '\0', key.len) != NULL) {
@@ -211,7 +215,7 @@ credcmd_encrypt(int argc, char **argv)
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
 	free(out);
-	cred_buf_wipe(&key);
-	cred_buf_wipe(&value);
+	buf_wipe(&key);
+	buf_wipe(&value);
 	return rc;
 }

@@ -72,16 +72,6 @@ host_of(const char *endpoint)
 	return h;
 }
 
-/* Zero a secret before freeing it: it must not linger in freed memory. */
-static void
-secret_free(char *s)
-{
-	if (s == NULL)
-		return;
-	explicit_bzero(s, strlen(s));
-	free(s);
-}
-
 struct disapi *
 disapi_new(struct http *http, const struct conf *conf)
 {

@@ -49,7 +49,6 @@ enum step {
 };
 
 struct ecsmeta {
-	uv_loop_t	*loop;
 	struct http	*http;		/* no proxy, short timeouts */
 	char		*endpoint;	/* without a trailing '/' */
 	uv_timer_t	 timer;
@@ -71,14 +70,6 @@ struct ecsmeta {
 
 static void	fetch(struct ecsmeta *);
 static void	get_keys(struct ecsmeta *);
-
-static void
-secret_free(char *s)
-{
-	if (s != NULL)
-		explicit_bzero(s, strlen(s));
-	free(s);
-}
 
 void
 ecsmeta_keys_clear(struct ecsmeta_keys *k)
@@ -230,7 +221,6 @@ ecsmeta_new(uv_loop_t *loop, const char *endpoint, ecsmeta_cb cb, void *arg)
 	ho.ssl_verify = true;
 	ho.proxy = "";		/* 169.254.169.254 is never behind a proxy */
 	em = xcalloc(1, sizeof(*em));
-	em->loop = loop;
 	em->endpoint = xstrndup(endpoint, n);
 	em->cb = cb;
 	em->arg = arg;

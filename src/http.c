@@ -61,9 +61,10 @@ req_free(struct http_req *r)
 	for (l = r->headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(r->headers);
-	if (r->wipe && r->body.data != NULL)
-		explicit_bzero(r->body.data, r->body.cap);
-	buf_cleanup(&r->body);
+	if (r->wipe)
+		buf_wipe(&r->body);
+	else
+		buf_cleanup(&r->body);
 	free(r);
 }
 
@@ -97,9 +98,7 @@ http_free(struct http *h)
 	free(h->ca_file);
 	free(h->proxy);
 	free(h->proxy_user);
-	if (h->proxy_password != NULL)
-		explicit_bzero(h->proxy_password, strlen(h->proxy_password));
-	free(h->proxy_password);
+	secret_free(h->proxy_password);
 	free(h->noproxy);
 	free(h);
 }
@@ -257,7 +256,7 @@ on_poll(uv_poll_t *p, int status, int events)
 	http_drive(h, fd, ev);
 }
 
-/* CURLOPT_WRITEFUNCTION: collect the body up to the request's cap. */
+/* The multi handle, its socket and timer callbacks on h's loop. */
 static CURLM *
 multi_new(struct http *h)
 {
@@ -288,6 +287,10 @@ multi_new(struct http *h)
 	return m;
 }
 
+/*
+ * A transfer is done: read its results, take it out of the multi handle,
+ * then report.  No curl callback is on the stack, so done may submit.
+ */
 static void
 http_finish(struct http *h, CURL *easy, CURLcode rc)
 {
@@ -453,7 +456,6 @@ fail:
 	return NULL;
 }
 
-/* Copy the caller's headers; an empty "Expect:" disables 100-continue. */
 int
 http_submit(struct http *h, const struct http_request *req, http_done_cb done,
     void *arg)
@@ -473,6 +475,8 @@ http_submit(struct http *h, const struct http_request *req, http_done_cb done,
 	r->max_response = req->max_response > 0 ? req->max_response :
 	    DEFAULT_MAX_RESPONSE;
 	r->wipe = req->wipe_response;
+	if (r->wipe)	/* never grown, so no copy is left behind (buf_wipe) */
+		buf_alloc_exact(&r->body, r->max_response);
 	r->easy = easy_get(h);
 	if (r->easy == NULL) {
 		log_error("curl_easy_init failed");

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "util.h"
 
+/* CURLOPT_WRITEFUNCTION: collect the body up to the request's cap. */
 static size_t
 on_write(char *ptr, size_t size, size_t nmemb, void *userp)
 {
@@ -120,10 +121,7 @@ httpreq_response(struct http_response *resp, struct http_req *r, CURLcode rc)
 		resp->error = r->errbuf;
 }
 
-/*
- * A transfer is done: read its results, take it out of the multi handle,
- * then report.  No curl callback is on the stack, so done may submit.
- */
+/* Copy the caller's headers; an empty "Expect:" disables 100-continue. */
 static void
 req_headers(struct http_req *r, const struct http_request *req)
 {

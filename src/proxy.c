@@ -137,19 +137,18 @@ proxy_init(struct proxy_strings *ps, const struct conf *c,
 	ps->url = xasprintf("%s://%s%s%s:%lld", c->proxy_protocol,
 	    v6 ? "[" : "", h, v6 ? "]" : "", c->proxy_port);
 	opts->proxy = ps->url;
+	/* http_new copies them (and zeroes its copy of the password). */
 	if (c->proxy_username[0] != '\0') {
-		ps->user = xstrdup(c->proxy_username);
-		ps->password = xstrdup(c->proxy_password);
-		opts->proxy_user = ps->user;
-		opts->proxy_password = ps->password;
+		opts->proxy_user = c->proxy_username;
+		opts->proxy_password = c->proxy_password;
 	}
 	/* conf_load checked the patterns: this cannot fail. */
 	if (proxy_noproxy(c->non_proxy_hosts, &ps->noproxy, why,
 	    sizeof(why)) == 0 && ps->noproxy.len > 0)
 		opts->noproxy = ps->noproxy.data;
 	log_info("requests to DIS go through the proxy %s%s%s%s%s", ps->url,
-	    ps->user != NULL ? " as user " : "",
-	    ps->user != NULL ? ps->user : "",
+	    opts->proxy_user != NULL ? " as user " : "",
+	    opts->proxy_user != NULL ? opts->proxy_user : "",
 	    opts->noproxy != NULL ? "; not for " : "",
 	    opts->noproxy != NULL ? opts->noproxy : "");
 }
@@ -158,11 +157,6 @@ void
 proxy_cleanup(struct proxy_strings *ps)
 {
 	free(ps->url);
-	free(ps->user);
-	if (ps->password != NULL) {
-		explicit_bzero(ps->password, strlen(ps->password));
-		free(ps->password);
-	}
 	buf_cleanup(&ps->noproxy);
 	memset(ps, 0, sizeof(*ps));
 }

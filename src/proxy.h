@@ -30,8 +30,6 @@ int		 proxy_noproxy(const char *patterns, struct buf *out, char *why,
 /* What proxy_init fills in; private: use the API. */
 struct proxy_strings {
 	char		*url;
-	char		*user;
-	char		*password;	/* secret: zeroed by proxy_cleanup */
 	struct buf	 noproxy;
 };
 
@@ -42,7 +40,7 @@ struct proxy_strings {
  */
 void		 proxy_init(struct proxy_strings *ps, const struct conf *c,
 		    struct http_opts *opts);
-/* Zero and free what proxy_init made. */
+/* Free what proxy_init made. */
 void		 proxy_cleanup(struct proxy_strings *ps);
 
 #endif

@@ -93,6 +93,23 @@ buf_cleanup(struct buf *b)
 }
 
 void
+buf_wipe(struct buf *b)
+{
+	if (b->data != NULL)
+		explicit_bzero(b->data, b->cap);
+	buf_cleanup(b);
+}
+
+void
+secret_free(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->len = 0;

@@ -43,6 +43,13 @@ struct buf {
 
 void	 buf_init(struct buf *);
 void	 buf_cleanup(struct buf *);
+/*
+ * Secrets: zeroed before their memory is freed.  A buffer that holds one
+ * must not grow (xrealloc frees the old block unzeroed): allocate it at
+ * its maximum first (buf_alloc_exact) and add no more than that.
+ */
+void	 buf_wipe(struct buf *);	/* zero all of it, then buf_cleanup */
+void	 secret_free(char *);		/* zero the string, free it; NULL ok */
 void	 buf_reset(struct buf *);		/* len = 0, keeps memory */
 void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
 /*

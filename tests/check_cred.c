@@ -102,7 +102,7 @@ START_TEST(decrypt_test_vector)
 
 	ck_assert_int_eq(cred_decrypt(VECTOR_CT, "abc", &pt), 0);
 	ck_assert_str_eq(pt, "MYAK");
-	cred_free(pt);
+	secret_free(pt);
 }
 END_TEST
 
@@ -128,10 +128,10 @@ START_TEST(round_trip_random_salt_and_iv)
 		ck_assert(cred_looks_encrypted(a));
 		ck_assert_int_eq(cred_decrypt(a, "k3y", &pt), 0);
 		ck_assert_str_eq(pt, cases[i].v);
-		cred_free(pt);
+		secret_free(pt);
 		ck_assert_int_eq(cred_decrypt(b, "k3y", &pt), 0);
 		ck_assert_str_eq(pt, cases[i].v);
-		cred_free(pt);
+		secret_free(pt);
 		free(a);
 		free(b);
 	}
@@ -144,15 +144,15 @@ START_TEST(decrypts_values_made_by_java)
 
 	ck_assert_int_eq(cred_decrypt(JAVA_ABC_MYAK, "abc", &pt), 0);
 	ck_assert_str_eq(pt, "MYAK");
-	cred_free(pt);
+	secret_free(pt);
 	ck_assert_int_eq(cred_decrypt(JAVA_UTF8_KEY, "cl\xc3\xa9-\xce\xa9mega",
 	    &pt), 0);
 	ck_assert_str_eq(pt, "Zq9SecretValue7x-with-40-characters-xyz");
-	cred_free(pt);
+	secret_free(pt);
 	ck_assert_int_eq(cred_decrypt(JAVA_DEFAULT_KEY, CRED_DEFAULT_KEY, &pt),
 	    0);
 	ck_assert_str_eq(pt, "e2e-Secret-Key-0123456789abcdefXYZ");
-	cred_free(pt);
+	secret_free(pt);
 }
 END_TEST
 
@@ -167,7 +167,7 @@ START_TEST(wrong_key_or_damage_is_refused)
 	for (size_t i = 0; i < n; i++)
 		ct[i] = (char)toupper((unsigned char)ct[i]);
 	ck_assert_int_eq(cred_decrypt(ct, "abc", &pt), 0);
-	cred_free(pt);
+	secret_free(pt);
 	/* Not hex, odd length, no "::" fields, a short IV. */
 	ck_assert_int_eq(cred_decrypt("zz", "abc", &pt), -EINVAL);
 	ck_assert_int_eq(cred_decrypt("abc", "abc", &pt), -EINVAL);
@@ -243,11 +243,11 @@ static void
 resolve_teardown(void)
 {
 	unsetenv("CREDENTIALS_DIRECTORY");
-	cred_free(ak);
-	cred_free(sk);
-	cred_free(tok);
-	cred_free(ekey);
-	cred_free(pw);
+	secret_free(ak);
+	secret_free(sk);
+	secret_free(tok);
+	secret_free(ekey);
+	secret_free(pw);
 	tu_rmtree(dir);
 }
 
@@ -264,7 +264,7 @@ cred_file(const char *name, const char *text, mode_t mode)
 static void
 set(char **v, const char *s)
 {
-	cred_free(*v);
+	secret_free(*v);
 	*v = xstrdup(s);
 }
 
