@@ -275,7 +275,7 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct files	*fs = arg;
 	struct tracked	*k;
 
-	if (fs->first_scan)
+	if (fs->orphans_pending)
 		successors_seen(fs->succ, (uint64_t)st->st_dev,
 		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
@@ -305,7 +305,8 @@ on_found(void *arg, const char *path, const struct stat *st)
 /*
  * A file that does not match the pattern, in a walked directory.  A parked
  * tailer rotated to such a name is followed there, so what it grew before
- * the rename is still read.  At the first scan only: a file the registry
+ * the rename is still read.  At the first scan that reads a directory
+ * only: a file the registry
  * knows for this flow (rotated away while the agent was stopped, e.g.
  * app.log -> app.log.1) that still has bytes after its committed offset is
  * read to its end.
@@ -318,7 +319,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 	bool		 z = zsource_name_compressed(path);
 
-	if (fs->first_scan)
+	if (fs->orphans_pending)
 		successors_seen(fs->succ, (uint64_t)st->st_dev,
 		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
@@ -339,7 +340,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 		successors_add(fs->succ, path, st);
 	/* A compressed file's size is not its decompressed one: the
 	 * tailer finds out whether anything is left. */
-	if (!fs->first_scan || e == NULL ||
+	if (!fs->orphans_pending || e == NULL ||
 	    (!z && e->offset >= (uint64_t)st->st_size) ||
 	    !resume_same_head(path, e, (uint64_t)st->st_size))
 		return;
@@ -372,7 +373,9 @@ scan(struct files *fs, bool first)
 		fs->warned_dir = true;
 	}
 	openfail_sweep(&fs->fails, fs->fc->name, false);
-	files_follow_gone(fs, first);
+	files_follow_gone(fs, walked && fs->orphans_pending);
+	if (walked)
+		fs->orphans_pending = false;
 	fs->first_scan = false;
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
@@ -612,6 +615,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->arg = arg;
 	fs->max_open = files_open_budget(conf, fc);
 	fs->succ = successors_new((size_t)fc->header_bytes);
+	fs->orphans_pending = true;
 	idmap_init(&fs->byid);
 	uv_timer_init(loop, &fs->rescan_timer);
 	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);

@@ -70,6 +70,10 @@ struct files {
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
 	bool		 once;
 	bool		 first_scan;
+	/* Not yet a scan that read a directory: until one has, nothing the
+	 * registry knows can be called gone (a mount not up yet at start
+	 * would make every file of the flow "deleted while stopped"). */
+	bool		 orphans_pending;
 	bool		 stopped;
 	bool		 warned_fds;
 	bool		 warned_dir;

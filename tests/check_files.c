@@ -821,6 +821,39 @@ START_TEST(parked_file_deleted_with_bytes_unread_is_given_up_loudly)
 }
 END_TEST
 
+/*
+ * The flow's directory is not there at start (a mount not up yet): its
+ * files are not "gone while the agent was stopped".  Nothing is counted
+ * lost, the registry keeps them, and once the directory is back they
+ * resume from their committed offsets.
+ */
+START_TEST(first_scan_without_its_directory_loses_nothing)
+{
+	char	 d[PATH_MAX], away[PATH_MAX];
+
+	flow_conf("logs/*.log", "");
+	path_of(d, sizeof(d), "logs");
+	path_of(away, sizeof(away), "logs.away");
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	write_file("logs/a.log", "l1\nl2\nl3\n");
+	remember("logs/a.log", "l1\nl2\nl3\n", 3);
+	entry_of("logs/a.log")->size = 9;	/* 6 bytes not delivered */
+	ck_assert_int_eq(rename(d, away), 0);
+	capture_begin();
+	start();
+	wait_scans(2);
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+	ck_assert_uint_eq(registry_count(h.reg), 1);
+	ck_assert_int_eq(rename(away, d), 0);
+	wait_scans(2);
+	free(capture_end());
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:l2@3 a.log:l3@6");
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+	ck_assert_uint_eq(committed_of("logs/a.log"), 9);
+}
+END_TEST
+
 /* a.log b.log c.log, each "<x>1\n", read and committed: one is parked. */
 static const char *
 three_files_one_parked(void)
@@ -976,6 +1009,7 @@ files_suite(void)
 	tcase_add_test(tc,
 	    parked_file_truncated_below_its_offset_is_read_again_from_zero);
 	tcase_add_test(tc, file_at_hold_ranges_is_skipped);
+	tcase_add_test(tc, first_scan_without_its_directory_loses_nothing);
 	tcase_add_test(tc, unreadable_file_is_reported_once);
 	suite_add_tcase(s, tc);
 	return s;
