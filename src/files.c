@@ -154,10 +154,9 @@ files_track(struct files *fs, const char *path, const struct stat *st,
 
 /*
  * files_track, with a file that cannot be opened reported once (a
- * compressed one in a format the agent cannot read counted as lost);
- * false when it is not tracked now.
+ * compressed one in a format the agent cannot read counted as lost, once).
  */
-bool
+enum track_result
 files_track_at(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
 {
@@ -165,9 +164,9 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 	bool	 unreadable;
 
 	if (files_track(fs, path, st, off, gone) != 0)
-		return true;
+		return TRACKED;
 	if (z && errno == EAGAIN)
-		return false;	/* still being compressed */
+		return TRACK_LATER;	/* still being compressed */
 	unreadable = z && errno != EACCES && errno != ENOENT;
 	if (openfail_report(&fs->fails, fs->fc->name, path, errno,
 	    unreadable ? "compressed in a format the agent cannot read (it "
@@ -177,7 +176,7 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 			fs->m->bytes_lost[LOST_UNREADABLE] +=
 			    (uint64_t)st->st_size;
 	}
-	return false;
+	return unreadable ? TRACK_UNREADABLE : TRACK_FAILED;
 }
 
 static void
@@ -662,6 +661,9 @@ files_free(struct files *fs)
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
+	while (fs->norphans > 0)	/* kept for a successor still written */
+		free(fs->orphans[--fs->norphans].path);
+	free(fs->orphans);
 	successors_free(fs->succ);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);

@@ -104,13 +104,18 @@ covered(struct files *fs, uint32_t crc, uint32_t len)
 	return false;
 }
 
+enum follow {
+	FOLLOWED,		/* its bytes are read on elsewhere */
+	FOLLOW_LATER,		/* its successor is still being compressed */
+	FOLLOW_NONE,		/* nothing to follow (what was lost is counted) */
+};
+
 /*
  * A file gone from where it was known (path, inode) with its head
  * (crc, len) and its bytes up to off delivered, size known: follow its
  * compressed successor from off, or report what could not be delivered.
- * Returns whether its bytes are followed.
  */
-static bool
+static enum follow
 follow(struct files *fs, const char *path, uint64_t ino, uint32_t crc,
     uint32_t len, uint64_t off, uint64_t size)
 {
@@ -118,17 +123,25 @@ follow(struct files *fs, const char *path, uint64_t ino, uint32_t crc,
 	struct stat	 st;
 
 	if (covered(fs, crc, len))
-		return true;
+		return FOLLOWED;
 	to = successors_find(fs->succ, crc, len, &st);
 	if (to != NULL) {
-		log_info("[%s] %s (inode %ju) was compressed into %s; reading "
-		    "on from offset %ju", fs->fc->name, path, (uintmax_t)ino,
-		    to, (uintmax_t)off);
-		if (files_track_at(fs, to, &st, off, true))
-			return true;
+		switch (files_track_at(fs, to, &st, off, true)) {
+		case TRACKED:
+			log_info("[%s] %s (inode %ju) was compressed into %s; "
+			    "reading on from offset %ju", fs->fc->name, path,
+			    (uintmax_t)ino, to, (uintmax_t)off);
+			return FOLLOWED;
+		case TRACK_LATER:
+			return FOLLOW_LATER;
+		case TRACK_UNREADABLE:
+			return FOLLOW_NONE;	/* counted, with its name */
+		case TRACK_FAILED:
+			break;
+		}
 	}
 	if (size <= off)
-		return false;
+		return FOLLOW_NONE;
 	log_warn("[%s] %s (inode %ju) is gone with %ju bytes after its "
 	    "committed offset that could not be delivered: no compressed "
 	    "copy of it (gzip, zstd) is in the walked directories.  It was "
@@ -136,7 +149,7 @@ follow(struct files *fs, const char *path, uint64_t ino, uint32_t crc,
 	    "it was read; with logrotate, use delaycompress", fs->fc->name,
 	    path, (uintmax_t)ino, (uintmax_t)(size - off));
 	fs->m->bytes_lost[LOST_GONE] += size - off;
-	return false;
+	return FOLLOW_NONE;
 }
 
 /* registry_each: an entry of this flow whose file the first scan did not
@@ -158,29 +171,41 @@ files_follow_gone(struct files *fs, bool first)
 {
 	struct tracked	**pp, *k;
 	struct orphan	*o;
+	enum follow	 f;
 	uint32_t	 crc, len;
-	size_t		 i;
+	size_t		 i, kept = 0;
 
 	if (first)
 		(void)registry_each(fs->reg, collect_orphan, fs);
 	for (i = 0; i < fs->norphans; i++) {
 		o = &fs->orphans[i];
-		if ((follow(fs, o->path, o->ino, o->crc, o->len, o->off,
-		    o->size) || o->size > o->off) && !o->reused)
+		f = follow(fs, o->path, o->ino, o->crc, o->len, o->off,
+		    o->size);
+		if (f == FOLLOW_LATER) {
+			fs->orphans[kept++] = *o;	/* the next scan */
+			continue;
+		}
+		if ((f == FOLLOWED || o->size > o->off) && !o->reused)
 			settle(fs, o->dev, o->ino);
 		free(o->path);
 	}
-	free(fs->orphans);
-	fs->orphans = NULL;
-	fs->norphans = 0;
+	fs->norphans = kept;
+	if (kept == 0) {
+		free(fs->orphans);
+		fs->orphans = NULL;
+	}
 	for (pp = &fs->list; (k = *pp) != NULL;) {
 		if (!k->vanished) {
 			pp = &k->next;
 			continue;
 		}
 		tailer_head(k->t, &crc, &len);
-		(void)follow(fs, tailer_path(k->t), tailer_ino(k->t), crc, len,
-		    tailer_committed(k->t), tailer_size(k->t));
+		if (follow(fs, tailer_path(k->t), tailer_ino(k->t), crc, len,
+		    tailer_committed(k->t), tailer_size(k->t)) ==
+		    FOLLOW_LATER) {
+			pp = &k->next;	/* the next scan */
+			continue;
+		}
 		settle(fs, tailer_dev(k->t), tailer_ino(k->t));
 		fs->m->files_done++;	/* this identity is done with */
 		files_unlink(fs, pp, k);

@@ -96,8 +96,14 @@ read_to_end(const struct tailer *t)
 }
 
 /* files.c */
-bool	files_track_at(struct files *, const char *, const struct stat *,
-	    uint64_t, bool);
+enum track_result {
+	TRACKED,
+	TRACK_LATER,		/* a compressed file still being written */
+	TRACK_FAILED,		/* reported (openfail) */
+	TRACK_UNREADABLE,	/* reported, its bytes counted lost */
+};
+enum track_result files_track_at(struct files *, const char *,
+	    const struct stat *, uint64_t, bool);
 void	files_restart(struct files *, struct tracked *, const char *);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
 

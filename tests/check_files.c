@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <uv.h>
+#include <zlib.h>
 
 #include "conf.h"
 #include "files.h"
@@ -338,6 +339,15 @@ append_file(const char *name, const char *text)
 	ck_assert_msg(fd >= 0, "%s: %s", p, strerror(errno));
 	ck_assert_int_eq(write_all(fd, text, strlen(text)), 0);
 	ck_assert_int_eq(close(fd), 0);
+}
+
+static void
+path_of_unlink(const char *name)
+{
+	char	 p[PATH_MAX];
+
+	path_of(p, sizeof(p), name);
+	ck_assert_int_eq(unlink(p), 0);
 }
 
 static void
@@ -854,6 +864,113 @@ START_TEST(first_scan_without_its_directory_loses_nothing)
 }
 END_TEST
 
+/* --- compressed successors ---------------------------------------------- */
+
+enum gz_shape { GZ_WHOLE, GZ_NO_TRAILER, GZ_BAD_CRC };
+
+/* name: text gzip-compressed, whole, still being written (no trailer
+ * yet), or damaged (a wrong crc32 in its trailer). */
+static void
+write_gz(const char *name, const char *text, enum gz_shape shape)
+{
+	unsigned char	 out[4096];
+	z_stream	 z;
+	size_t		 n;
+	char		 p[PATH_MAX];
+	int		 fd;
+
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 31, 8,
+	    Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (unsigned char *)(uintptr_t)text;
+	z.avail_in = (uInt)strlen(text);
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	n = sizeof(out) - z.avail_out;
+	deflateEnd(&z);
+	if (shape == GZ_NO_TRAILER)
+		n -= 8;
+	else if (shape == GZ_BAD_CRC)
+		out[n - 8] ^= 0xff;
+	path_of(p, sizeof(p), name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write_all(fd, out, n), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/* Ten lines "line-000N\n", 100 bytes: a head the successor search takes. */
+#define TEN_LINES	"line-0001\nline-0002\nline-0003\nline-0004\n" \
+	"line-0005\nline-0006\nline-0007\nline-0008\nline-0009\n" \
+	"line-0010\n"
+
+/*
+ * app.log known to the registry, 3 of its 10 lines delivered, gone while
+ * the agent was stopped: compressed into app.log.1.gz (shape), which the
+ * walk of the directory finds.  The log is captured from here: its file,
+ * made after the unlink, would take app.log's inode and look like it.
+ */
+static void
+gone_into_gz(const char *gz_text, enum gz_shape shape)
+{
+	flow_conf("*.log", "");
+	write_file("app.log", TEN_LINES);
+	remember("app.log", TEN_LINES, 30);
+	entry_of("app.log")->size = 100;
+	write_gz("app.log.1.gz", gz_text, shape);
+	capture_begin();
+	path_of_unlink("app.log");
+}
+
+START_TEST(successor_still_compressed_is_followed_once_whole)
+{
+	gone_into_gz(TEN_LINES, GZ_NO_TRAILER);
+	start();
+	wait_scans(2);
+	/* Not lost: the successor is waited for, and the entry kept. */
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_UNREADABLE], 0);
+	ck_assert_uint_eq(registry_count(h.reg), 1);
+	write_gz("app.log.1.gz", TEN_LINES, GZ_WHOLE);
+	wait_scans(2);
+	free(capture_end());
+	read_all(100, true);
+	ck_assert_str_eq(took(), "app.log.1.gz:line-0004@30 "
+	    "app.log.1.gz:line-0005@40 app.log.1.gz:line-0006@50 "
+	    "app.log.1.gz:line-0007@60 app.log.1.gz:line-0008@70 "
+	    "app.log.1.gz:line-0009@80 app.log.1.gz:line-0010@90");
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+}
+END_TEST
+
+START_TEST(damaged_successor_is_counted_lost_once)
+{
+	static char	 text[100 + 300 * 10 + 1];
+	struct stat	 st;
+	char		*log;
+	int		 i;
+
+	/* Damaged after its head: the head matches, reading it fails. */
+	strcpy(text, TEN_LINES);
+	for (i = 0; i < 300; i++)
+		snprintf(text + 100 + i * 10, 11, "more-%04d\n", i);
+	gone_into_gz(text, GZ_BAD_CRC);
+	stat_file("app.log.1.gz", &st);
+	start();
+	wait_scans(2);
+	log = capture_end();
+	/* Counted once, as unreadable, not also as gone. */
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_UNREADABLE],
+	    (uint64_t)st.st_size);
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+	ck_assert_msg(strstr(log, "no compressed copy") == NULL, "%s", log);
+	ck_assert_msg(strstr(log, "app.log.1.gz") != NULL, "%s", log);
+	free(log);
+	ck_assert_uint_eq(registry_count(h.reg), 0);
+}
+END_TEST
+
 /* a.log b.log c.log, each "<x>1\n", read and committed: one is parked. */
 static const char *
 three_files_one_parked(void)
@@ -1010,6 +1127,8 @@ files_suite(void)
 	    parked_file_truncated_below_its_offset_is_read_again_from_zero);
 	tcase_add_test(tc, file_at_hold_ranges_is_skipped);
 	tcase_add_test(tc, first_scan_without_its_directory_loses_nothing);
+	tcase_add_test(tc, successor_still_compressed_is_followed_once_whole);
+	tcase_add_test(tc, damaged_successor_is_counted_lost_once);
 	tcase_add_test(tc, unreadable_file_is_reported_once);
 	suite_add_tcase(s, tc);
 	return s;
