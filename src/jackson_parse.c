@@ -474,8 +474,11 @@ jackson_string_array(const char *json, char ***out, size_t *n, char *err,
 	jp.errlen = errlen;
 	buf_init(&jp.tmp);
 	skip_ws(&jp);
-	if (*jp.p++ != '[')
+	/* Never step past the NUL: the text may end anywhere. */
+	if (*jp.p != '[')
 		rc = bad(&jp, "not a JSON array");
+	else
+		jp.p++;
 	skip_ws(&jp);
 	if (rc == 0 && *jp.p == ']')
 		jp.p++;
@@ -498,8 +501,10 @@ jackson_string_array(const char *json, char ***out, size_t *n, char *err,
 				jp.p++;
 				break;
 			}
-			if (*jp.p++ != ',')
+			if (*jp.p != ',')
 				rc = bad(&jp, "expected ',' or ']'");
+			else
+				jp.p++;
 		}
 	skip_ws(&jp);
 	if (rc == 0 && *jp.p != '\0')

@@ -384,6 +384,15 @@ static const struct {
 	  "has an unknown escape" },
 	{ { "dataProcessingOptions=CSVTOJSON", "CSVTOJSON.customFieldNames=a,,b" },
 	  "CSVTOJSON.customFieldNames", "has an empty field name" },
+	/* A JSON list that ends early is not read past its end (ASan). */
+	{ { "dataProcessingOptions=CSVTOJSON",
+	    "CSVTOJSON.customFieldNames=[\"a\"" }, "CSVTOJSON.customFieldNames",
+	  "expected ',' or ']'" },
+	{ { "dataProcessingOptions=CSVTOJSON", "CSVTOJSON.customFieldNames=[1]" },
+	  "CSVTOJSON.customFieldNames", "expected a JSON array of strings" },
+	{ { "dataProcessingOptions=CSVTOJSON",
+	    "CSVTOJSON.customFieldNames=[\"a\"] x" },
+	  "CSVTOJSON.customFieldNames", "text after the array" },
 };
 
 START_TEST(config_errors_name_the_key)
