@@ -107,8 +107,12 @@ upload_bytes(struct pair *pr, const char *data, size_t len, uint64_t offset,
 		return true;
 	if (convert_apply(pr->conv, data, len, pr->path, offset,
 	    pr->max_record, &pr->conv_out, &cut, why, sizeof(why)) ==
-	    CONVERT_UNMATCHED)
-		return convert_unmatched_action(pr->conv) == CONVERT_RAW;
+	    CONVERT_UNMATCHED) {
+		if (convert_unmatched_action(pr->conv) != CONVERT_RAW)
+			return false;
+		convert_raw_line(pr->conv, data, len, pr->max_record,
+		    &pr->conv_out, &cut);
+	}
 	*out = pr->conv_out.data;
 	*outlen = pr->conv_out.len;
 	return true;

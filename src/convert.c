@@ -456,15 +456,13 @@ convert_record(struct convert *c, const char *data, size_t len,
 {
 	enum convert_unmatched	 act = c->unmatched;
 	char			 why[200];
-	size_t			 n;
 
 	if (convert_apply(c, data, len, path, offset, max, out, truncated,
 	    why, sizeof(why)) == CONVERT_SEND)
 		return true;
-	n = raw_len(c, data, len);
 	if (act == CONVERT_DEADLETTER && (c->dlq == NULL ||
 	    deadletter_write(c->dlq, c->flow, path, offset, "UNMATCHED", why,
-	    data, n) != 0))
+	    data, raw_len(c, data, len)) != 0))
 		act = CONVERT_RAW;	/* logged; nothing is lost */
 	/* A raw line the flow refused (its batch was full) comes again:
 	 * count it once. */
@@ -477,10 +475,19 @@ convert_record(struct convert *c, const char *data, size_t len,
 	c->last_offset = offset;
 	if (act != CONVERT_RAW)
 		return false;
+	convert_raw_line(c, data, len, max, out, truncated);
+	return true;
+}
+
+void
+convert_raw_line(const struct convert *c, const char *data, size_t len,
+    size_t max, struct buf *out, bool *truncated)
+{
+	size_t	 n = raw_len(c, data, len);
+
 	buf_reset(out);
 	buf_add(out, data, MIN(n, max));
 	*truncated = n > max;
-	return true;
 }
 
 enum convert_unmatched

@@ -133,6 +133,13 @@ bool		 convert_record(struct convert *, const char *data,
 
 /* What LOGTOJSON.unmatched does with a line the chain cannot parse. */
 enum convert_unmatched convert_unmatched_action(const struct convert *);
+/*
+ * What is sent for a line LOGTOJSON cannot parse when it goes up
+ * unconverted (LOGTOJSON.unmatched = raw): the line as read, without the
+ * delimiter the framer kept for the chain, cut to max.
+ */
+void		 convert_raw_line(const struct convert *, const char *data,
+		    size_t len, size_t max, struct buf *out, bool *truncated);
 
 /*
  * Count unmatched lines into counts[CONVERT_NUNMATCHED] (borrowed: the

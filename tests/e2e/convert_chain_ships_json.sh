@@ -10,9 +10,9 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream web --stream csv --stream sys --stream bulk --stream bad \
-    --latency-ms 30
+    --stream raw --latency-ms 30
 D=$TMP/logs
-mkdir -p "$D/web" "$D/csv" "$D/sys" "$D/bulk" "$D/bad"
+mkdir -p "$D/web" "$D/csv" "$D/sys" "$D/bulk" "$D/bad" "$D/raw"
 
 cat >"$D/web/access.log" <<'LOG'
 203.0.113.9 - alice [12/Mar/2024:10:15:32 +0800] "GET /index.html?q=%E4%B8%AD HTTP/1.1" 200 5123 "https://example.com/" "Mozilla/5.0 (X11; Linux x86_64)"
@@ -24,6 +24,9 @@ printf 'a,,c\nx,y,z,w,extra\n\n' >"$D/csv/data.csv"
 printf 'Mar  7 04:02:16 myhost sshd[1234]: Accepted publickey for root\n' \
     >"$D/sys/auth.log"
 printf 'no match one\nno match two\n' >"$D/bad/only.log"
+# LOGTOJSON.unmatched = raw: the line that does not parse goes up as read.
+printf '%s\n%s\n' '10.0.0.1 - - [12/Mar/2024:10:15:32 +0800] "GET / HTTP/1.1" 200 1 "-" "x"' \
+    'not an access line' >"$D/raw/access.log"
 # The backlog: access-log lines, every 100th one unparsable.
 "$PYTHON3" - "$D/bulk/access.log" "$TMP/bulk-expected" <<'PY'
 import sys
@@ -56,6 +59,9 @@ add_flow "$TMP/agent.ini" sys sys "$D/sys/*.log" \
     "LOGTOJSON.jsonFormat = PRETTYPRINT"
 add_flow "$TMP/agent.ini" bad bad "$D/bad/*.log" \
     "dataProcessingOptions = LOGTOJSON" "LOGTOJSON.logFormat = SYSLOG"
+add_flow "$TMP/agent.ini" raw raw "$D/raw/*.log" \
+    "dataProcessingOptions = LOGTOJSON" \
+    "LOGTOJSON.logFormat = COMBINEDAPACHELOG" "LOGTOJSON.unmatched = raw"
 add_flow "$TMP/agent.ini" bulk bulk "$D/bulk/*.log" \
     "dataProcessingOptions = LOGTOJSON" \
     "LOGTOJSON.logFormat = COMBINEDAPACHELOG" "maxInFlightRequests = 2" \
@@ -69,6 +75,7 @@ metric() {
 }
 start_agent "$TMP/agent.ini"
 wait_for 60 "the small flows" count_at_least csv 3
+wait_for 60 "the raw flow" count_at_least raw 2
 wait_for 60 "some of the backlog" count_at_least bulk 3000
 wait_for 30 "web's unmatched lines counted" metric web 2
 wait_for 30 "bad's unmatched lines counted" metric bad 2
@@ -91,6 +98,14 @@ stop_agent
     >"$TMP/verify.out" 2>&1 || fail "verify: $(cat "$TMP/verify.out")"
 grep -q "29700 records, 29700 found, 0 missing" "$TMP/verify.out" ||
 	fail "verify did not count the converted records: $(cat "$TMP/verify.out")"
+# And with LOGTOJSON.unmatched = raw, the unparsed line as the agent sent
+# it: without its newline.
+"$DISAGENT" verify -c "$TMP/agent.ini" "$D/raw/access.log" \
+    >"$TMP/verify-raw.out" 2>&1 || fail "verify raw: $(cat "$TMP/verify-raw.out")"
+grep -q "2 records, 2 found, 0 missing" "$TMP/verify-raw.out" ||
+	fail "verify of the raw flow: $(cat "$TMP/verify-raw.out")"
+exact raw '{"host":"10.0.0.1","ident":null,"authuser":null,"datetime":"12/Mar/2024:10:15:32 +0800","request":"GET / HTTP/1.1","response":"200","bytes":"1","referer":null,"agent":"x"}' \
+    'not an access line'
 
 exact web '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"203.0.113.9\",\"ident\":null,\"authuser\":\"alice\",\"datetime\":\"12/Mar/2024:10:15:32 +0800\",\"request\":\"GET /index.html?q=%E4%B8%AD HTTP/1.1\",\"response\":\"200\",\"bytes\":\"5123\",\"referer\":\"https://example.com/\",\"agent\":\"Mozilla/5.0 (X11; Linux x86_64)\"}"}' \
     '{"metadata":{"app":"web","env":"prod"},"data":"{\"host\":\"198.51.100.7\",\"ident\":null,\"authuser\":null,\"datetime\":\"12/Mar/2024:10:15:33 +0800\",\"request\":\"POST /api/v1/orders HTTP/2.0\",\"response\":\"201\",\"bytes\":null,\"referer\":null,\"agent\":\"curl/8.5.0\"}"}'
