@@ -595,7 +595,6 @@ conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
 	*out = NULL;
 	memset(&p, 0, sizeof(p));
 	p.opts = opts;
-	p.fs_checks = (opts & CONF_FS_CHECKS) != 0;
 	p.path = path;
 	p.err = err;
 	p.errlen = errlen;

@@ -96,7 +96,7 @@ check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
 
 	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
 		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
-	bad = cleanconf_check(f, p->fs_checks, &key, why, sizeof(why));
+	bad = cleanconf_check(f, (p->opts & CONF_FS_CHECKS) != 0, &key, why, sizeof(why));
 	if (bad == NULL)
 		return 0;
 	line = line_of(s, key);

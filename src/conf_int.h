@@ -77,7 +77,6 @@ struct parse {
 	int		 syntax_line;	/* first line the reader found odd */
 	const char	*syntax_why;
 	bool		 failed;
-	bool		 fs_checks;	/* conf_load_test */
 	int		 errline;	/* line of the error; 0: none */
 	char		*err;
 	size_t		 errlen;

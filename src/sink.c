@@ -2,7 +2,7 @@
  * The DIS sink of one flow.  Each batch is sent as PutRecords; the reply is
  * matched to the request by position (lessons R13): acknowledged records are
  * marked done and never resent, records failing with a retriable code are
- * resent alone after sink_backoff, and records DIS rejects as invalid go to the
+ * resent alone after a backoff, and records DIS rejects as invalid go to the
  * dead-letter file.  Request-level failures are retried by cause
  * (dis-api.md section 4): transient ones with full-jitter backoff forever,
  * throttling more slowly and with fewer requests in flight (AIMD), and
@@ -65,19 +65,17 @@ request_cap_for(const struct conf_flow *fc, const char *type)
 	return MIN(cap, (size_t)fc->max_buffer_bytes);
 }
 
+/* A record is at most what one request may carry: the same bound. */
 size_t
 sink_record_cap_for(const struct conf_flow *fc, const char *type)
 {
-	size_t	 cap = strcmp(type, "ADVANCED") == 0 ? 5 * MIB : MIB;
-
-	return MIN(cap, request_cap_for(fc, type));
+	return request_cap_for(fc, type);
 }
 
 static void
 set_caps(struct sink *s, const char *type)
 {
 	s->request_cap = request_cap_for(s->fc, type);
-	s->record_cap = sink_record_cap_for(s->fc, type);
 }
 
 double
@@ -158,7 +156,7 @@ sink_request_cap(const struct sink *s)
 size_t
 sink_record_cap(const struct sink *s)
 {
-	return s->record_cap;
+	return s->request_cap;
 }
 
 /* --- the queues --------------------------------------------------------- */

@@ -31,7 +31,6 @@ struct sink {
 	bool		 described;	/* the stream's type is known */
 	bool		 describing;	/* a DescribeStream is in flight */
 	char		*describe_path;	/* "streams/NAME/" */
-	size_t		 record_cap;
 	size_t		 request_cap;
 	struct batch	*waiting;	/* FIFO: not ready, or behind the probe */
 	struct batch	*timed;		/* by due_ms: retries, pacing, probe */

@@ -1,6 +1,6 @@
 /*
  * Replies to PutRecords (sink_int.h): acknowledged records are done,
- * retriable ones resent alone after sink_backoff, those DIS rejects for good
+ * retriable ones resent alone after a backoff, those DIS rejects for good
  * dead-lettered (one WARN per reply with the count by code); request-level
  * failures retried by cause, throttling adapting the window (AIMD), and
  * errors only the operator can fix pausing the sink behind one probe.
@@ -24,7 +24,6 @@
 #include "retry.h"
 #include "sink_int.h"
 
-#define HARD_RETRY_MS		(30 * 60 * 1000)
 #define SLOW_MIN_MS		1000
 #define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000

@@ -608,7 +608,6 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	if (fc->file_appendable)
 		return NULL;
 	wf = xcalloc(1, sizeof(*wf));
-	wf->loop = loop;
 	wf->fc = fc;
 	wf->reg = reg;
 	wf->m = m;

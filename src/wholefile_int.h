@@ -61,7 +61,6 @@ struct wf_list {
 };
 
 struct wholefile {
-	uv_loop_t	*loop;
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	struct metrics_flow *m;
