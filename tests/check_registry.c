@@ -942,6 +942,13 @@ static const char *const bad_files[] = {
 	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
 	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":\"7\","
 	"\"updated\":9}]",
+	/* size as a string, and below the offset */
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,"
+	"\"size\":\"9\",\"updated\":9}]",
+	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
+	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7,"
+	"\"size\":3,\"updated\":9}]",
 	/* offset as a real */
 	"[{\"flow\":\"app\",\"dev\":1,\"ino\":2,\"fingerprint\":"
 	"\"crc32:0a1b2c3d:512\",\"path\":\"/x\",\"offset\":7.5,"

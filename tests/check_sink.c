@@ -694,6 +694,25 @@ START_TEST(failed_records_are_resent_alone)
 }
 END_TEST
 
+/* A 200 whose body is not a PutRecords reply: the whole request again. */
+START_TEST(unparsable_reply_resends_the_request)
+{
+	start("streamId = sid1\n");
+	submit("a", 3);
+	reply(0, 200, "{");
+	wait_reqs(2);
+	ck_assert_str_eq(records_of(1), "a0 a1 a2");
+	ck_assert_str_eq(h.m.last_error_code, "REPLY");
+	ck_assert_uint_eq(h.m.requests_failed, 1);
+	ck_assert_uint_eq(h.ndone, 0);		/* nothing handed back */
+	ck_assert_uint_eq(h.m.records_sent, 0);
+	reply_put(1, "- - -");
+	wait_done(1);
+	ck_assert_str_eq(done_list(), "a0:delivered");
+	ck_assert_uint_eq(h.m.records_sent, 3);
+}
+END_TEST
+
 /* --- paused ------------------------------------------------------------- */
 
 #define BAD_SIGNATURE \
@@ -880,6 +899,7 @@ sink_suite(void)
 	tcase_add_test(tc, entity_too_large_halves_the_requests);
 	tcase_add_test(tc, lone_record_still_too_large_is_dead_lettered);
 	tcase_add_test(tc, failed_records_are_resent_alone);
+	tcase_add_test(tc, unparsable_reply_resends_the_request);
 	tcase_add_test(tc, paused_sink_probes_once_per_paused_retry_seconds);
 	tcase_add_test(tc, describe_retries_network_errors);
 	tcase_add_test(tc, creating_stream_is_waited_for);

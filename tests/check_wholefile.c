@@ -563,6 +563,12 @@ failed_once(struct rig *r)
 	return r->m.cleanup_failures > 0;
 }
 
+static bool
+failed_twice(struct rig *r)
+{
+	return r->m.cleanup_failures > 1;
+}
+
 START_TEST(machine_retries_a_failed_cleanup_at_every_rescan)
 {
 	struct rig	 r;
@@ -587,6 +593,10 @@ START_TEST(machine_retries_a_failed_cleanup_at_every_rescan)
 	files_gauges(r.fs, &r.m);
 	ck_assert_uint_eq(r.m.whole_cleanup_failing, 1);
 	ck_assert(exists(a_csv));
+	/* Tried again at a later rescan, failing again while in the way. */
+	wait_until(&r, failed_twice, "the cleanup to be retried");
+	ck_assert(exists(a_csv));
+	failures = r.m.cleanup_failures;
 	ck_assert_int_eq(unlink(a_done), 0);
 	wait_until(&r, a_renamed, "a.csv renamed at a later rescan");
 	ck_assert_uint_ge(r.m.cleanup_failures, failures);
