@@ -21,21 +21,6 @@
  * max_fetch_bytes: a cap far above what a reply should need. */
 #define MAX_RESPONSE	(64 * MIB)
 
-/* What to check, by status and DIS code, for the one-line message. */
-static const char *
-hint(long status, const char *code)
-{
-	if (status == 441 || status == 401)
-		return "; check ak/sk (or DIS_AK/DIS_SK) and the clock";
-	if (status == 403)
-		return "; check the IAM permissions of the keys for DIS";
-	if (strcmp(code, "DIS.4117") == 0)
-		return "; check projectId";
-	if (strcmp(code, "DIS.4301") == 0)
-		return "; check the stream name, region and projectId";
-	return "";
-}
-
 static enum rb_act
 by_code(long status, const char *code)
 {
@@ -64,7 +49,8 @@ enum rb_act
 rb_classify(const struct http_response *r, const char *what,
     struct rb_error *e)
 {
-	char	 msg[200];
+	enum rb_act	 act;
+	char		 msg[200];
 
 	memset(e, 0, sizeof(*e));
 	if (r->result != HTTP_OK) {
@@ -80,10 +66,14 @@ rb_classify(const struct http_response *r, const char *what,
 		return RB_OK;
 	(void)codec_parse_error(r->body, r->bodylen, e->code,
 	    sizeof(e->code), msg, sizeof(msg));
-	snprintf(e->message, sizeof(e->message), "%s: HTTP %ld%s%s%s%s%s",
+	act = by_code(r->status, e->code);
+	/* What to check: the agent's own hints (retry.c), for what ends
+	 * the command. */
+	snprintf(e->message, sizeof(e->message), "%s: HTTP %ld%s%s%s%s%s%s",
 	    what, r->status, e->code[0] ? " " : "", e->code, msg[0] ? " " : "",
-	    msg, hint(r->status, e->code));
-	return by_code(r->status, e->code);
+	    msg, act == RB_FATAL ? "; " : "",
+	    act == RB_FATAL ? retry_halt_hint(r->status, e->code) : "");
+	return act;
 }
 
 enum rb_act

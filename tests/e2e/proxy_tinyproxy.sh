@@ -79,7 +79,8 @@ delivered "through the proxy with basic auth"
 connects_above auth 0 || fail "nothing went through the auth proxy"
 stop_agent
 
-# 3. No credentials, then a wrong password: paused, named, no loop.
+# 3. No credentials, then a wrong password: paused, named, no loop; and
+# disagent describe names the proxy's complaint.
 for creds in none wrong; do
 	# (A paused flow waits shutdownTimeoutMillis at SIGTERM.)
 	if [ "$creds" = none ]; then
@@ -110,6 +111,14 @@ for creds in none wrong; do
 		fail "$probes proxy requests in $secs s ($creds): a retry loop"
 	grep -q 'HTTP 407 from the proxy' "$TMP/metrics.prom" ||
 		fail "the 407 is not the last error in the metrics file"
+	# The read-back commands say what to check too, in one line.
+	rc=0
+	"$DISAGENT" describe -c "$TMP/agent.ini" s1 >"$TMP/describe_$creds.out" \
+	    2>&1 || rc=$?
+	[ "$rc" = 1 ] || fail "describe through the proxy ($creds) exited $rc"
+	grep -q "HTTP 407; the proxy wants other credentials: check PROXY_USERNAME" \
+	    "$TMP/describe_$creds.out" ||
+		fail "describe ($creds): $(cat "$TMP/describe_$creds.out")"
 done
 conf "PROXY_HOST = 127.0.0.1" "PROXY_PORT = $auth_PORT" \
     "PROXY_USERNAME = e2euser" "PROXY_PASSWORD = $PW"
