@@ -318,7 +318,7 @@ static void
 step_meta(struct convert *c, struct jw *w, const char *s, size_t n,
     const char *path, uint64_t offset)
 {
-	const struct buf *m = c->meta_pretty ? &c->meta_p : &c->meta_c;
+	const struct buf *m = &c->meta;
 
 	jw_object(w);
 	jw_key(w, "metadata", 8);

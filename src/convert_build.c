@@ -509,11 +509,9 @@ build_meta(struct build *b)
 	if (open_obj && kind != '{')
 		return fail(b, "ADDMETADATA.fields", "needs "
 		    "ADDMETADATA.metadata to be a JSON object, or unset");
-	if (render_meta(c, json, open_obj, false, &c->meta_c, msg,
-	    sizeof(msg)) != 0 || render_meta(c, json, open_obj, true,
-	    &c->meta_p, msg, sizeof(msg)) != 0)
+	if (render_meta(c, json, open_obj, pretty(b->o->meta_json), &c->meta,
+	    msg, sizeof(msg)) != 0)
 		return fail(b, "ADDMETADATA.metadata", "%s", msg);
-	c->meta_pretty = pretty(b->o->meta_json);
 	return 0;
 }
 
@@ -595,8 +593,7 @@ convert_new(const struct convert_opts *o, int delim, bool keep,
 	c->clock = wall_ms;
 	buf_init(&c->a);
 	buf_init(&c->b);
-	buf_init(&c->meta_c);
-	buf_init(&c->meta_p);
+	buf_init(&c->meta);
 	if (gethostname(c->hostname, sizeof(c->hostname) - 1) != 0)
 		snprintf(c->hostname, sizeof(c->hostname), "localhost");
 	b.c = c;
@@ -629,8 +626,7 @@ convert_free(struct convert *c)
 		free(c->csv_wide[i]);
 	free(c->csv_wide);
 	logparse_free(c->lp);
-	buf_cleanup(&c->meta_c);
-	buf_cleanup(&c->meta_p);
+	buf_cleanup(&c->meta);
 	buf_cleanup(&c->a);
 	buf_cleanup(&c->b);
 	free(c);

@@ -63,9 +63,7 @@ struct convert {
 	enum convert_unmatched unmatched;
 
 	/* ADDMETADATA */
-	bool		 meta_pretty;
-	struct buf	 meta_c;	/* metadata rendered, COMPACT */
-	struct buf	 meta_p;	/* and PRETTYPRINT */
+	struct buf	 meta;		/* metadata rendered, in its jsonFormat */
 	unsigned	 meta_members;	/* when left open for fields */
 	enum meta_field	 meta_fields[8];
 	size_t		 nmeta_fields;

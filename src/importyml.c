@@ -28,7 +28,6 @@
 #include "importyml_int.h"
 #include "log.h"
 #include "util.h"
-#include "ymlopts.h"
 
 #define MAX_DEPTH	8	/* nested mappings under one key */
 #define MAX_KEYS	1000	/* keys of one section, flattened */

@@ -27,7 +27,6 @@ enum rule_kind {
 	R_DEAD,		/* no effect in the DIS Agent either */
 	R_SAME,		/* this agent always behaves as arg */
 	R_SKIP,		/* not carried over; arg says what instead */
-	R_RENAME,	/* same meaning under the name arg */
 };
 
 struct rule {
@@ -426,8 +425,7 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (%s)", e->key, s, r->arg);
 	else
-		put_key(im, sect, start, r != NULL ? r->arg : e->key, v,
-		    e->line);
+		put_key(im, sect, start, e->key, v, e->line);
 	free(s);
 	free(v);
 }
