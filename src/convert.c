@@ -27,7 +27,6 @@
 #include "log.h"
 #include "logparse.h"
 
-#define KEEP_BYTES	(64u * 1024)	/* scratch kept between records */
 #define WARN_EVERY_MS	60000
 
 /* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */

@@ -15,6 +15,7 @@
 
 #define MAX_STEPS	16	/* options in one list */
 #define MAX_NAMES	1000	/* field names of one option */
+#define KEEP_BYTES	(64u * 1024)	/* scratch kept between records */
 
 enum step_kind { S_CSV, S_LOG, S_META, S_BRACKETS };
 

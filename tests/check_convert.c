@@ -339,6 +339,41 @@ START_TEST(output_capped_at_record_limit)
 }
 END_TEST
 
+/* A record far above KEEP_BYTES through every scratch buffer (a malformed
+ * byte, two steps) leaves none of them that large for the next record. */
+START_TEST(large_record_leaves_no_large_buffer)
+{
+	static const char *const kv[] = {
+		"dataProcessingOptions=CSVTOJSON,ADDBRACKETS",
+		"CSVTOJSON.customFieldNames=a", NULL
+	};
+	struct convert	*c = chain(kv, '\n', false, NULL);
+	struct buf	 out;
+	char		*in, why[100];
+	size_t		 n = 4 * KEEP_BYTES;
+	bool		 cut;
+
+	in = xmalloc(n);
+	memset(in, 'x', n);
+	in[n / 2] = (char)0xff;		/* decoded into c->a first */
+	buf_init(&out);
+	ck_assert(convert_apply(c, in, n, "/a", 0, MAX_REC, &out, &cut, why,
+	    sizeof(why)) == CONVERT_SEND);
+	ck_assert(!cut);
+	ck_assert_uint_gt(out.len, n);
+	ck_assert(convert_apply(c, "y\n", 2, "/a", 0, MAX_REC, &out, &cut,
+	    why, sizeof(why)) == CONVERT_SEND);
+	/* The DIS Agent's ADDBRACKETS keeps the inner newline. */
+	ck_assert_str_eq(out.data, "{{\"a\":\"y\"}\n}");
+	ck_assert_uint_le(out.cap, KEEP_BYTES);
+	ck_assert_uint_le(c->a.cap, KEEP_BYTES);
+	ck_assert_uint_le(c->b.cap, KEEP_BYTES);
+	free(in);
+	buf_cleanup(&out);
+	convert_free(c);
+}
+END_TEST
+
 /* convert_new's errors name the key at fault. */
 static const struct {
 	const char	*kv[6];
@@ -670,6 +705,7 @@ convert_suite(void)
 	tcase_add_test(tc, unmatched_raw_and_drop);
 	tcase_add_test(tc, meta_fields_added_beside_static_metadata);
 	tcase_add_test(tc, output_capped_at_record_limit);
+	tcase_add_test(tc, large_record_leaves_no_large_buffer);
 	tcase_add_loop_test(tc, config_errors_name_the_key, 0,
 	    (int)ARRAY_SIZE(bad_configs));
 	tcase_add_test(tc, singleline_only_is_no_chain);
