@@ -387,6 +387,18 @@ START_TEST(data_processing_options_checked_with_their_line)
 	ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
 	ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
 	conf_free(c);
+	/* And from a file written on Windows: the CR goes, as inih drops
+	 * it from the short lines. */
+	buf_reset(&b);
+	buf_addstr(&b, AGENT_OK FLOW_OK "dataProcessingOptions = LOGTOJSON\r\n"
+	    "LOGTOJSON.logFormat = SYSLOG\r\nLOGTOJSON.matchPattern = (x*)");
+	for (i = 0; i < 300; i++)
+		buf_addc(&b, 'y');
+	buf_addstr(&b, "\r\nLOGTOJSON.customFieldNames = f\r\n");
+	c = load_ok(b.data);
+	ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
+	ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
+	conf_free(c);
 	ck_assert_uint_eq(conf_line_max("flow", "LOGTOJSON.matchPattern"),
 	    4095);
 	ck_assert_uint_eq(conf_line_max("flow", "filePattern"), 199);
