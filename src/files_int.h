@@ -58,6 +58,9 @@ struct files {
 	struct tracked	*list;
 	struct tracked	*cursor;	/* round-robin position */
 	struct idmap	 byid;		/* tailer id -> tracked */
+	/* inode -> a tracked file with it: every tracked inode is here, the
+	 * newest such file when two share it (find_dev_ino). */
+	struct idmap	 byino;
 	size_t		 ntracked;
 	size_t		 nopen;		/* tailers with a descriptor */
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
