@@ -8,6 +8,9 @@ EXTRA_PIDS=
 
 creds_cleanup() {
 	_rc=$?
+	# Under set -e the "(exit $_rc)" below would end the shell here, and
+	# e2e_cleanup, which stops the endpoint, would never run.
+	set +e
 	for _p in $META_PID $EXTRA_PIDS; do
 		kill "$_p" 2>/dev/null || true
 	done
