@@ -97,6 +97,8 @@ make_log(const char *name, size_t size, struct stat *st)
 	ck_assert_int_eq(stat(p, st), 0);
 }
 
+#define FAKE_INO	((ino_t)1 << 40)
+
 static void
 set_entry(struct registry *reg, const char *flow, const struct stat *st,
     const char *name, uint64_t off)
@@ -126,13 +128,15 @@ write_state(void)
 	reg = registry_new(state_path);
 	set_entry(reg, "app", &a, "a.log", 40);
 	set_entry(reg, "app", &b, "b.log", 100);
+	/* Inodes no file here has, and each its own: offsets from real
+	 * ones collided when c.log's inode was a.log's less one. */
 	fake = a;
-	fake.st_ino = a.st_ino + 1000000;
+	fake.st_ino = FAKE_INO + 1;
 	set_entry(reg, "app", &fake, "gone.log", 7);
-	fake.st_ino = c.st_ino + 1000001;
+	fake.st_ino = FAKE_INO + 2;
 	set_entry(reg, "app", &fake, "c.log", 5);
 	set_entry(reg, "app", &d, "d.log", 50);
-	fake.st_ino = a.st_ino + 1000002;
+	fake.st_ino = FAKE_INO + 3;
 	set_entry(reg, "old", &fake, "old.log", 3);
 	ck_assert_int_eq(registry_save(reg, true), 0);
 	registry_free(reg);
