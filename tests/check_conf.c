@@ -349,7 +349,9 @@ START_TEST(data_processing_options_checked_with_their_line)
 {
 	struct conf	*c;
 	struct buf	 b;
+	const char	*eol;
 	size_t		 i;
+	int		 crlf;
 
 	assert_fails(AGENT_OK FLOW_OK "dataProcessingOptions = CSVTOJSON, X\n",
 	    "FILE:9: dataProcessingOptions = 'CSVTOJSON, X' has an unknown "
@@ -376,29 +378,24 @@ START_TEST(data_processing_options_checked_with_their_line)
 	    "FILE:10: [flow:app]: ADDMETADATA.metadata: is set, but "
 	    "ADDMETADATA is not in dataProcessingOptions");
 	/* A pattern longer than inih's 199 characters: read whole, with
-	 * the inline comment cut as inih cuts it. */
+	 * the inline comment cut as inih cuts it; and from a file written
+	 * on Windows, without the CR, as inih drops it from short lines. */
 	buf_init(&b);
-	buf_addstr(&b, AGENT_OK FLOW_OK "dataProcessingOptions = LOGTOJSON\n"
-	    "LOGTOJSON.logFormat = SYSLOG\nLOGTOJSON.matchPattern = (x*)");
-	for (i = 0; i < 300; i++)
-		buf_addc(&b, 'y');
-	buf_addstr(&b, "  ; a comment\nLOGTOJSON.customFieldNames = f\n");
-	c = load_ok(b.data);
-	ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
-	ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
-	conf_free(c);
-	/* And from a file written on Windows: the CR goes, as inih drops
-	 * it from the short lines. */
-	buf_reset(&b);
-	buf_addstr(&b, AGENT_OK FLOW_OK "dataProcessingOptions = LOGTOJSON\r\n"
-	    "LOGTOJSON.logFormat = SYSLOG\r\nLOGTOJSON.matchPattern = (x*)");
-	for (i = 0; i < 300; i++)
-		buf_addc(&b, 'y');
-	buf_addstr(&b, "\r\nLOGTOJSON.customFieldNames = f\r\n");
-	c = load_ok(b.data);
-	ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
-	ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
-	conf_free(c);
+	for (crlf = 0; crlf < 2; crlf++) {
+		eol = crlf ? "\r\n" : "\n";
+		buf_reset(&b);
+		buf_printf(&b, "%s%sdataProcessingOptions = LOGTOJSON%s"
+		    "LOGTOJSON.logFormat = SYSLOG%sLOGTOJSON.matchPattern = (x*)",
+		    AGENT_OK, FLOW_OK, eol, eol);
+		for (i = 0; i < 300; i++)
+			buf_addc(&b, 'y');
+		buf_printf(&b, "  ; a comment%sLOGTOJSON.customFieldNames = f%s",
+		    eol, eol);
+		c = load_ok(b.data);
+		ck_assert_uint_eq(strlen(c->flows[0].conv.log_pattern), 304);
+		ck_assert_str_eq(c->flows[0].conv.log_fields, "f");
+		conf_free(c);
+	}
 	ck_assert_uint_eq(conf_line_max("flow", "LOGTOJSON.matchPattern"),
 	    4095);
 	ck_assert_uint_eq(conf_line_max("flow", "filePattern"), 199);
