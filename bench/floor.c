@@ -2,7 +2,7 @@
  * floor: the benchmark's baseline, the least CPU any agent must spend to
  * ship a file as JSON PutRecords bodies: read it in 1 MiB chunks, Base64 each
  * chunk into one reused buffer with the project's encoder (codec_base64 in
- * src/codec.c), and SHA-256 that text as the signer hashes a request body
+ * src/wire/codec.c), and SHA-256 that text as the signer hashes a request body
  * (libcrypto EVP_Digest, once per chunk).  No framing, JSON, TLS or I/O to
  * a peer: bench/run prints the agent's CPU per GiB against this one.
  * Each step is also timed on its own (process CPU clock around it), so that
@@ -29,8 +29,8 @@
 
 #include <openssl/evp.h>
 
-#include "codec.h"
-#include "util.h"
+#include "base/util.h"
+#include "wire/codec.h"
 
 #define CHUNK	(1024 * 1024)
 

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "log.h"
-#include "registry.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "state/registry.h"
 
 static double
 cpu_ms(void)

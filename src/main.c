@@ -16,14 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "cmd.h"
-#include "conf.h"
-#include "credcmd.h"
-#include "http.h"
-#include "importyml.h"
-#include "log.h"
-#include "status.h"
+#include "agent/agent.h"
+#include "agent/status.h"
+#include "base/log.h"
+#include "conf/conf.h"
+#include "conf/credcmd.h"
+#include "conf/importyml.h"
+#include "dis/http.h"
+#include "readback/cmd.h"
 
 static void
 usage(FILE *out)

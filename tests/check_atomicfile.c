@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomicfile.h"
-#include "util.h"
+#include "base/atomicfile.h"
+#include "base/util.h"
 #include "testutil.h"
 
 static char	 dir[256];

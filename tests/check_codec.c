@@ -13,8 +13,8 @@
 #include <check.h>
 #include <openssl/evp.h>
 
-#include "codec.h"
-#include "util.h"
+#include "base/util.h"
+#include "wire/codec.h"
 #include "testutil.h"
 
 /* The exact one-line body of the spec section 2 example (265 bytes). */

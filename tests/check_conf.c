@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "util.h"
+#include "base/util.h"
+#include "conf/conf.h"
 #include "testutil.h"
 
 #define SECRET	"Zq9SecretValue7x"

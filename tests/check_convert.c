@@ -28,14 +28,14 @@
 
 #include <check.h>
 
-#include "conf.h"
-#include "convert.h"
-#include "convert_int.h"
-#include "deadletter.h"
-#include "framer.h"
-#include "jackson.h"
-#include "logparse.h"
-#include "util.h"
+#include "base/jackson.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "records/convert.h"
+#include "records/convert_int.h"
+#include "records/deadletter.h"
+#include "records/framer.h"
+#include "records/logparse.h"
 #include "testutil.h"
 
 #define MAX_REC	(1u << 20)
@@ -157,7 +157,6 @@ static const char *const syslog_kv[] = {
 
 START_TEST(unmatched_deadletter_written_and_counted)
 {
-	struct conf		 cf;
 	struct deadletter	*dl;
 	struct convert		*c;
 	struct buf		 out;
@@ -167,10 +166,7 @@ START_TEST(unmatched_deadletter_written_and_counted)
 
 	tu_tmpdir(dir, sizeof(dir), "check_convert");
 	tu_path(path, sizeof(path), dir, "dead.jsonl");
-	memset(&cf, 0, sizeof(cf));
-	cf.dead_letter_file = path;
-	cf.checkpoint_file = path;
-	dl = deadletter_new(&cf);
+	dl = deadletter_new(path);
 	c = chain(syslog_kv, '\n', false, dl);
 	buf_init(&out);
 	ck_assert(!convert_record(c, "not syslog\n", 11, "/l/a.log", 42,
@@ -199,16 +195,13 @@ END_TEST
 
 START_TEST(unmatched_deadletter_unwritable_sends_raw)
 {
-	struct conf		 cf;
 	struct deadletter	*dl;
 	struct convert		*c;
 	struct buf		 out;
 	uint64_t		 n[CONVERT_NUNMATCHED];
 	bool			 cut;
 
-	memset(&cf, 0, sizeof(cf));
-	cf.dead_letter_file = (char *)(uintptr_t)"/nonexistent/dir/dead.jsonl";
-	dl = deadletter_new(&cf);
+	dl = deadletter_new("/nonexistent/dir/dead.jsonl");
 	c = chain(syslog_kv, '\n', false, dl);
 	buf_init(&out);
 	ck_assert(convert_record(c, "not syslog\n", 11, "/l/a.log", 0, MAX_REC,

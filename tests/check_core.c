@@ -14,10 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "retry.h"
-#include "tailer.h"
-#include "watcher.h"
-#include "watermark.h"
+#include "base/pattern.h"
+#include "files/tailer.h"
+#include "files/watcher.h"
+#include "files/watermark.h"
+#include "wire/retry.h"
 #include "testutil.h"
 
 /* --- watermark ---------------------------------------------------------- */
@@ -452,18 +453,18 @@ END_TEST
 
 START_TEST(pattern_globs_in_any_component)
 {
-	ck_assert(watcher_match("/var/log/app/*.log", "/var/log/app/a.log"));
-	ck_assert(!watcher_match("/var/log/app/*.log", "/var/log/app/x/a.log"));
-	ck_assert(!watcher_match("/var/log/app/*.log", "/var/log/app/.a.log"));
-	ck_assert(watcher_match("/var/log/*/app-*.log",
+	ck_assert(pattern_match("/var/log/app/*.log", "/var/log/app/a.log"));
+	ck_assert(!pattern_match("/var/log/app/*.log", "/var/log/app/x/a.log"));
+	ck_assert(!pattern_match("/var/log/app/*.log", "/var/log/app/.a.log"));
+	ck_assert(pattern_match("/var/log/*/app-*.log",
 	    "/var/log/web1/app-2.log"));
-	ck_assert(!watcher_match("/var/log/*/app-*.log",
+	ck_assert(!pattern_match("/var/log/*/app-*.log",
 	    "/var/log/web1/db-2.log"));
-	ck_assert(!watcher_match("/var/log/*/app-*.log", "/var/log/app-1.log"));
-	ck_assert(watcher_dir_may_match("/var/log/*/app-*.log", "/var/log/w"));
-	ck_assert(!watcher_dir_may_match("/var/log/*/app-*.log",
+	ck_assert(!pattern_match("/var/log/*/app-*.log", "/var/log/app-1.log"));
+	ck_assert(pattern_dir_may_match("/var/log/*/app-*.log", "/var/log/w"));
+	ck_assert(!pattern_dir_may_match("/var/log/*/app-*.log",
 	    "/var/log/w/deeper"));
-	ck_assert(!watcher_dir_may_match("/var/log/app/*.log", "/var/log/x"));
+	ck_assert(!pattern_dir_may_match("/var/log/app/*.log", "/var/log/x"));
 }
 END_TEST
 
@@ -471,43 +472,43 @@ START_TEST(pattern_double_star_matches_any_depth)
 {
 	const char	*p = "/srv/**/logs/*.log";
 
-	ck_assert(watcher_match(p, "/srv/logs/a.log"));
-	ck_assert(watcher_match(p, "/srv/a/b/c/logs/a.log"));
-	ck_assert(!watcher_match(p, "/srv/a/b/c/a.log"));
-	ck_assert(!watcher_match(p, "/srv/.hidden/logs/a.log"));
-	ck_assert(watcher_dir_may_match(p, "/srv/a/b"));
-	ck_assert(watcher_dir_may_match(p, "/srv/a/logs"));
-	ck_assert(!watcher_dir_may_match(p, "/srv/.git"));
-	ck_assert(!watcher_dir_may_match(p, "/other"));
-	ck_assert(watcher_match("/srv/**/*.log", "/srv/x.log"));
-	ck_assert(watcher_match("/srv/**/*.log", "/srv/a/b/x.log"));
+	ck_assert(pattern_match(p, "/srv/logs/a.log"));
+	ck_assert(pattern_match(p, "/srv/a/b/c/logs/a.log"));
+	ck_assert(!pattern_match(p, "/srv/a/b/c/a.log"));
+	ck_assert(!pattern_match(p, "/srv/.hidden/logs/a.log"));
+	ck_assert(pattern_dir_may_match(p, "/srv/a/b"));
+	ck_assert(pattern_dir_may_match(p, "/srv/a/logs"));
+	ck_assert(!pattern_dir_may_match(p, "/srv/.git"));
+	ck_assert(!pattern_dir_may_match(p, "/other"));
+	ck_assert(pattern_match("/srv/**/*.log", "/srv/x.log"));
+	ck_assert(pattern_match("/srv/**/*.log", "/srv/a/b/x.log"));
 }
 END_TEST
 
 START_TEST(skipped_names_unless_the_pattern_names_them)
 {
-	ck_assert(watcher_skipped_name("*", ".hidden", ".COMPLETED"));
-	ck_assert(!watcher_skipped_name(".*", ".hidden", ".COMPLETED"));
-	ck_assert(watcher_skipped_name("app.log*", "app.log.1.gz", NULL));
-	ck_assert(!watcher_skipped_name("*.gz", "app.log.1.gz", NULL));
-	ck_assert(watcher_skipped_name("*", "a.tar", NULL));
-	ck_assert(watcher_skipped_name("*", "x.zip", NULL));
-	ck_assert(watcher_skipped_name("*", "x.bz2", NULL));
-	ck_assert(watcher_skipped_name("*", "x.log.COMPLETED", ".COMPLETED"));
-	ck_assert(!watcher_skipped_name("*.COMPLETED", "x.log.COMPLETED",
+	ck_assert(pattern_skipped_name("*", ".hidden", ".COMPLETED"));
+	ck_assert(!pattern_skipped_name(".*", ".hidden", ".COMPLETED"));
+	ck_assert(pattern_skipped_name("app.log*", "app.log.1.gz", NULL));
+	ck_assert(!pattern_skipped_name("*.gz", "app.log.1.gz", NULL));
+	ck_assert(pattern_skipped_name("*", "a.tar", NULL));
+	ck_assert(pattern_skipped_name("*", "x.zip", NULL));
+	ck_assert(pattern_skipped_name("*", "x.bz2", NULL));
+	ck_assert(pattern_skipped_name("*", "x.log.COMPLETED", ".COMPLETED"));
+	ck_assert(!pattern_skipped_name("*.COMPLETED", "x.log.COMPLETED",
 	    ".COMPLETED"));
-	ck_assert(!watcher_skipped_name("*.log", "x.log", ".COMPLETED"));
+	ck_assert(!pattern_skipped_name("*.log", "x.log", ".COMPLETED"));
 }
 END_TEST
 
 START_TEST(exclude_by_name_or_full_path)
 {
-	ck_assert(watcher_excluded("*.tmp, debug-*", "/v/debug-1.log"));
-	ck_assert(watcher_excluded("*.tmp, debug-*", "/v/a.tmp"));
-	ck_assert(!watcher_excluded("*.tmp, debug-*", "/v/a.log"));
-	ck_assert(watcher_excluded("/v/old/*", "/v/old/a.log"));
-	ck_assert(!watcher_excluded("/v/old/*", "/v/new/a.log"));
-	ck_assert(!watcher_excluded("", "/v/a.log"));
+	ck_assert(pattern_excluded("*.tmp, debug-*", "/v/debug-1.log"));
+	ck_assert(pattern_excluded("*.tmp, debug-*", "/v/a.tmp"));
+	ck_assert(!pattern_excluded("*.tmp, debug-*", "/v/a.log"));
+	ck_assert(pattern_excluded("/v/old/*", "/v/old/a.log"));
+	ck_assert(!pattern_excluded("/v/old/*", "/v/new/a.log"));
+	ck_assert(!pattern_excluded("", "/v/a.log"));
 }
 END_TEST
 

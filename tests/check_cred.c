@@ -20,11 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "cred.h"
-#include "ecsmeta.h"
-#include "proxy.h"
-#include "util.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "conf/cred.h"
+#include "conf/proxyconf.h"
+#include "dis/ecsmeta.h"
 #include "testutil.h"
 
 static const uint8_t	 vsalt[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };

@@ -30,14 +30,14 @@
 #include <uv.h>
 #include <zlib.h>
 
-#include "conf.h"
-#include "files.h"
-#include "framer.h"
-#include "log.h"
-#include "metrics.h"
-#include "registry.h"
-#include "tailer.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "files/files.h"
+#include "files/tailer.h"
+#include "records/framer.h"
+#include "state/registry.h"
 #include "testutil.h"
 
 #define WATCHDOG_MS	10000

@@ -14,8 +14,8 @@
 
 #include <check.h>
 
-#include "framer.h"
-#include "util.h"
+#include "base/util.h"
+#include "records/framer.h"
 #include "testutil.h"
 
 #define MAXREC	512

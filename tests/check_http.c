@@ -17,9 +17,9 @@
 
 #include <uv.h>
 
-#include "http.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "dis/http.h"
 #include "testutil.h"
 
 #define WATCHDOG_MS	10000

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "cred.h"
-#include "importyml.h"
-#include "util.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "conf/cred.h"
+#include "conf/importyml.h"
 #include "testutil.h"
 
 static char	 dir[256];

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics.h"
-#include "util.h"
+#include "base/metrics.h"
+#include "base/util.h"
 #include "testutil.h"
 
 static char	 dir[256];

@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "notify.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/notify.h"
+#include "base/util.h"
 #include "testutil.h"
 
 static char	 dir[256];

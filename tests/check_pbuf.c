@@ -16,8 +16,8 @@
 
 #include <check.h>
 
-#include "pbuf.h"
-#include "util.h"
+#include "base/util.h"
+#include "wire/pbuf.h"
 #include "testutil.h"
 
 /* --- a reply builder (the test's own encoder) --------------------------- */

@@ -3,8 +3,8 @@
  * their command lines (cli_parse_time), the download replies of codec_read
  * (DescribeStream pages, GetCursor, GetRecords, base64, the JSON line),
  * the record multiset of verify (recset), partition names, and which
- * files verify takes for a flow (watcher_flow_matches) with which framer
- * options (framer_opts_from_flow).
+ * files verify takes for a flow (conf_flow_matches) with which framer
+ * options (conf_framer_opts).
  */
 #include "config.h"
 
@@ -15,14 +15,13 @@
 
 #include <check.h>
 
-#include "cli.h"
-#include "codec_read.h"
-#include "conf.h"
-#include "framer.h"
-#include "readback.h"
-#include "recset.h"
-#include "util.h"
-#include "watcher.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "readback/cli.h"
+#include "readback/readback.h"
+#include "readback/recset.h"
+#include "records/framer.h"
+#include "wire/codec_read.h"
 #include "testutil.h"
 
 #define NOW	1796112000000LL		/* 2026-12-01T08:00:00Z */
@@ -525,16 +524,16 @@ START_TEST(flow_matching_and_framer_options)
 	fc.file_pattern = pat1;
 	fc.file_suffix = sfx;
 	fc.exclude_pattern = excl;
-	ck_assert(watcher_flow_matches(&fc, "/var/log/app/a.log"));
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/sub/a.log"));
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/.a.log"));
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/debug1.log"));
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/a.txt"));
+	ck_assert(conf_flow_matches(&fc, "/var/log/app/a.log"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/sub/a.log"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/.a.log"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/debug1.log"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/a.txt"));
 	fc.file_pattern = pat2;
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/a.log.gz"));
-	ck_assert(!watcher_flow_matches(&fc, "/var/log/app/a.COMPLETED"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/a.log.gz"));
+	ck_assert(!conf_flow_matches(&fc, "/var/log/app/a.COMPLETED"));
 	fc.recursive = true;
-	ck_assert(watcher_flow_matches(&fc, "/var/log/app/sub/deep/a.log"));
+	ck_assert(conf_flow_matches(&fc, "/var/log/app/sub/deep/a.log"));
 
 	fc.record_delimiter = delim;
 	fc.keep_delimiter = true;
@@ -543,7 +542,7 @@ START_TEST(flow_matching_and_framer_options)
 	fc.multiline_pattern = ml;
 	fc.file_encoding = enc;
 	fc.skip_header_lines = 3;
-	framer_opts_from_flow(&fc, &fo);
+	conf_framer_opts(&fc, &fo);
 	ck_assert_int_eq(fo.delim, '|');
 	ck_assert(fo.keep_delim && fo.strip_cr && fo.skip_empty);
 	ck_assert_str_eq(fo.multiline, "^\\d");

@@ -28,9 +28,9 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "log.h"
-#include "registry.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "state/registry.h"
 #include "testutil.h"
 
 #define NVAR	3	/* entries in a test generation */

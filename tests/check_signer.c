@@ -12,8 +12,8 @@
 
 #include <check.h>
 
-#include "signer.h"
-#include "util.h"
+#include "base/util.h"
+#include "wire/signer.h"
 #include "testutil.h"
 
 #define PID		"0123456789abcdef0123456789abcdef"

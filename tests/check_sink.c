@@ -27,15 +27,15 @@
 #include <openssl/evp.h>
 #include <uv.h>
 
-#include "batch.h"
-#include "conf.h"
-#include "deadletter.h"
-#include "disapi.h"
-#include "http.h"
-#include "log.h"
-#include "metrics.h"
-#include "sink.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "dis/disapi.h"
+#include "dis/http.h"
+#include "records/deadletter.h"
+#include "sink/batch.h"
+#include "sink/sink.h"
 #include "testutil.h"
 
 #define WATCHDOG_MS	15000
@@ -466,7 +466,12 @@ start(const char *extra)
 	h.m.stream = h.fc->stream;
 	h.api = disapi_new(NULL, h.conf);
 	disapi_set_transport(h.api, fake_submit, NULL);
-	h.dlq = deadletter_new(h.conf);
+	{
+		char *p = conf_deadletter_path(h.conf);
+
+		h.dlq = deadletter_new(p);
+		free(p);
+	}
 	h.sink = sink_new(&h.loop, h.api, h.conf, h.fc, h.dlq, &h.m, &cbs);
 	sink_start(h.sink);
 }

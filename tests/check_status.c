@@ -21,11 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "metrics.h"
-#include "registry.h"
-#include "status.h"
-#include "util.h"
+#include "agent/status.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/util.h"
+#include "state/registry.h"
 #include "testutil.h"
 
 static char	 dir[256];

@@ -18,16 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "conf.h"
-#include "files.h"
-#include "framer.h"
-#include "log.h"
-#include "metrics.h"
-#include "registry.h"
-#include "tailer.h"
-#include "util.h"
-#include "wholefile.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "files/cleanup.h"
+#include "files/files.h"
+#include "files/tailer.h"
+#include "files/wholefile.h"
+#include "records/framer.h"
+#include "state/registry.h"
 #include "testutil.h"
 
 static char	 dir[256];

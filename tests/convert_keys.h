@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "convert.h"
+#include "records/convert.h"
 
 static const struct {
 	const char	*key;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "util.h"
+#include "base/util.h"
 
 int
 tu_run(Suite *s)

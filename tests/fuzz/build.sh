@@ -58,6 +58,13 @@ cflags="-g -O1 -fno-omit-frame-pointer $san -I$out -I$src ${FUZZ_CFLAGS:-}"
 warn="-Wall -Wextra -Wno-unused-parameter -Wshadow -Wmissing-prototypes \
 -Wstrict-prototypes -Wformat=2 -Wvla -Werror"
 
+# srcfile NAME: the path of src/*/NAME.c, whichever layer folder holds it.
+srcfile() {
+	_p=$(find "$src" -name "$1.c" | head -n 1)
+	[ -n "$_p" ] || { echo "build.sh: no $1.c under $src" >&2; exit 1; }
+	echo "$_p"
+}
+
 # compile NAME FILE [FLAGS...]: instrumented object OUTDIR/NAME.o
 compile() {
 	_n=$1; _f=$2; shift 2
@@ -67,11 +74,11 @@ compile() {
 }
 
 # The agent.ini reader, in the files it is split into.
-confparts="conf conf_keys conf_check conf_store conf_finish conf_doc"
-for f in util log codec codec_read pbuf $confparts cred proxy cleanconf \
-    watcher jackson jackson_parse \
+confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts"
+for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
+    pattern jackson jackson_parse \
     logparse convert convert_build deadletter; do
-	compile "$f" "$src/$f.c"
+	compile "$f" "$(srcfile "$f")"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
 $out/deadletter.o $out/codec.o"
@@ -90,8 +97,8 @@ confo=
 for f in $confparts; do confo="$confo $out/$f.o"; done
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" $confo "$out/cred.o" "$out/proxy.o" \
-    "$out/cleanconf.o" "$out/watcher.o" $conv $deps -o "$out/fuzz_conf"
+    "$out/log.o" $confo "$out/cred.o" "$out/proxyconf.o" \
+    "$out/cleanconf.o" "$out/pattern.o" $conv $deps -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
     "$out/log.o" $conv $deps -o "$out/fuzz_convert"

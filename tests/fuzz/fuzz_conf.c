@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "conf.h"
+#include "conf/conf.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 int	LLVMFuzzerInitialize(int *, char ***);

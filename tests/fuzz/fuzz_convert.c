@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "convert_int.h"
-#include "jackson.h"
-#include "logparse.h"
-#include "util.h"
+#include "base/jackson.h"
+#include "base/util.h"
+#include "records/convert.h"
+#include "records/convert_int.h"
+#include "records/logparse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

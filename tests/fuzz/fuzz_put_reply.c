@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
-#include "codec_read.h"
-#include "pbuf.h"
+#include "wire/codec.h"
+#include "wire/codec_read.h"
+#include "wire/pbuf.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
+#include "records/convert.h"
 #include "convert_keys.h"
-#include "util.h"
+#include "base/util.h"
 
 static void
 record(struct convert *c, const char *p, size_t n, struct buf *out)

@@ -1,0 +1,698 @@
+/*
+ * Agent lifecycle.  States, each entered in set_state():
+ *
+ *   RUNNING --HUP--> RELOADING --quiet or deadline--> (rebuilt) RUNNING
+ *   RUNNING, RELOADING --TERM/INT, --once done--> STOPPING
+ *   STOPPING --quiet or deadline--> FINISHING --handles closed--> (exit)
+ *
+ * Stopping (and reloading) stops reading, flushes the batches, and waits up
+ * to shutdownTimeoutMillis for the requests on the wire -- not for batches
+ * held back by a backoff or a pause, whose offsets have not moved.  Then it
+ * saves the state, cancels what is left (its offsets do not move), closes
+ * the http client, frees the flows, and runs the loop until every handle is
+ * closed.  Checks run only after a flow's event (a request ended, --once
+ * drained), deferred to one idle turn: a waiting agent sleeps.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "agent/agent.h"
+#include "agent/flow.h"
+#include "agent/progress.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/notify.h"
+#include "conf/conf.h"
+#include "dis/disapi.h"
+#include "dis/ecsmeta.h"
+#include "dis/http.h"
+#include "state/registry.h"
+
+#define MAX_CONNECTIONS	16
+
+enum agent_state {
+	AGENT_RUNNING,
+	AGENT_RELOADING,
+	AGENT_STOPPING,
+	AGENT_FINISHING,
+};
+
+struct agent {
+	uv_loop_t	 loop;
+	struct conf	**confp;	/* owned by the caller, replaced on HUP */
+	const struct conf *conf;	/* *confp */
+	const char	*conf_path;
+	struct conf	*next_conf;	/* being switched to */
+	struct mem_budget mem;
+	struct http	*http;
+	struct disapi	*api;		/* signs every DIS call; uses http */
+	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
+	struct registry	*reg;
+	struct flow	**flows;
+	size_t		 nflows;
+	enum agent_state state;
+	bool		 once;
+	bool		 closing_http;	/* http_close called, not yet done */
+	int		 exit_code;
+	uint64_t	 start_ms;
+	uv_signal_t	 sig_term;
+	uv_signal_t	 sig_int;
+	uv_signal_t	 sig_hup;
+	uv_timer_t	 save_timer;	/* the state, soon after a change */
+	uint64_t	 save_cost_ms;	/* how long the last save took */
+	uv_timer_t	 status_timer;
+	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
+	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
+	uv_timer_t	 watchdog_timer;	/* sd_notify WATCHDOG=1 */
+	uv_timer_t	 metrics_timer;	/* metricsFile */
+	int		 metrics_err;	/* last write result, to log once */
+	uv_idle_t	 check_idle;	/* deferred state checks */
+	struct progress	 progress;
+};
+
+static void	finish(struct agent *);
+static void	finish_reload(struct agent *);
+static int	start_flows(struct agent *);
+
+static const char *const state_names[] = {
+	"running", "reloading", "stopping", "finishing",
+};
+
+/* The one place the state changes. */
+static void
+set_state(struct agent *a, enum agent_state st)
+{
+	if (a->state == st)
+		return;
+	log_debug("agent %s -> %s", state_names[a->state], state_names[st]);
+	a->state = st;
+}
+
+/* --- temporary keys (credentialSource = ecs-metadata) -------------------- */
+
+static void
+use_keys(struct agent *a, const struct ecsmeta_keys *k)
+{
+	disapi_set_keys(a->api, k->ak, k->sk, k->token);
+	disapi_set_expiry(a->api, k->deadline);
+	disapi_set_key_error(a->api, NULL);
+}
+
+/* New keys from the metadata service, or why there are none. */
+static void
+on_meta_keys(const struct ecsmeta_keys *k, const char *why, void *arg)
+{
+	struct agent	*a = arg;
+
+	if (a->api == NULL)
+		return;		/* between clients during a reload */
+	if (k != NULL)
+		use_keys(a, k);
+	else
+		disapi_set_key_error(a->api, why);
+}
+
+static bool
+on_auth_failure(void *arg)
+{
+	struct agent	*a = arg;
+
+	return a->meta != NULL && ecsmeta_auth_failed(a->meta);
+}
+
+/* Start, keep or stop the metadata client for the current conf. */
+static void
+attach_keys(struct agent *a)
+{
+	const struct conf *c = a->conf;
+	bool		 ecs = strcmp(c->credential_source, "ecs-metadata") == 0;
+
+	if (a->meta != NULL && (!ecs ||
+	    strcmp(ecsmeta_endpoint(a->meta), c->ecs_endpoint) != 0)) {
+		ecsmeta_close(a->meta);
+		a->meta = NULL;
+	}
+	if (!ecs)
+		return;
+	if (a->meta == NULL) {
+		a->meta = ecsmeta_new(&a->loop, c->ecs_endpoint, on_meta_keys,
+		    a);
+		ecsmeta_start(a->meta);
+	} else if (ecsmeta_keys(a->meta) != NULL)
+		use_keys(a, ecsmeta_keys(a->meta));
+	disapi_on_auth_failure(a->api, on_auth_failure, a);
+}
+
+/* The HTTP client and the DIS client on it, from the current conf.  Each
+ * TLS connection costs ~150 KiB; DIS accepts only so much per partition
+ * anyway.  Requests beyond MAX_CONNECTIONS wait in curl's queue. */
+static void
+open_client(struct agent *a)
+{
+	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
+	attach_keys(a);
+}
+
+#define SAVE_RETRY_MS	1000
+
+static void	on_save_timer(uv_timer_t *);
+
+static void	check_soon(struct agent *);
+
+static int
+save_state(struct agent *a, bool force)
+{
+	uint64_t	 t0 = mono_ms();
+	size_t		 i;
+	int		 rc;
+
+	rc = registry_save(a->reg, force);
+	a->save_cost_ms = mono_ms() - t0;
+	if (rc != 0) {
+		log_error("state not saved; will retry");
+		if (a->state != AGENT_FINISHING)
+			uv_timer_start(&a->save_timer, on_save_timer,
+			    SAVE_RETRY_MS, 0);
+		return rc;
+	}
+	/* Whole files whose complete mark is now on disk can go (only while
+	 * running: the flows of a stop or a reload are on their way out). */
+	if (a->state == AGENT_RUNNING) {
+		for (i = 0; i < a->nflows; i++)
+			flow_saved(a->flows[i]);
+		check_soon(a);		/* --once: cleanups may settle it */
+	}
+	return rc;
+}
+
+static void
+on_save_timer(uv_timer_t *t)
+{
+	(void)save_state(container_of(t, struct agent, save_timer), false);
+}
+
+/*
+ * The registry went dirty (an acknowledgement moved an offset): save within
+ * checkpointIntervalMillis, together with what else is acknowledged
+ * meanwhile, and never spend more than about 5% of the time saving (a
+ * state of many thousand files takes a while to write).
+ */
+static void
+on_registry_dirty(void *arg)
+{
+	struct agent	*a = arg;
+	uint64_t	 delay;
+
+	if (a->state == AGENT_FINISHING ||
+	    uv_is_active((uv_handle_t *)&a->save_timer))
+		return;
+	delay = MAX((uint64_t)a->conf->checkpoint_interval_ms,
+	    20 * a->save_cost_ms);
+	uv_timer_start(&a->save_timer, on_save_timer, delay, 0);
+}
+
+/* --- metrics and progress ----------------------------------------------- */
+
+/* Rewrite metricsFile (if set) from every flow's numbers. */
+static void
+write_metrics(struct agent *a)
+{
+	struct metrics_snapshot	 snap;
+	struct metrics_flow	*mf;
+	size_t			 i;
+	int			 r;
+
+	if (a->conf->metrics_file[0] == '\0')
+		return;
+	mf = xcalloc(a->nflows ? a->nflows : 1, sizeof(*mf));
+	for (i = 0; i < a->nflows; i++)
+		mf[i] = *flow_metrics(a->flows[i]);
+	memset(&snap, 0, sizeof(snap));
+	snap.flows = mf;
+	snap.nflows = a->nflows;
+	snap.memory_in_use = a->mem.used;
+	snap.memory_limit = a->mem.limit;
+	snap.uptime_s = (double)(mono_ms() - a->start_ms) / 1000.0;
+	snap.version = PACKAGE_VERSION;
+	r = metrics_write_file(a->conf->metrics_file, &snap);
+	free(mf);
+	/* Once per change, not every interval. */
+	if (r != 0 && r != a->metrics_err)
+		log_error("cannot write metrics file %s: %s",
+		    a->conf->metrics_file, strerror(-r));
+	else if (r == 0 && a->metrics_err != 0)
+		log_info("metrics file %s is written again",
+		    a->conf->metrics_file);
+	a->metrics_err = r;
+}
+
+static void
+on_metrics_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, metrics_timer);
+
+	if (a->state != AGENT_RELOADING)
+		write_metrics(a);
+}
+
+static void
+report(struct agent *a)
+{
+	const struct metrics_flow **m;
+	size_t		 i;
+
+	m = xcalloc(a->nflows ? a->nflows : 1, sizeof(*m));
+	for (i = 0; i < a->nflows; i++)
+		m[i] = flow_metrics(a->flows[i]);
+	progress_report(&a->progress, m, a->nflows, mono_ms() - a->start_ms);
+	free(m);
+}
+
+static void
+on_status_timer(uv_timer_t *t)
+{
+	report(container_of(t, struct agent, status_timer));
+}
+
+/* --- state checks, deferred out of flow callbacks ----------------------- */
+
+static bool
+all(struct agent *a, bool (*pred)(const struct flow *))
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nflows; i++)
+		if (!pred(a->flows[i]))
+			return false;
+	return true;
+}
+
+static size_t
+inflight(struct agent *a)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < a->nflows; i++)
+		n += flow_inflight(a->flows[i]);
+	return n;
+}
+
+static void
+on_check_idle(uv_idle_t *h)
+{
+	struct agent	*a = container_of(h, struct agent, check_idle);
+	size_t		 i;
+
+	uv_idle_stop(h);
+	switch (a->state) {
+	case AGENT_STOPPING:
+		if (all(a, flow_quiet))
+			finish(a);
+		return;
+	case AGENT_RELOADING:
+		if (!a->closing_http && all(a, flow_quiet))
+			finish_reload(a);
+		return;
+	case AGENT_FINISHING:
+		return;
+	case AGENT_RUNNING:
+		break;
+	}
+	/* A request ended somewhere: memory may be free for a flow the
+	 * budget stopped. */
+	for (i = 0; i < a->nflows; i++)
+		flow_kick(a->flows[i]);
+	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
+		if (a->exit_code == 0)
+			log_info("--once: everything up to the end of each "
+			    "file is delivered");
+		finish(a);
+	}
+}
+
+static void
+check_soon(struct agent *a)
+{
+	if (a->state != AGENT_FINISHING)
+		uv_idle_start(&a->check_idle, on_check_idle);
+}
+
+static void
+on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
+    void *arg)
+{
+	struct agent	*a = arg;
+
+	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
+		log_error("--once: cannot deliver flow [%s]: %s",
+		    flow_name(f), reason);
+		a->exit_code = 1;
+	}
+	check_soon(a);
+}
+
+/* --- stopping ----------------------------------------------------------- */
+
+static void
+on_stop_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, stop_timer);
+	size_t		 n = inflight(a);
+
+	if (a->state == AGENT_RELOADING) {
+		log_warn("reload: %zu request%s in flight did not finish "
+		    "within %lld ms; their records will be sent again", n,
+		    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
+		finish_reload(a);
+		return;
+	}
+	log_warn("shutdown: %zu request%s in flight did not finish within "
+	    "%lld ms; their records will be sent again at the next start",
+	    n, n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
+	finish(a);
+}
+
+/* Stop reading everywhere and wait (up to the deadline) for quiet. */
+static void
+drain(struct agent *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nflows; i++)
+		flow_stop(a->flows[i]);
+	uv_timer_start(&a->stop_timer, on_stop_timer,
+	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
+	check_soon(a);
+}
+
+static void
+stop(struct agent *a, const char *why)
+{
+	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING)
+		return;
+	(void)notify_stopping();
+	log_info("%s: stopping; sending what is batched", why);
+	if (a->state == AGENT_RELOADING && a->closing_http) {
+		/* The old flows are going already; their close callback
+		 * sees FINISHING and does not start new ones. */
+		finish(a);
+		return;
+	}
+	set_state(a, AGENT_STOPPING);
+	drain(a);
+}
+
+/* --- reload (SIGHUP) ----------------------------------------------------- */
+
+/*
+ * Read the configuration again; if it is valid, drain the flows like a
+ * shutdown would, then rebuild them (and the http client) from the new one.
+ * Offsets live in the registry, which stays: changed and re-added flows
+ * resume where they were.  An invalid file changes nothing.
+ */
+static void
+reload(struct agent *a)
+{
+	struct conf	*nc;
+	char		 err[1024];
+
+	if (a->state != AGENT_RUNNING || a->once)
+		return;
+	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
+		log_error("SIGHUP: %s; keeping the running configuration", err);
+		return;
+	}
+	log_info("SIGHUP: reloading %s", a->conf_path);
+	(void)notify_reloading();
+	set_state(a, AGENT_RELOADING);
+	a->next_conf = nc;
+	drain(a);
+}
+
+static void
+free_flows(struct agent *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nflows; i++)
+		flow_free(a->flows[i]);
+	a->nflows = 0;
+	free(a->flows);
+	a->flows = NULL;
+	disapi_free(a->api);
+	a->api = NULL;
+}
+
+static void
+reload_http_closed(void *arg)
+{
+	struct agent	*a = arg;
+
+	a->closing_http = false;
+	free_flows(a);
+	if (a->state == AGENT_FINISHING)  /* a stop signal came meanwhile */
+		return;
+	conf_free(*a->confp);
+	*a->confp = a->next_conf;
+	a->conf = a->next_conf;
+	a->next_conf = NULL;
+	a->mem.limit = (size_t)a->conf->max_memory_bytes;
+	open_client(a);
+	set_state(a, AGENT_RUNNING);
+	if (start_flows(a) != 0) {
+		a->exit_code = 1;
+		finish(a);
+		return;
+	}
+	log_info("configuration reloaded: %zu flow%s", a->nflows,
+	    a->nflows == 1 ? "" : "s");
+	(void)notify_ready();
+}
+
+static void
+finish_reload(struct agent *a)
+{
+	size_t	 i;
+
+	uv_timer_stop(&a->stop_timer);
+	(void)save_state(a, true);
+	for (i = 0; i < a->nflows; i++)
+		flow_cancel(a->flows[i]);
+	a->closing_http = true;
+	http_close(a->http, reload_http_closed, a);
+	a->http = NULL;
+}
+
+static void
+on_ttl_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, ttl_timer);
+	size_t		 i;
+
+	if (a->conf->checkpoint_ttl_days <= 0 || a->state != AGENT_RUNNING)
+		return;
+	/* Files still tracked are alive, however quiet. */
+	for (i = 0; i < a->nflows; i++)
+		flow_touch(a->flows[i]);
+	registry_expire(a->reg, wall_s(),
+	    (int64_t)a->conf->checkpoint_ttl_days * 86400);
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+	struct agent	*a = h->data;
+
+	if (signum == SIGHUP) {
+		reload(a);
+		return;
+	}
+	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
+		log_warn("second signal: exiting now; in-flight records will "
+		    "be sent again at the next start");
+		(void)save_state(a, true);
+		exit(0);
+	}
+	stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void
+http_closed(void *arg)
+{
+	struct agent	*a = arg;
+
+	a->http = NULL;
+	free_flows(a);
+}
+
+/* Save, cancel what is left, and close every handle. */
+static void
+finish(struct agent *a)
+{
+	size_t	 i;
+
+	if (a->state == AGENT_FINISHING)
+		return;
+	set_state(a, AGENT_FINISHING);
+	if (a->once && a->exit_code == 0 && !all(a, flow_drained)) {
+		log_error("--once: stopped before everything was delivered; "
+		    "the next run continues from the saved offsets");
+		a->exit_code = 1;
+	}
+	(void)save_state(a, true);
+	report(a);
+	write_metrics(a);
+	for (i = 0; i < a->nflows; i++)
+		flow_cancel(a->flows[i]);
+	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
+	uv_close((uv_handle_t *)&a->save_timer, NULL);
+	uv_close((uv_handle_t *)&a->status_timer, NULL);
+	uv_close((uv_handle_t *)&a->stop_timer, NULL);
+	uv_close((uv_handle_t *)&a->ttl_timer, NULL);
+	uv_close((uv_handle_t *)&a->watchdog_timer, NULL);
+	uv_close((uv_handle_t *)&a->check_idle, NULL);
+	uv_close((uv_handle_t *)&a->sig_term, NULL);
+	uv_close((uv_handle_t *)&a->sig_int, NULL);
+	uv_close((uv_handle_t *)&a->sig_hup, NULL);
+	ecsmeta_close(a->meta);
+	a->meta = NULL;
+	/* During a reload the old client is already closing; its close
+	 * callback frees the flows and sees FINISHING. */
+	if (a->http != NULL)
+		http_close(a->http, http_closed, a);
+}
+
+/* --- start -------------------------------------------------------------- */
+
+/* WATCHDOG=1 from the loop itself: a stuck loop gets restarted. */
+static void
+on_watchdog_timer(uv_timer_t *t)
+{
+	(void)t;
+	(void)notify_watchdog();
+}
+
+static void
+start_timer(uv_timer_t *t, uv_timer_cb cb, uint64_t first, uint64_t every)
+{
+	if (every > 0)
+		uv_timer_start(t, cb, first, every);
+}
+
+static void
+start_handles(struct agent *a)
+{
+	const struct conf *c = a->conf;
+	uint64_t	 wd_ms = notify_watchdog_usec() / 2000;
+
+	uv_timer_init(&a->loop, &a->save_timer);
+	uv_timer_init(&a->loop, &a->status_timer);
+	uv_timer_init(&a->loop, &a->stop_timer);
+	uv_timer_init(&a->loop, &a->ttl_timer);
+	uv_timer_init(&a->loop, &a->watchdog_timer);
+	uv_timer_init(&a->loop, &a->metrics_timer);
+	if (c->metrics_file[0] != '\0')
+		start_timer(&a->metrics_timer, on_metrics_timer,
+		    (uint64_t)c->metrics_interval_ms,
+		    (uint64_t)c->metrics_interval_ms);
+	start_timer(&a->watchdog_timer, on_watchdog_timer, wd_ms, wd_ms);
+	uv_idle_init(&a->loop, &a->check_idle);
+	uv_signal_init(&a->loop, &a->sig_term);
+	uv_signal_init(&a->loop, &a->sig_int);
+	uv_signal_init(&a->loop, &a->sig_hup);
+	a->sig_term.data = a->sig_int.data = a->sig_hup.data = a;
+	uv_signal_start(&a->sig_term, on_signal, SIGTERM);
+	uv_signal_start(&a->sig_int, on_signal, SIGINT);
+	uv_signal_start(&a->sig_hup, on_signal, SIGHUP);
+	/* Right after the first scan (the loop's first turn), then hourly:
+	 * not a minute in, when an idle agent should be asleep. */
+	start_timer(&a->ttl_timer, on_ttl_timer, 0, 3600 * 1000);
+	start_timer(&a->status_timer, on_status_timer,
+	    (uint64_t)c->status_period_s * 1000,
+	    (uint64_t)c->status_period_s * 1000);
+}
+
+static int
+start_flows(struct agent *a)
+{
+	const struct conf *c = a->conf;
+	size_t		 i;
+	int		 rc;
+
+	a->flows = xcalloc(c->nflows ? c->nflows : 1, sizeof(*a->flows));
+	for (i = 0; i < c->nflows; i++) {
+		if (!c->flows[i].enable)
+			continue;
+		a->flows[a->nflows] = flow_new(&a->loop, c, &c->flows[i],
+		    a->api, a->reg, &a->mem, a->once, on_flow_event, a);
+		rc = flow_start(a->flows[a->nflows++]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+agent_run(struct conf **confp, const char *path, bool once)
+{
+	struct agent	 a;
+	const struct conf *conf = *confp;
+	int		 rc;
+
+	memset(&a, 0, sizeof(a));
+	a.confp = confp;
+	a.conf = conf;
+	a.conf_path = path;
+	a.mem.limit = (size_t)conf->max_memory_bytes;
+	a.once = once;
+	a.state = AGENT_RUNNING;
+	a.start_ms = mono_ms();
+	if (uv_loop_init(&a.loop) != 0)
+		fatalx("uv_loop_init failed");
+	a.reg = registry_new(conf->checkpoint_file);
+	if (registry_load(a.reg) != 0) {
+		log_error("state file %s and its backup are unreadable; "
+		    "refusing to start from zero or from the end.  Move it "
+		    "aside to start over.", conf->checkpoint_file);
+		registry_free(a.reg);
+		uv_loop_close(&a.loop);
+		return 1;
+	}
+	open_client(&a);
+	start_handles(&a);
+	registry_on_dirty(a.reg, on_registry_dirty, &a);
+	if (registry_dirty(a.reg))	/* loaded from the .bak */
+		on_registry_dirty(&a);
+	/* Temporary keys: the first answer of the metadata service (a few
+	 * ms; its timeout at worst) before any flow asks DIS anything. */
+	while (a.meta != NULL && !ecsmeta_answered(a.meta) &&
+	    a.state != AGENT_FINISHING)
+		uv_run(&a.loop, UV_RUN_ONCE);
+	/* (A signal while waiting has started finish() already.) */
+	rc = a.state == AGENT_FINISHING ? 0 : start_flows(&a);
+	if (rc != 0) {
+		a.exit_code = 1;
+		finish(&a);
+	} else if (a.state != AGENT_FINISHING) {
+		log_info("Startup completed in %" PRIu64 " ms.",
+		    mono_ms() - a.start_ms);
+		(void)notify_ready();
+		check_soon(&a);		/* --once with nothing to send */
+	}
+	uv_run(&a.loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&a.loop) != 0)
+		log_warn("event loop closed with handles still open");
+	registry_free(a.reg);
+	free(a.flows);
+	conf_free(a.next_conf);
+	log_info("peak memory held in records: %zu bytes (budget %zu)",
+	    a.mem.peak, a.mem.limit);
+	return a.exit_code;
+}

@@ -1,0 +1,76 @@
+/*
+ * One [flow:NAME]: its files (files.h), the pump that reads them into
+ * batches, and the sink that delivers the batches.  Acknowledged batches
+ * advance each file's commit watermark and its registry entry.  The flow
+ * owns its counters (struct metrics_flow), which files, pump and sink count
+ * into.
+ */
+#ifndef DISAGENT_FLOW_H
+#define DISAGENT_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "base/util.h"
+
+struct conf;
+struct conf_flow;
+struct disapi;
+struct registry;
+struct flow;
+struct metrics_flow;
+
+enum flow_event {
+	/*
+	 * Something the agent's checks depend on may have changed: a
+	 * request ended (memory may be free, the flow may be quiet), or
+	 * (--once) everything was delivered.  Only on such events, never
+	 * from polling, so a waiting agent sleeps.
+	 */
+	FLOW_SETTLED,
+	FLOW_HALTED,	/* delivery needs the operator (reason given) */
+};
+
+typedef void	(*flow_cb)(struct flow *, enum flow_event, const char *reason,
+		    void *arg);
+
+struct flow	*flow_new(uv_loop_t *, const struct conf *,
+		    const struct conf_flow *, struct disapi *,
+		    struct registry *, struct mem_budget *, bool once,
+		    flow_cb, void *arg);
+/* First scan, watches, timers, stream check.  0 or a negative errno. */
+int		 flow_start(struct flow *) WARN_UNUSED;
+/* Stop reading; send what is batched. */
+void		 flow_stop(struct flow *);
+/*
+ * Nothing on the wire: what a stop or a reload waits for.  Batches held
+ * back (backoff, a paused flow, pacing) are not waited for: their offsets
+ * have not moved, so they are sent again after the restart.
+ */
+bool		 flow_quiet(const struct flow *);
+/* Requests on the wire. */
+size_t		 flow_inflight(const struct flow *);
+/* --once: every complete line up to the size seen at start is delivered. */
+bool		 flow_drained(const struct flow *);
+const char	*flow_name(const struct flow *);
+/* The flow's counters, gauges updated (borrowed until the next call). */
+const struct metrics_flow *flow_metrics(struct flow *);
+/* Resume reading if it stopped for the memory budget and memory is free. */
+void		 flow_kick(struct flow *);
+/* Refresh the registry entries of every tracked file (TTL). */
+void		 flow_touch(struct flow *);
+/*
+ * A save of the registry succeeded (whole files delivered before it may
+ * now be cleaned up); nothing once the flow is stopping.
+ */
+void		 flow_saved(struct flow *);
+/* Stop everything (before the http client is closed): the sink hands its
+ * batches back undelivered. */
+void		 flow_cancel(struct flow *);
+/* Free everything; handles close asynchronously. */
+void		 flow_free(struct flow *);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * Fatal allocation wrappers, the growable buffer, clocks and a small PRNG
+ * (splitmix64: fast, seedable for tests; not for secrets).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void	*p;
+
+	p = malloc(n ? n : 1);
+	if (p == NULL)
+		fatalx("xmalloc: allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void	*p;
+
+	p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (p == NULL)
+		fatalx("xcalloc: allocating %zu * %zu bytes", nmemb, size);
+	return p;
+}
+
+void *
+xrealloc(void *ptr, size_t n)
+{
+	void	*p;
+
+	p = realloc(ptr, n ? n : 1);
+	if (p == NULL)
+		fatalx("xrealloc: allocating %zu bytes", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char	*p;
+
+	p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		fatalx("xasprintf: out of memory");
+	va_end(ap);
+	return p;
+}
+
+void
+buf_init(struct buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void
+buf_cleanup(struct buf *b)
+{
+	free(b->data);
+	buf_init(b);
+}
+
+void
+buf_wipe(struct buf *b)
+{
+	if (b->data != NULL)
+		explicit_bzero(b->data, b->cap);
+	buf_cleanup(b);
+}
+
+void
+secret_free(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data != NULL)
+		b->data[0] = '\0';
+}
+
+void
+buf_reserve(struct buf *b, size_t n)
+{
+	size_t	 need, cap;
+
+	need = b->len + n + 1;
+	if (need <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_reserve_exact(struct buf *b, size_t n)
+{
+	size_t	 need = b->len + n + 1;
+
+	if (need <= b->cap)
+		return;
+	b->data = xrealloc(b->data, need);
+	b->cap = need;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_alloc_exact(struct buf *b, size_t n)
+{
+	b->len = 0;
+	if (b->cap != n + 1) {
+		b->data = xrealloc(b->data, n + 1);
+		b->cap = n + 1;
+	}
+	b->data[0] = '\0';
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n > 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_addstr(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_addc(struct buf *b, char c)
+{
+	buf_add(b, &c, 1);
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatalx("buf_printf: bad format");
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+int
+write_all(int fd, const void *buf, size_t n)
+{
+	const char	*p = buf;
+	ssize_t		 w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+bool
+list_next(const char **list, char *tok, size_t toklen)
+{
+	const char	*p = *list, *end;
+	size_t		 n;
+
+	while (*p != '\0') {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		*list = *end != '\0' ? end + 1 : end;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		n = (size_t)(end - p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n > 0 && n < toklen) {
+			memcpy(tok, p, n);
+			tok[n] = '\0';
+			return true;
+		}
+		p = *list;
+	}
+	return false;
+}
+
+void
+idmap_init(struct idmap *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void
+idmap_cleanup(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	idmap_init(m);
+}
+
+/* A 64-bit mix (splitmix64's finaliser): ids are sequential. */
+static size_t
+idmap_slot(const struct idmap *m, uint64_t id)
+{
+	id ^= id >> 30;
+	id *= 0xbf58476d1ce4e5b9ULL;
+	id ^= id >> 27;
+	id *= 0x94d049bb133111ebULL;
+	id ^= id >> 31;
+	return (size_t)id & (m->cap - 1);
+}
+
+void *
+idmap_get(const struct idmap *m, uint64_t id)
+{
+	size_t	 i;
+
+	if (m->cap == 0 || id == 0)
+		return NULL;
+	for (i = idmap_slot(m, id); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == id)
+			return m->vals[i];
+	return NULL;
+}
+
+static void
+idmap_grow(struct idmap *m)
+{
+	struct idmap	 old = *m;
+	size_t		 i;
+
+	m->cap = old.cap ? old.cap * 2 : 16;
+	m->keys = xcalloc(m->cap, sizeof(*m->keys));
+	m->vals = xcalloc(m->cap, sizeof(*m->vals));
+	m->n = 0;
+	for (i = 0; i < old.cap; i++)
+		if (old.keys[i] != 0)
+			idmap_put(m, old.keys[i], old.vals[i]);
+	free(old.keys);
+	free(old.vals);
+}
+
+void
+idmap_put(struct idmap *m, uint64_t id, void *val)
+{
+	size_t	 i;
+
+	if ((m->n + 1) * 4 > m->cap * 3)
+		idmap_grow(m);
+	for (i = idmap_slot(m, id); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == id) {
+			m->vals[i] = val;
+			return;
+		}
+	m->keys[i] = id;
+	m->vals[i] = val;
+	m->n++;
+}
+
+void
+idmap_del(struct idmap *m, uint64_t id)
+{
+	size_t	 i, j, home, mask = m->cap - 1;
+
+	if (m->cap == 0 || id == 0)
+		return;
+	for (i = idmap_slot(m, id); m->keys[i] != id; i = (i + 1) & mask)
+		if (m->keys[i] == 0)
+			return;
+	/* Backward shift: move later entries of the run into the hole
+	 * unless their home slot lies cyclically in (i, j]. */
+	for (j = (i + 1) & mask; m->keys[j] != 0; j = (j + 1) & mask) {
+		home = idmap_slot(m, m->keys[j]);
+		if (((j - home) & mask) < ((j - i) & mask))
+			continue;
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->vals[i] = NULL;
+	m->n--;
+}
+
+uint64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int64_t
+wall_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static uint64_t	rand_state = 0x9e3779b97f4a7c15ULL;
+
+void
+rand_seed(uint64_t seed)
+{
+	rand_state = seed;
+}
+
+uint64_t
+rand_u64(void)
+{
+	uint64_t	 z;
+
+	z = (rand_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double
+rand_unit(void)
+{
+	return (double)(rand_u64() >> 11) * (1.0 / 9007199254740992.0);
+}

@@ -1,0 +1,205 @@
+/*
+ * agent.ini -> immutable configuration structs.  One declarative key table
+ * (conf.c) drives parsing, defaults, bounds, the commented sample file and the
+ * man page.  Errors are "FILE:LINE: message"; the secret key never appears in
+ * any message.  The only file that includes <ini.h>.
+ */
+#ifndef DISAGENT_CONF_H
+#define DISAGENT_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/util.h"
+#include "records/convert.h"
+#include "records/framer.h"
+
+enum conf_position {
+	POS_START_OF_FILE,
+	POS_END_OF_FILE,
+};
+
+/* One [flow:NAME] section. */
+struct conf_flow {
+	char		*name;		/* NAME of [flow:NAME] */
+	int		 line;		/* line of the section header */
+	bool		 enable;	/* enable = true */
+	char		*stream;	/* DISStream */
+	char		*stream_id;	/* streamId ("" = none) */
+	char		*stream_type;	/* streamType: COMMON or ADVANCED */
+	char		*file_pattern;	/* filePattern (absolute path glob) */
+	enum conf_position initial_position;	/* initialPosition */
+	long long	 max_buffer_age_ms;	/* maxBufferAgeMillis */
+	long long	 max_buffer_records;	/* maxBufferSizeRecords */
+	long long	 max_buffer_bytes;	/* maxBufferSizeBytes */
+	char		*partition_key_option;	/* partitionKeyOption */
+	long long	 retry_initial_backoff_ms; /* retryInitialBackoffMillis */
+	long long	 retry_max_backoff_ms;	/* retryMaxBackoffMillis */
+	long long	 max_in_flight;		/* maxInFlightRequests */
+	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
+	bool		 ordered;	/* ordered: one request at a time */
+	bool		 recursive;	/* directoryRecursionEnabled */
+	char		*exclude_pattern;	/* excludePattern */
+	char		*file_suffix;		/* fileSuffix */
+	char		*watch_mode;		/* watchMode: INOTIFY, POLL */
+	long long	 max_open_files;	/* maxOpenFiles */
+	long long	 ignore_older_s;	/* ignoreNotUpdatedFileSeconds */
+	long long	 header_bytes;		/* headerBytesLength */
+	char		*record_delimiter;	/* recordDelimiter (as written) */
+	bool		 keep_delimiter;	/* isRemainRecordDelimiter */
+	bool		 strip_cr;		/* stripCarriageReturn */
+	bool		 skip_empty;		/* skipEmptyLines */
+	bool		 miss_last_delimiter;	/* isMissLastRecordDelimiter */
+	long long	 max_file_checking_ms;	/* maxFileCheckingMillis */
+	char		*multiline_pattern;	/* multiLineStartPattern */
+	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
+	long long	 skip_header_lines;	/* skipHeaderLines */
+	char		*file_encoding;		/* fileEncoding */
+	bool		 file_appendable;	/* isFileAppendable */
+	char		*delete_policy;		/* deletePolicy: never,
+						   immediate */
+	char		*move_dir;		/* fileMoveToDir ("" = none) */
+	bool		 ignore_empty;		/* isIgnoreEmptyData */
+	long long	 delete_after_s;	/* deleteAfterDeliverySeconds */
+	struct convert_opts conv;	/* dataProcessingOptions and its keys */
+};
+
+/* The whole file: [agent] plus the flows in file order. */
+struct conf {
+	char		*path;		/* the file it was read from */
+	char		*region;	/* region */
+	char		*project_id;	/* projectId */
+	char		*endpoint;	/* endpoint, default from region */
+	char		*ak;		/* ak (DIS_AK overrides) */
+	char		*sk;		/* sk (DIS_SK overrides); never logged */
+	char		*checkpoint_file;	/* checkpointFile */
+	char		*ca_file;	/* caFile ("" = system store) */
+	bool		 ssl_verify;	/* sslVerify */
+	char		*log_level;	/* logLevel: ERROR WARN INFO DEBUG */
+	long long	 connect_timeout_s;	/* connectionTimeOutSeconds */
+	long long	 socket_timeout_s;	/* socketTimeOutSeconds */
+	long long	 status_period_s;  /* log.statusReportingPeriodSeconds */
+	long long	 checkpoint_interval_ms; /* checkpointIntervalMillis */
+	long long	 shutdown_timeout_ms;	/* shutdownTimeoutMillis */
+	char		*retriable_codes;	/* records.retriable.error.code */
+	char		*dead_letter_file;	/* deadLetterFile ("" = beside
+						   checkpointFile) */
+	long long	 paused_retry_s;	/* pausedRetrySeconds */
+	long long	 max_memory_bytes;	/* maxMemoryBytes */
+	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
+	bool		 compress;		/* body.compress.enabled */
+	char		*compress_type;		/* body.compress.type: lz4, zstd */
+	char		*serialize_type;	/* body.serialize.type: json,
+						   protobuf */
+	char		*metrics_file;	/* metricsFile ("" = none) */
+	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
+	/* Credentials and proxies: secrets are zeroed by conf_free. */
+	char		*security_token;	/* security.token
+						   (DIS_SECURITY_TOKEN) */
+	char		*credential_source;	/* credentialSource: static,
+						   ecs-metadata */
+	char		*ecs_endpoint;		/* ecsMetadataEndpoint */
+	char		*encrypt_key;	/* encrypt.key; "" once conf_load has
+					   decrypted what needed it */
+	char		*proxy_host;		/* PROXY_HOST ("" = none) */
+	long long	 proxy_port;		/* PROXY_PORT */
+	char		*proxy_protocol;	/* PROXY_PROTOCOL: http, https */
+	char		*proxy_username;	/* PROXY_USERNAME */
+	char		*proxy_password;	/* PROXY_PASSWORD */
+	char		*non_proxy_hosts;	/* NON_PROXY_HOSTS as written */
+	struct conf_flow *flows;
+	size_t		 nflows;
+};
+
+/*
+ * Read and validate path.  On success *out is a new struct conf (free with
+ * conf_free) and 0 is returned.  On failure returns -1 and writes one
+ * "FILE:LINE: message" (or "FILE: message" when no line applies) into err.
+ * DIS_AK, DIS_SK, DIS_SECURITY_TOKEN and DIS_ENCRYPT_KEY from the
+ * environment override ak, sk, security.token and encrypt.key; those four
+ * come from $CREDENTIALS_DIRECTORY (cred_resolve) when neither sets them;
+ * encrypted values are decrypted.
+ */
+int	conf_load(const char *path, struct conf **out, char *err,
+	    size_t errlen) WARN_UNUSED;
+
+/* conf_load without the credentials: none required, none decrypted. */
+#define CONF_NO_CREDENTIALS	0x01
+/*
+ * disagent -t: when $CREDENTIALS_DIRECTORY is set but cannot be read (systemd
+ * 252 hides it from ExecReload= commands), say so and check the rest as with
+ * CONF_NO_CREDENTIALS; the agent checks them when it reloads.
+ */
+#define CONF_CHECK_ONLY		0x02
+/* disagent -t also checks what the agent only warns about, as it may
+ * change after a start: each fileMoveToDir exists, is a directory this
+ * user may write, on the file system of its pattern's directory. */
+#define CONF_FS_CHECKS		0x04
+int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
+	    char *err, size_t errlen) WARN_UNUSED;
+/* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS: disagent -t. */
+int	conf_load_test(const char *path, struct conf **out, char *err,
+	    size_t errlen) WARN_UNUSED;
+void	conf_free(struct conf *);
+
+/*
+ * Whether key is a key of section ("agent", or "flow" / "flow:NAME" for a
+ * flow section), spelt exactly (key names are case-sensitive).
+ */
+bool	conf_key_known(const char *section, const char *key);
+
+/*
+ * Whether value is acceptable for key in section, by the same rules as
+ * conf_load (type, bounds, allowed words, checks).  Returns 0; -ENOENT for
+ * an unknown key; -EINVAL for a bad value.  On failure a reason is
+ * written into why ("key = value is ..."; a secret value is not shown).
+ */
+int	conf_key_check(const char *section, const char *key,
+	    const char *value, char *why, size_t len) WARN_UNUSED;
+
+/*
+ * The longest line "key = value" may take in section: 199 characters
+ * (inih's limit), 4095 for the keys whose values are long (patterns, JSON:
+ * dataProcessingOptions' LOGTOJSON.matchPattern and others), and
+ * CONF_LONG_LINE for the secret and decryptable keys of [agent] (their
+ * values never pass through inih).
+ */
+#define CONF_LONG_LINE	8191
+size_t	conf_line_max(const char *section, const char *key);
+
+/* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */
+/*
+ * The framing options of flow fc (recordDelimiter, isRemainRecordDelimiter,
+ * ...) into *out; its strings are borrowed from fc.  The agent's flows and
+ * `disagent verify` frame files with exactly these.
+ */
+void	conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out);
+/*
+ * Whether a scan of fc's flow would pick the regular file at path
+ * (absolute): the pattern (with directoryRecursionEnabled), the names
+ * skipped and excludePattern, as a scan (files/watcher.c) applies them.
+ */
+bool	conf_flow_matches(const struct conf_flow *fc, const char *path);
+
+/* deadLetterFile, or deadletter.jsonl beside checkpointFile: new. */
+char	*conf_deadletter_path(const struct conf *);
+int	conf_delimiter(const char *);
+
+/*
+ * The commented sample agent.ini, generated from the key table: every key
+ * with its help; required keys set to an example value, optional ones
+ * commented out at their default.  It loads cleanly with conf_load.
+ * etc/agent.ini is exactly this output (a unit test compares them).
+ */
+void	conf_print_sample(FILE *);
+
+/*
+ * The keys for agent.ini(5), from the same table: ".SS [agent]" and
+ * ".SS [flow:NAME]", each key a ".TP" entry with its help, bounds or allowed
+ * words, environment override and default.  Only the entries: the caller
+ * writes .TH, NAME and the other sections around them.
+ */
+void	conf_print_man(FILE *);
+
+#endif

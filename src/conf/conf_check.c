@@ -1,0 +1,237 @@
+/*
+ * The checks of single values (conf_int.h): names, URLs, paths, regular
+ * expressions, encodings; each returns NULL or why the value is not valid.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <iconv.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "conf/conf_int.h"
+#include "conf/cred.h"
+#include "conf/proxyconf.h"
+
+/* Whether s is 1..max bytes, all from set (ASCII, whatever the locale). */
+bool
+conf_charset_ok(const char *s, const char *set, size_t max)
+{
+	size_t	 n;
+
+	n = strspn(s, set);
+	return n > 0 && n <= max && s[n] == '\0';
+}
+
+const char *
+conf_check_region(const char *s)
+{
+	if (!conf_charset_ok(s, "abcdefghijklmnopqrstuvwxyz0123456789-", 64))
+		return "is not a valid region (1-64 lower-case letters, digits "
+		    "or '-')";
+	return NULL;
+}
+
+const char *
+conf_check_id(const char *s)
+{
+	if (!conf_charset_ok(s, ALNUM "_-", 64))
+		return "is not a valid ID (1-64 letters, digits, '_' or '-')";
+	return NULL;
+}
+
+const char *
+conf_check_stream(const char *s)
+{
+	if (!conf_charset_ok(s, ALNUM "_-", 64))
+		return "is not a valid stream name (1-64 letters, digits, "
+		    "'_' or '-')";
+	return NULL;
+}
+
+const char *
+conf_check_url(const char *s)
+{
+	const char	*host;
+
+	if (strncmp(s, "https://", 8) == 0)
+		host = s + 8;
+	else if (strncmp(s, "http://", 7) == 0)
+		host = s + 7;
+	else
+		host = NULL;
+	if (host == NULL || *host == '\0' || *host == '/')
+		return "is not an http:// or https:// URL";
+	return NULL;
+}
+
+/* Printable ASCII without blanks: keys and tokens pasted with a blank or
+ * a control character inside fail to sign. */
+static bool
+graph_only(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/*
+ * A value of 168 characters or more is encrypted (decrypted once the file
+ * is read, and then checked again).
+ */
+const char *
+conf_check_credential(const char *s)
+{
+	if (strlen(s) >= CRED_CIPHER_MIN && !cred_looks_encrypted(s))
+		return "is 168 characters or more, so it must be a DIS Agent "
+		    "encrypted value, but it is not hexadecimal";
+	if (strlen(s) >= CRED_CIPHER_MIN || graph_only(s))
+		return NULL;
+	return "is not a valid key (printable ASCII without blanks)";
+}
+
+const char *
+conf_check_token(const char *s)
+{
+	return graph_only(s) ? NULL : "is not a valid token (printable ASCII "
+	    "without blanks)";
+}
+
+const char *
+conf_check_non_proxy(const char *s)
+{
+	static char	 why[160];
+	struct buf	 b;
+	int		 rc;
+
+	buf_init(&b);
+	rc = proxy_noproxy(s, &b, why, sizeof(why));
+	buf_cleanup(&b);
+	return rc == 0 ? NULL : why;
+}
+
+const char *
+conf_check_abs_path(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	if (s[0] != '/')
+		return "is not an absolute path";
+	if (strstr(s, "//") != NULL || s[n - 1] == '/')
+		return "must name files: no empty directory name, no '/' at "
+		    "the end";
+	return NULL;
+}
+
+/* recordDelimiter: one byte, or \n \r \t \0 \\ (the DIS Agent uses the
+ * first byte only, so a longer value is a mistake worth reporting). */
+const char *
+conf_check_delimiter(const char *s)
+{
+	if (conf_delimiter(s) < 0)
+		return "is not one character (or \\n, \\r, \\t, \\0, "
+		    "\\\\)";
+	return NULL;
+}
+
+const char *
+conf_check_regex(const char *s)
+{
+	static char	 why[200];
+	pcre2_code	*re;
+	int		 ec;
+	PCRE2_SIZE	 off;
+	PCRE2_UCHAR	 msg[100];
+
+	if (s[0] == '\0')
+		return NULL;
+	re = pcre2_compile((PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, &ec, &off,
+	    NULL);
+	if (re != NULL) {
+		pcre2_code_free(re);
+		return NULL;
+	}
+	pcre2_get_error_message(ec, msg, sizeof(msg));
+	snprintf(why, sizeof(why), "is not a valid regular expression (%s "
+	    "at offset %zu)", (const char *)msg, (size_t)off);
+	return why;
+}
+
+/*
+ * caFile: a readable file holding at least one PEM certificate (the agent
+ * would otherwise retry for ever with "error setting certificate file").
+ */
+const char *
+conf_check_ca_file(const char *s)
+{
+	static char	 why[200];
+	char		 buf[64 * 1024];
+	FILE		*fp;
+	size_t		 n;
+	bool		 pem;
+
+	fp = fopen(s, "r");
+	if (fp == NULL) {
+		snprintf(why, sizeof(why), "cannot be read: %s",
+		    strerror(errno));
+		return why;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	pem = strstr(buf, "-----BEGIN CERTIFICATE-----") != NULL;
+	return pem ? NULL : "holds no PEM certificate (-----BEGIN "
+	    "CERTIFICATE-----) in its first 64 KiB";
+}
+
+/* fileEncoding: something iconv converts to UTF-8 in which '\n' is the
+ * single byte 0x0a (lines are split before conversion). */
+const char *
+conf_check_encoding(const char *s)
+{
+	iconv_t		 cd;
+	char		 in[] = "\n", out[8], *ip = in, *op = out;
+	size_t		 il = 1, ol = sizeof(out);
+
+	cd = iconv_open(s, "UTF-8");
+	if (cd == (iconv_t)-1)
+		return "is not an encoding this system can convert";
+	if (iconv(cd, &ip, &il, &op, &ol) == (size_t)-1 ||
+	    sizeof(out) - ol != 1 || out[0] != '\n') {
+		iconv_close(cd);
+		return "is not an ASCII-compatible encoding (lines end in "
+		    "a one-byte newline)";
+	}
+	iconv_close(cd);
+	return NULL;
+}
+
+int
+conf_delimiter(const char *s)
+{
+	if (s[0] != '\0' && s[1] == '\0')
+		return (unsigned char)s[0];
+	if (s[0] != '\\' || s[1] == '\0' || s[2] != '\0')
+		return -1;
+	switch (s[1]) {
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	case '0':
+		return '\0';
+	case '\\':
+		return '\\';
+	default:
+		return -1;
+	}
+}

@@ -1,0 +1,279 @@
+/*
+ * The checks that need the whole file (conf_int.h): required keys, keys
+ * that go together or exclude each other, and where the credentials come
+ * from.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "conf/cleanconf.h"
+#include "conf/conf_int.h"
+#include "conf/cred.h"
+#include "records/logparse.h"
+
+static bool
+env_set(const struct key *k)
+{
+	const char	*v;
+
+	if (k->env == NULL)
+		return false;
+	v = getenv(k->env);
+	return v != NULL && *v != '\0';
+}
+
+/* Report the first required key of sect that s lacks. */
+static int
+check_required(struct parse *p, enum ksect sect, struct sect *s,
+    const char *label)
+{
+	const struct key	*k;
+
+	for (k = conf_keys; k < conf_keys + conf_nkeys; k++) {
+		if (k->sect != sect || !(k->flags & KF_REQUIRED) ||
+		    s->keyline[k - conf_keys] != 0 || env_set(k))
+			continue;
+		if (k->env != NULL)
+			return conf_fail(p, s->line, "%s is missing required "
+			    "key '%s' (or set %s)", label, k->name, k->env);
+		return conf_fail(p, s->line, "%s is missing required key '%s'",
+		    label, k->name);
+	}
+	return 0;
+}
+
+static int
+line_of(struct sect *s, const char *name)
+{
+	const struct key	*k;
+
+	k = conf_key_find(KS_FLOW, name, false);
+	return k == NULL ? 0 : s->keyline[k - conf_keys];
+}
+
+/*
+ * dataProcessingOptions and its keys together, compiled as the flow will
+ * compile them: the error names the line of the key at fault, or of
+ * dataProcessingOptions (or the section) when that key is missing.
+ */
+static int
+check_convert(struct parse *p, struct conf_flow *f, struct sect *s,
+    const char *label)
+{
+	struct convert	*c;
+	const char	*key = NULL;
+	char		 why[LINE_BUF];
+	int		 line;
+
+	if (convert_new(&f->conv, conf_delimiter(f->record_delimiter),
+	    f->keep_delimiter, NULL, f->name, &c, &key, why,
+	    sizeof(why)) == 0) {
+		convert_free(c);
+		return 0;
+	}
+	line = key != NULL ? line_of(s, key) : 0;
+	if (line == 0)
+		line = line_of(s, "dataProcessingOptions");
+	return conf_fail(p, line != 0 ? line : s->line, "%s: %s", label, why);
+}
+
+/* maxFileCheckingMillis when a whole-file flow does not set it: the DIS
+ * Agent's DEFAULT_MAX_FILE_CHECKING_MILLIS. */
+#define WHOLE_FILE_CHECKING_MS	5000
+
+/* The whole-file keys together (cleanconf_check), at the key's line. */
+static int
+check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
+    const char *label)
+{
+	const char	*key = NULL, *bad;
+	char		 why[LINE_BUF];
+	int		 line;
+
+	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
+		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
+	bad = cleanconf_check(f, (p->opts & CONF_FS_CHECKS) != 0, &key, why, sizeof(why));
+	if (bad == NULL)
+		return 0;
+	line = line_of(s, key);
+	if (line == 0)
+		line = line_of(s, "isFileAppendable");
+	return conf_fail(p, line != 0 ? line : s->line, "%s: %s", label, bad);
+}
+
+static int
+check_flow(struct parse *p, size_t i)
+{
+	struct conf_flow	*f = &p->conf->flows[i];
+	struct sect		*s = &p->flows[i];
+	char			 label[FLOW_NAME_MAX + 8];
+
+	snprintf(label, sizeof(label), "[flow:%s]", f->name);
+	if (check_required(p, KS_FLOW, s, label) != 0)
+		return -1;
+	if (line_of(s, "DISStream") == 0 && f->stream_id[0] == '\0')
+		return conf_fail(p, s->line, "%s is missing required key "
+		    "'DISStream' (or set streamId)", label);
+	if (f->retry_max_backoff_ms < f->retry_initial_backoff_ms)
+		return conf_fail(p, MAX(line_of(s, "retryMaxBackoffMillis"),
+		    line_of(s, "retryInitialBackoffMillis")),
+		    "retryMaxBackoffMillis = %lld is less than "
+		    "retryInitialBackoffMillis = %lld",
+		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
+	if (check_whole(p, f, s, label) != 0)
+		return -1;
+	return check_convert(p, f, s, label);
+}
+
+/* --- credentials (cred.c resolves, the table says which keys) ---------- */
+
+static bool
+is_ecs(const struct conf *c)
+{
+	return strcmp(c->credential_source, "ecs-metadata") == 0;
+}
+
+/* The keys credentialSource = static needs and ecs-metadata replaces. */
+static bool
+static_key(const struct key *k)
+{
+	return (k->flags & KF_CRED) || strcmp(k->name, "security.token") == 0;
+}
+
+/* The [agent] keys cred_resolve looks at, into items; their number. */
+static size_t
+cred_items(struct parse *p, struct cred_item *items, size_t max)
+{
+	const struct key	*k;
+	struct cred_item	*it;
+	size_t			 n = 0;
+
+	for (k = conf_keys; k < conf_keys + conf_nkeys && n < max; k++) {
+		if (k->sect != KS_AGENT || k->type != KT_STRING ||
+		    !((k->flags & KF_DIR) || cred_decryptable(k->name)))
+			continue;
+		it = &items[n++];
+		memset(it, 0, sizeof(*it));
+		it->key = k->name;
+		it->value = str_at(p->conf, k);
+		it->line = p->agent.keyline[k - conf_keys];
+		it->env = env_set(k) ? k->env : NULL;
+		it->from_dir = (k->flags & KF_DIR) &&
+		    !(is_ecs(p->conf) && static_key(k));
+		it->secret = (k->flags & KF_SECRET) != 0;
+		it->decrypt = cred_decryptable(k->name);
+		it->check = k->check;
+	}
+	return n;
+}
+
+/* What credentialSource requires, once every source is read. */
+static int
+check_source(struct parse *p)
+{
+	const struct key	*k;
+	int			 line;
+
+	for (k = conf_keys; k < conf_keys + conf_nkeys; k++) {
+		if (k->sect != KS_AGENT || !static_key(k))
+			continue;
+		line = p->agent.keyline[k - conf_keys];
+		if (is_ecs(p->conf) && (*str_at(p->conf, k))[0] != '\0')
+			return line != 0 && !env_set(k) ? conf_fail(p, line,
+			    "%s is not used with credentialSource = "
+			    "ecs-metadata: remove it", k->name) :
+			    conf_fail(p, 0, "%s is set, but "
+			    "credentialSource = ecs-metadata takes the keys "
+			    "from the metadata service: unset it", k->env);
+		if (!is_ecs(p->conf) && (k->flags & KF_CRED) &&
+		    (*str_at(p->conf, k))[0] == '\0')
+			return conf_fail(p, p->agent.line, "[agent] is missing "
+			    "required key '%s' (or set %s, or give the systemd "
+			    "credential %s)", k->name, k->env, k->name);
+	}
+	k = conf_key_find(KS_AGENT, "PROXY_PASSWORD", false);
+	if (p->conf->proxy_password[0] != '\0' &&
+	    p->conf->proxy_username[0] == '\0')
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "PROXY_PASSWORD needs PROXY_USERNAME");
+	return 0;
+}
+
+/*
+ * Credential files, decryption (cred_resolve, whose message names the
+ * file and line itself), then the rules of credentialSource.
+ */
+static int
+finish_credentials(struct parse *p)
+{
+	struct cred_item	 items[16];
+	char			 why[1024];
+	size_t			 n;
+
+	if (p->opts & CONF_NO_CREDENTIALS)
+		return 0;
+	if ((p->opts & CONF_CHECK_ONLY) && !cred_dir_readable()) {
+		log_warn("%s: the systemd credentials in %s cannot be read "
+		    "here (systemd hides them from ExecReload=): ak, sk and "
+		    "the encrypted values are not checked", p->path,
+		    getenv("CREDENTIALS_DIRECTORY"));
+		return 0;
+	}
+	n = cred_items(p, items, ARRAY_SIZE(items));
+	if (cred_resolve(items, n, p->path, why, sizeof(why)) != 0) {
+		p->failed = true;
+		snprintf(p->err, p->errlen, "%s", why);
+		return -1;
+	}
+	return check_source(p);
+}
+
+/* Environment overrides, then values derived from others. */
+static int
+finish_agent(struct parse *p)
+{
+	struct conf		*c = p->conf;
+	const struct key	*k;
+	char			 why[LINE_BUF];
+	size_t			 n;
+
+	for (k = conf_keys; k < conf_keys + conf_nkeys; k++) {
+		if (!env_set(k))
+			continue;
+		if (conf_key_store(c, k, getenv(k->env), why, sizeof(why)) != 0)
+			return conf_fail(p, 0, "%s (from %s)", why, k->env);
+	}
+	if (finish_credentials(p) != 0)
+		return -1;
+	if (c->endpoint[0] == '\0') {
+		free(c->endpoint);
+		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",
+		    c->region);
+	}
+	/* Paths are appended to it: "https://host/" + "/v2/..." is wrong. */
+	n = strlen(c->endpoint);
+	while (n > 0 && c->endpoint[n - 1] == '/')
+		c->endpoint[--n] = '\0';
+	return 0;
+}
+
+/* Whole-file checks once every line has been read. */
+int
+conf_finish(struct parse *p)
+{
+	size_t	 i;
+
+	if (p->agent.line == 0)
+		return conf_fail(p, 0, "missing [agent] section");
+	if (check_required(p, KS_AGENT, &p->agent, "[agent]") != 0)
+		return -1;
+	if (p->conf->nflows == 0)
+		return conf_fail(p, 0, "no [flow:NAME] section");
+	for (i = 0; i < p->conf->nflows; i++)
+		if (check_flow(p, i) != 0)
+			return -1;
+	return finish_agent(p);
+}

@@ -1,0 +1,53 @@
+/*
+ * What other layers take from a flow's keys, derived in one place: the
+ * framing options the agent's flows and `disagent verify` share, the
+ * dead-letter file's path, and which files a flow picks.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pattern.h"
+#include "conf/conf.h"
+
+void
+conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->delim = conf_delimiter(fc->record_delimiter);
+	out->keep_delim = fc->keep_delimiter;
+	out->strip_cr = fc->strip_cr;
+	out->skip_empty = fc->skip_empty;
+	out->multiline = fc->multiline_pattern;
+	out->encoding = fc->file_encoding;
+	out->skip_header = (unsigned long)fc->skip_header_lines;
+}
+
+char *
+conf_deadletter_path(const struct conf *c)
+{
+	const char	*slash;
+
+	if (c->dead_letter_file[0] != '\0')
+		return xstrdup(c->dead_letter_file);
+	slash = strrchr(c->checkpoint_file, '/');
+	if (slash == NULL)
+		return xstrdup("deadletter.jsonl");
+	return xasprintf("%.*s/deadletter.jsonl",
+	    (int)(slash - c->checkpoint_file), c->checkpoint_file);
+}
+
+bool
+conf_flow_matches(const struct conf_flow *fc, const char *path)
+{
+	char		*pat = pattern_recursive(fc->file_pattern, fc->recursive);
+	const char	*glob = strrchr(pat, '/'), *name = strrchr(path, '/');
+	bool		 ok;
+
+	ok = pattern_match(pat, path) &&
+	    !pattern_skipped_name(glob ? glob + 1 : pat, name ? name + 1 : path,
+	    fc->file_suffix) && !pattern_excluded(fc->exclude_pattern, path);
+	free(pat);
+	return ok;
+}

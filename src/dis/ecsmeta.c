@@ -1,0 +1,510 @@
+/*
+ * The ECS metadata service client (credentialSource = ecs-metadata), as the
+ * Huawei Cloud SDKs do it (huaweicloud-sdk-go-v3 MetadataAccessor): PUT
+ * /meta-data/latest/api/token with X-Metadata-Token-Ttl-Seconds for a
+ * session token (a 404 or 405 means the service has none: plain GETs),
+ * then GET /openstack/latest/securitykey with X-Metadata-Token, which
+ * answers {"credential":{"access","secret","securitytoken","expires_at"}}.
+ * A 401 to the GET asks for a new session token, once.
+ *
+ * One fetch at a time, driven by one timer: halfway to expires_at after a
+ * success (ecsmeta_refresh_ms), with backoff after a failure, at once when
+ * DIS refuses the keys.  A failure changes nothing about the keys given
+ * before: they stay valid until their deadline, which disapi enforces.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "base/log.h"
+#include "dis/ecsmeta.h"
+#include "dis/http.h"
+#include "wire/retry.h"
+
+#define TOKEN_PATH	"/meta-data/latest/api/token"
+#define KEYS_PATH	"/openstack/latest/securitykey"
+#define TOKEN_TTL_S	"21600"		/* 6 h, as the SDKs ask */
+#define NO_AGENCY	"Please configure Cloud Service Agency first"
+#define CONNECT_MS	3000
+#define TIMEOUT_MS	5000
+#define REPLY_MAX	(64 * 1024)
+#define RETRY_MIN_MS	1000
+#define RETRY_MAX_MS	60000
+#define WARN_EVERY_MS	60000
+#define REFRESH_MAX_MS	(6ULL * 3600 * 1000)
+#define SKEW_RETRY_MS	60000
+
+enum step {
+	STEP_IDLE,
+	STEP_TOKEN,	/* PUT for a session token in flight */
+	STEP_KEYS,	/* GET of the keys in flight */
+};
+
+struct ecsmeta {
+	struct http	*http;		/* no proxy, short timeouts */
+	char		*endpoint;	/* without a trailing '/' */
+	uv_timer_t	 timer;
+	ecsmeta_cb	 cb;
+	void		*arg;
+	enum step	 step;
+	char		*session;	/* X-Metadata-Token; a secret */
+	bool		 no_session;	/* the service has no session tokens */
+	bool		 session_retried;	/* in this fetch */
+	struct ecsmeta_keys keys;
+	bool		 have_keys;
+	bool		 answered;
+	bool		 refetched;	/* auth failure handled for these keys */
+	bool		 closing;
+	unsigned	 failures;	/* in a row */
+	uint64_t	 last_warn_ms;
+	int		 open_handles;	/* timer and http, until closed */
+};
+
+static void	fetch(struct ecsmeta *);
+static void	get_keys(struct ecsmeta *);
+
+void
+ecsmeta_keys_clear(struct ecsmeta_keys *k)
+{
+	secret_free(k->ak);
+	secret_free(k->sk);
+	secret_free(k->token);
+	memset(k, 0, sizeof(*k));
+}
+
+/* --- pure parts ---------------------------------------------------------- */
+
+int
+ecsmeta_parse_time(const char *s, int64_t *out)
+{
+	struct tm	 tm;
+	int		 n = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n != 19)
+		return -EINVAL;
+	s += n;
+	if (*s == '.')
+		for (s++; isdigit((unsigned char)*s); s++)
+			continue;
+	if (strcmp(s, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 ||
+	    tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+	    tm.tm_min > 59 || tm.tm_sec > 60)
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*out = (int64_t)timegm(&tm);
+	return 0;
+}
+
+/* A header-safe value: printable ASCII, no blanks. */
+static bool
+token_ok(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* The string member name of o, copied; jansson's copy is wiped. */
+static char *
+take_string(json_t *o, const char *name)
+{
+	json_t	*v = json_object_get(o, name);
+	char	*copy;
+
+	if (!json_is_string(v))
+		return NULL;
+	copy = xstrdup(json_string_value(v));
+	/* jansson frees without zeroing: wipe its copy of the secret. */
+	explicit_bzero((char *)(uintptr_t)json_string_value(v),
+	    json_string_length(v));
+	return copy;
+}
+
+int
+ecsmeta_parse(const char *body, size_t len, struct ecsmeta_keys *k)
+{
+	json_t		*root, *c;
+	char		*when;
+	int		 rc = -EINVAL;
+
+	memset(k, 0, sizeof(*k));
+	root = json_loadb(body, len, 0, NULL);
+	c = json_is_object(root) ? json_object_get(root, "credential") : NULL;
+	if (json_is_object(c)) {
+		k->ak = take_string(c, "access");
+		k->sk = take_string(c, "secret");
+		k->token = take_string(c, "securitytoken");
+		when = take_string(c, "expires_at");
+		if (k->ak != NULL && k->sk != NULL && k->token != NULL &&
+		    when != NULL && token_ok(k->ak) && token_ok(k->sk) &&
+		    token_ok(k->token) &&
+		    ecsmeta_parse_time(when, &k->expires_at) == 0)
+			rc = 0;
+		free(when);
+	}
+	json_decref(root);
+	if (rc != 0)
+		ecsmeta_keys_clear(k);
+	return rc;
+}
+
+uint64_t
+ecsmeta_refresh_ms(int64_t remaining_s)
+{
+	uint64_t	 ms;
+
+	if (remaining_s <= 0)
+		return SKEW_RETRY_MS;
+	ms = (uint64_t)remaining_s * 500;
+	if (ms < RETRY_MIN_MS)
+		return RETRY_MIN_MS;
+	return ms > REFRESH_MAX_MS ? REFRESH_MAX_MS : ms;
+}
+
+/* --- the client ---------------------------------------------------------- */
+
+static void
+on_timer(uv_timer_t *t)
+{
+	struct ecsmeta	*em = container_of(t, struct ecsmeta, timer);
+
+	em->session_retried = false;
+	fetch(em);
+}
+
+static void
+on_closed(struct ecsmeta *em)
+{
+	if (--em->open_handles > 0)
+		return;
+	free(em->endpoint);
+	free(em);
+}
+
+static void
+on_timer_closed(uv_handle_t *h)
+{
+	on_closed(container_of((uv_timer_t *)h, struct ecsmeta, timer));
+}
+
+static void
+on_http_closed(void *arg)
+{
+	on_closed(arg);
+}
+
+struct ecsmeta *
+ecsmeta_new(uv_loop_t *loop, const char *endpoint, ecsmeta_cb cb, void *arg)
+{
+	struct ecsmeta	*em;
+	struct http_opts ho;
+	size_t		 n = strlen(endpoint);
+
+	while (n > 0 && endpoint[n - 1] == '/')
+		n--;
+	memset(&ho, 0, sizeof(ho));
+	ho.ssl_verify = true;
+	ho.proxy = "";		/* 169.254.169.254 is never behind a proxy */
+	em = xcalloc(1, sizeof(*em));
+	em->endpoint = xstrndup(endpoint, n);
+	em->cb = cb;
+	em->arg = arg;
+	em->http = http_new(loop, &ho);
+	if (em->http == NULL)
+		fatalx("cannot set up the HTTP client for the ECS metadata "
+		    "service");
+	uv_timer_init(loop, &em->timer);
+	em->open_handles = 2;
+	return em;
+}
+
+void
+ecsmeta_start(struct ecsmeta *em)
+{
+	em->session_retried = false;
+	fetch(em);
+}
+
+bool
+ecsmeta_answered(const struct ecsmeta *em)
+{
+	return em->answered;
+}
+
+const struct ecsmeta_keys *
+ecsmeta_keys(const struct ecsmeta *em)
+{
+	return em->have_keys ? &em->keys : NULL;
+}
+
+const char *
+ecsmeta_endpoint(const struct ecsmeta *em)
+{
+	return em->endpoint;
+}
+
+void
+ecsmeta_close(struct ecsmeta *em)
+{
+	if (em == NULL || em->closing)
+		return;
+	em->closing = true;
+	uv_timer_stop(&em->timer);
+	uv_close((uv_handle_t *)&em->timer, on_timer_closed);
+	ecsmeta_keys_clear(&em->keys);
+	secret_free(em->session);
+	em->session = NULL;
+	http_close(em->http, on_http_closed, em);
+}
+
+static void
+fmt_time(int64_t t, char *out, size_t len)
+{
+	time_t		 tt = (time_t)t;
+	struct tm	 tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The fetch failed: keep the keys, tell the owner, try again later. */
+static void
+failed(struct ecsmeta *em, const char *what)
+{
+	char		 why[512], until[32];
+	uint64_t	 delay, now = mono_ms();
+
+	em->step = STEP_IDLE;
+	em->answered = true;
+	delay = RETRY_MIN_MS + retry_backoff_ms(em->failures++, RETRY_MIN_MS,
+	    RETRY_MAX_MS, rand_unit());
+	snprintf(why, sizeof(why), "no temporary keys from the ECS metadata "
+	    "service %s: %s", em->endpoint, what);
+	if (em->last_warn_ms == 0 || now - em->last_warn_ms >= WARN_EVERY_MS) {
+		if (em->have_keys)
+			fmt_time(em->keys.expires_at, until, sizeof(until));
+		log_warn("%s; %s%s; trying again in %" PRIu64 " ms", why,
+		    em->have_keys ? "the current keys stay in use until " :
+		    "delivery waits for keys", em->have_keys ? until : "",
+		    delay);
+		em->last_warn_ms = now;
+	}
+	uv_timer_start(&em->timer, on_timer, delay, 0);
+	em->cb(NULL, why, em->arg);
+}
+
+static bool
+same_keys(const struct ecsmeta_keys *a, const struct ecsmeta_keys *b)
+{
+	return a->ak != NULL && b->ak != NULL && strcmp(a->ak, b->ak) == 0 &&
+	    strcmp(a->sk, b->sk) == 0 && strcmp(a->token, b->token) == 0;
+}
+
+/* New keys k (stolen): keep them, tell the owner, schedule the renewal. */
+static void
+succeeded(struct ecsmeta *em, struct ecsmeta_keys *k)
+{
+	int64_t		 remaining = k->expires_at - wall_s();
+	uint64_t	 next = ecsmeta_refresh_ms(remaining);
+	char		 until[32];
+	bool		 same = em->have_keys && same_keys(&em->keys, k);
+
+	em->step = STEP_IDLE;
+	em->answered = true;
+	k->deadline = remaining > 0 ? mono_ms() + (uint64_t)remaining * 1000 :
+	    0;
+	fmt_time(k->expires_at, until, sizeof(until));
+	if (remaining <= 0)
+		log_warn("the ECS metadata service gave keys that expired at "
+		    "%s by this host's clock: check the clock", until);
+	else if (!same || em->failures > 0)
+		log_info("temporary keys from the ECS metadata service %s, "
+		    "valid until %s; renewing in %" PRIu64 " s", em->endpoint,
+		    until, next / 1000);
+	if (!same)
+		em->refetched = false;
+	ecsmeta_keys_clear(&em->keys);
+	em->keys = *k;
+	memset(k, 0, sizeof(*k));
+	em->have_keys = true;
+	em->failures = 0;
+	em->last_warn_ms = 0;
+	uv_timer_start(&em->timer, on_timer, next, 0);
+	em->cb(&em->keys, NULL, em->arg);
+}
+
+static void
+http_failure(const struct http_response *r, const char *op, char *out,
+    size_t len)
+{
+	char	 body[101];
+	size_t	 i, n;
+
+	if (r->result != HTTP_OK) {
+		snprintf(out, len, "%s: %s", op, r->error ? r->error : "error");
+		return;
+	}
+	n = MIN(r->bodylen, sizeof(body) - 1);
+	for (i = 0; i < n; i++)
+		body[i] = isprint((unsigned char)r->body[i]) ? r->body[i] : ' ';
+	body[n] = '\0';
+	snprintf(out, len, "%s: HTTP %ld%s%s", op, r->status, n ? " " : "",
+	    body);
+}
+
+static int
+submit(struct ecsmeta *em, const char *method, const char *path,
+    const char *header, http_done_cb cb)
+{
+	struct http_request req;
+	char		*url;
+	int		 rc;
+
+	url = xasprintf("%s%s", em->endpoint, path);
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.headers = header != NULL ? &header : NULL;
+	req.nheaders = header != NULL ? 1 : 0;
+	req.connect_timeout_ms = CONNECT_MS;
+	req.timeout_ms = TIMEOUT_MS;
+	req.max_response = REPLY_MAX;
+	req.wipe_response = true;
+	rc = http_submit(em->http, &req, cb, em);
+	free(url);
+	return rc;
+}
+
+static void
+on_keys(const struct http_response *r, void *arg)
+{
+	struct ecsmeta		*em = arg;
+	struct ecsmeta_keys	 k;
+	char			 why[256];
+	bool			 agency;
+
+	em->step = STEP_IDLE;
+	if (em->closing || r->result == HTTP_ERR_CANCELLED)
+		return;
+	if (r->result == HTTP_OK && r->status == 200) {
+		if (ecsmeta_parse(r->body, r->bodylen, &k) == 0)
+			succeeded(em, &k);
+		else
+			failed(em, "GET " KEYS_PATH ": not the expected JSON");
+		return;
+	}
+	agency = r->result == HTTP_OK && memmem(r->body, r->bodylen,
+	    NO_AGENCY, strlen(NO_AGENCY)) != NULL;
+	if (r->result == HTTP_OK && r->status == 401 && !agency &&
+	    !em->session_retried) {
+		/* The session token expired, or the service now wants one. */
+		em->session_retried = true;
+		secret_free(em->session);
+		em->session = NULL;
+		em->no_session = false;
+		fetch(em);
+		return;
+	}
+	http_failure(r, "GET " KEYS_PATH, why, sizeof(why));
+	if (agency)
+		snprintf(why, sizeof(why), "the server has no agency: %s",
+		    NO_AGENCY);
+	failed(em, why);
+}
+
+static void
+on_token(const struct http_response *r, void *arg)
+{
+	struct ecsmeta	*em = arg;
+	char		 why[256];
+	size_t		 n;
+
+	em->step = STEP_IDLE;
+	if (em->closing || r->result == HTTP_ERR_CANCELLED)
+		return;
+	if (r->result == HTTP_OK && (r->status == 404 || r->status == 405)) {
+		em->no_session = true;
+		get_keys(em);
+		return;
+	}
+	n = r->bodylen;
+	while (n > 0 && isspace((unsigned char)r->body[n - 1]))
+		n--;
+	if (r->result != HTTP_OK || r->status != 200 || n == 0) {
+		http_failure(r, "PUT " TOKEN_PATH, why, sizeof(why));
+		failed(em, why);
+		return;
+	}
+	em->session = xstrndup(r->body, n);
+	if (!token_ok(em->session)) {
+		secret_free(em->session);
+		em->session = NULL;
+		failed(em, "PUT " TOKEN_PATH ": not a token");
+		return;
+	}
+	get_keys(em);
+}
+
+static void
+get_keys(struct ecsmeta *em)
+{
+	char	*h = NULL;
+	int	 rc;
+
+	if (em->session != NULL)
+		h = xasprintf("X-Metadata-Token: %s", em->session);
+	em->step = STEP_KEYS;
+	rc = submit(em, "GET", KEYS_PATH, h, on_keys);
+	secret_free(h);
+	if (rc != 0)
+		failed(em, uv_strerror(rc));
+}
+
+static void
+fetch(struct ecsmeta *em)
+{
+	int	 rc;
+
+	if (em->closing || em->step != STEP_IDLE)
+		return;
+	uv_timer_stop(&em->timer);
+	if (em->session != NULL || em->no_session) {
+		get_keys(em);
+		return;
+	}
+	em->step = STEP_TOKEN;
+	rc = submit(em, "PUT", TOKEN_PATH,
+	    "X-Metadata-Token-Ttl-Seconds: " TOKEN_TTL_S, on_token);
+	if (rc != 0)
+		failed(em, uv_strerror(rc));
+}
+
+bool
+ecsmeta_auth_failed(struct ecsmeta *em)
+{
+	if (em->closing || !em->have_keys)
+		return false;
+	if (em->refetched)
+		return em->step != STEP_IDLE;	/* still fetching for it */
+	em->refetched = true;
+	log_info("DIS refused the temporary keys: fetching new ones from the "
+	    "ECS metadata service now");
+	em->session_retried = false;
+	fetch(em);
+	return em->step != STEP_IDLE;
+}

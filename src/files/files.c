@@ -1,0 +1,700 @@
+/*
+ * The tracked files of a flow (files.h): scans reconcile the tailers with
+ * the file system, identity decides rename vs new file (R5), copytruncate is
+ * caught by size and by a changed head (R6), a file gone from its path is
+ * read to its end and closed once committed and quiet (R1, R7)
+ * (files_gone.c), and parked descriptors keep the flow within maxOpenFiles
+ * (files_fds.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "conf/conf.h"
+#include "files/copies.h"
+#include "files/files.h"
+#include "files/files_int.h"
+#include "files/openfail.h"
+#include "files/reaper.h"
+#include "files/resume.h"
+#include "files/successor.h"
+#include "files/tailer.h"
+#include "files/watcher.h"
+#include "files/wholefile.h"
+#include "files/zsource.h"
+#include "state/registry.h"
+
+#define EVENT_DELAY_MS	10	/* coalesce fs events */
+
+/* --- identity ----------------------------------------------------------- */
+
+/*
+ * The newest tracked file that is (dev, ino), or NULL.  A scan asks this
+ * for every file it finds: through the inode map, not a walk of the list
+ * (which made a rescan of 10,000 files cost ~100 ms, 80% of it here).
+ * Only an inode shared across devices falls back to the walk.
+ */
+static struct tracked *
+find_dev_ino(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	struct tracked	*k = idmap_get(&fs->byino, ino);
+
+	if (ino != 0 && (k == NULL || tailer_is(k->t, dev, ino)))
+		return k;	/* (the map has no key 0) */
+	for (k = fs->list; k != NULL; k = k->next)
+		if (tailer_is(k->t, dev, ino))
+			return k;
+	return NULL;
+}
+
+/* Keep byino's invariant when k leaves the list (already unlinked). */
+static void
+forget_ino(struct files *fs, struct tracked *k)
+{
+	uint64_t	 ino = tailer_ino(k->t);
+	struct tracked	*o;
+
+	if (idmap_get(&fs->byino, ino) != k)
+		return;
+	idmap_del(&fs->byino, ino);
+	for (o = fs->list; o != NULL; o = o->next)	/* the next newest */
+		if (tailer_ino(o->t) == ino) {
+			idmap_put(&fs->byino, ino, o);
+			return;
+		}
+}
+
+void
+files_commit(struct files *fs, struct tailer *t)
+{
+	uint32_t	 crc, len;
+
+	struct reg_entry *e;
+
+	tailer_refresh_fingerprint(t);
+	tailer_head(t, &crc, &len);
+	e = registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t),
+	    crc, len, tailer_path(t), tailer_committed(t));
+	/* What is known to follow, if the file goes before it is read. */
+	e->size = tailer_size(t);
+}
+
+static void
+link_tailer(struct files *fs, struct tailer *t, bool gone)
+{
+	struct tracked	*k;
+
+	if (resume_inside_line(fs->fc, t)) {
+		log_info("%s: resuming inside a truncated line at offset %ju; "
+		    "skipping to its end", tailer_path(t),
+		    (uintmax_t)tailer_read_off(t));
+		tailer_skip_line(t);
+	}
+	if (fs->once || fs->wf != NULL)
+		tailer_set_target(t, tailer_size(t));
+	k = xcalloc(1, sizeof(*k));
+	k->t = t;
+	k->gone = gone;
+	k->seen = true;
+	k->scan_size = UINT64_MAX;
+	k->next = fs->list;
+	fs->list = k;
+	idmap_put(&fs->byid, tailer_id(t), k);
+	if (tailer_ino(t) != 0)
+		idmap_put(&fs->byino, tailer_ino(t), k);	/* the newest */
+	fs->ntracked++;
+	if (tailer_is_open(t))
+		fs->nopen++;
+}
+
+void
+files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
+{
+	*pp = k->next;
+	if (fs->cursor == k)
+		fs->cursor = NULL;
+	if (tailer_is_open(k->t))
+		fs->nopen--;
+	fs->ntracked--;
+	idmap_del(&fs->byid, tailer_id(k->t));
+	forget_ino(fs, k);
+	tailer_free(k->t);
+	free(k);
+}
+
+/* --- copytruncate copies ------------------------------------------------ */
+
+/* copies_next_fn over the tracked list; *it is the next one. */
+static bool
+next_candidate(void *it, struct copy_candidate *c)
+{
+	struct tracked	**kp = it, *k = *kp;
+
+	if (k == NULL)
+		return false;
+	*kp = k->next;
+	c->dev = tailer_dev(k->t);
+	c->ino = tailer_ino(k->t);
+	c->path = tailer_path(k->t);
+	c->prev_crc = k->prev_fp_crc;
+	c->prev_len = k->prev_fp_len;
+	c->prev_end = k->prev_end;
+	tailer_head(k->t, &c->crc, &c->len);
+	c->gone = k->gone;
+	return true;
+}
+
+
+/* --- tracking ----------------------------------------------------------- */
+
+/* Compressed files are read through zsource, decompressed. */
+uint64_t
+files_track(struct files *fs, const char *path, const struct stat *st,
+    uint64_t off, bool gone)
+{
+	struct tailer	*t;
+	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
+
+	if (zsource_name_compressed(path))
+		t = tailer_open_compressed(path, st, off, fp, fs->fr);
+	else if (fs->nopen >= fs->max_open)
+		t = tailer_new_parked(path, st, off, fp, fs->fr);
+	else
+		t = tailer_open(path, st, off, fp, fs->fr);
+	if (t == NULL)
+		return 0;
+	link_tailer(fs, t, gone);
+	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
+	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
+	    gone ? " (rotated away; reading it to the end)" : "",
+	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
+	if (tailer_is_open(t))
+		files_commit(fs, t);
+	return tailer_id(t);
+}
+
+/*
+ * files_track, with a file that cannot be opened reported once (a
+ * compressed one in a format the agent cannot read counted as lost, once).
+ */
+enum track_result
+files_track_at(struct files *fs, const char *path, const struct stat *st,
+    uint64_t off, bool gone)
+{
+	bool	 z = zsource_name_compressed(path);
+	bool	 unreadable;
+
+	if (files_track(fs, path, st, off, gone) != 0)
+		return TRACKED;
+	if (z && errno == EAGAIN)
+		return TRACK_LATER;	/* still being compressed */
+	unreadable = z && errno != EACCES && errno != ENOENT;
+	if (openfail_report(&fs->fails, fs->fc->name, path, errno,
+	    unreadable ? "compressed in a format the agent cannot read (it "
+	    "reads gzip and zstd)" : NULL)) {
+		fs->m->open_errors++;
+		if (unreadable)
+			fs->m->bytes_lost[LOST_UNREADABLE] +=
+			    (uint64_t)st->st_size;
+	}
+	return unreadable ? TRACK_UNREADABLE : TRACK_FAILED;
+}
+
+static void
+track(struct files *fs, const char *path, const struct stat *st, bool first,
+    bool gone)
+{
+	struct tracked	*it = fs->list;
+	struct reg_entry *e;
+	enum copies_verdict v = COPIES_NONE;
+	uint64_t	 off = 0;
+
+	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
+		v = copies_check(&fs->waiting, path, st,
+		    (size_t)fs->fc->header_bytes, next_candidate, &it, &off);
+	if (v == COPIES_WAIT)
+		return;		/* the next scan decides */
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e != NULL && !resume_same_head(path, e, (uint64_t)st->st_size)) {
+		/* Inode reuse: where did the file it held go? */
+		files_add_orphan(fs, e);
+		fs->orphans[fs->norphans - 1].reused = true;
+	}
+	if (v == COPIES_NONE)
+		off = resume_offset(fs->fc, fs->reg, path, st, first);
+	(void)files_track_at(fs, path, st, off, gone);
+}
+
+/* The file was truncated or rewritten in place: read it again from 0. */
+void
+files_restart(struct files *fs, struct tracked *k, const char *why)
+{
+	struct tailer	*t = k->t;
+	uint32_t	 len;
+
+	log_warn("%s: %s; reading from 0", tailer_path(t), why);
+	tailer_head(t, &k->prev_fp_crc, &len);
+	k->prev_fp_len = len;
+	k->prev_end = tailer_read_off(t);
+	tailer_restart(t, fs->fr);
+	fs->m->truncations++;
+	files_commit(fs, t);
+}
+
+/*
+ * Keep the registry entry's size current without making it dirty: the next
+ * save (an acknowledgement, or the stop) writes it, so a file that goes
+ * while the agent is stopped is known to have had bytes after its offset.
+ */
+static void
+note_size(struct files *fs, const struct tailer *t)
+{
+	struct reg_entry *e;
+
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
+	if (e != NULL)
+		e->size = tailer_size(t);
+}
+
+/* Re-check a tracked file's size; note growth and in-place truncation
+ * (copytruncate: smaller than the read offset, or a new head, R6). */
+static void
+refresh(struct files *fs, struct tracked *k)
+{
+	uint64_t old = tailer_size(k->t);
+	bool	 truncated, changed;
+
+	if (!tailer_is_open(k->t))
+		return;
+	(void)tailer_poll(k->t, &truncated);
+	changed = tailer_size(k->t) != old;
+	if (changed)
+		note_size(fs, k->t);
+	/* A new head means the file was truncated and written again, maybe
+	 * past the old offset before we looked (R6): a 512-byte pread per
+	 * change is cheap next to missing that. */
+	if (!truncated && (k->truncate_pending || (changed &&
+	    tailer_head_changed(k->t))))
+		truncated = true;
+	if (!truncated)
+		return;
+	if (tailer_pending(k->t) > 0) {
+		k->truncate_pending = true;
+		return;		/* after the in-flight ranges settle */
+	}
+	k->truncate_pending = false;
+	files_restart(fs, k, "truncated or rewritten in place "
+	    "(copytruncate?)");
+}
+
+static void
+on_found(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+
+	if (fs->orphans_pending)
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
+	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	wholefile_found(fs->wf, path, st);	/* it decides when */
+	if (k == NULL) {
+		if (fs->wf == NULL)
+			track(fs, path, st, fs->first_scan, false);
+		return;
+	}
+	k->seen = true;
+	if (k->gone) {
+		log_info("%s (inode %ju) is back at %s", tailer_path(k->t),
+		    (uintmax_t)tailer_ino(k->t), path);
+		k->gone = false;
+	}
+	if (strcmp(tailer_path(k->t), path) != 0) {
+		log_info("%s: renamed to %s", tailer_path(k->t), path);
+		tailer_rename(k->t, path);
+	}
+	if (!tailer_is_open(k->t) &&
+	    tailer_size(k->t) != (uint64_t)st->st_size) {
+		tailer_set_size(k->t, (uint64_t)st->st_size);
+		note_size(fs, k->t);
+	}
+}
+
+/*
+ * A file that does not match the pattern, in a walked directory.  A parked
+ * tailer rotated to such a name is followed there, so what it grew before
+ * the rename is still read.  At the first scan that reads a directory
+ * only: a file the registry
+ * knows for this flow (rotated away while the agent was stopped, e.g.
+ * app.log -> app.log.1) that still has bytes after its committed offset is
+ * read to its end.
+ */
+static void
+on_other(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct reg_entry *e;
+	struct tracked	*k;
+	bool		 z = zsource_name_compressed(path);
+
+	if (fs->orphans_pending)
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
+	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k != NULL) {
+		if (!tailer_is_open(k->t) &&
+		    strcmp(tailer_path(k->t), path) != 0) {
+			tailer_rename(k->t, path);
+			tailer_set_size(k->t, (uint64_t)st->st_size);
+		}
+		return;
+	}
+	reaper_other(fs->reap, path, st);
+	if (fs->wf != NULL)
+		return;
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (z && e == NULL)
+		successors_add(fs->succ, path, st);
+	/* A compressed file's size is not its decompressed one: the
+	 * tailer finds out whether anything is left. */
+	if (!fs->orphans_pending || e == NULL ||
+	    (!z && e->offset >= (uint64_t)st->st_size) ||
+	    !resume_same_head(path, e, (uint64_t)st->st_size))
+		return;
+	track(fs, path, st, false, true);
+}
+
+
+/* --- scans -------------------------------------------------------------- */
+
+/* Reconcile the tracked set with the file system: the source of truth. */
+static void
+scan(struct files *fs, bool first)
+{
+	struct tracked	*k;
+	bool		 walked;
+
+	fs->first_scan = first;
+	successors_reset(fs->succ);
+	/* Truncations first: a copytruncate copy found by the walk is then
+	 * recognised by the original's previous head. */
+	for (k = fs->list; k != NULL; k = k->next) {
+		k->seen = false;
+		if (k->truncate_pending || tailer_is_open(k->t))
+			refresh(fs, k);
+	}
+	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
+	if (!walked && !fs->warned_dir) {
+		log_warn("[%s] cannot read directory %s: %s; will retry",
+		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
+		fs->warned_dir = true;
+	}
+	openfail_sweep(&fs->fails, fs->fc->name, false);
+	files_follow_gone(fs, walked && fs->orphans_pending);
+	if (walked)
+		fs->orphans_pending = false;
+	fs->first_scan = false;
+	for (k = fs->list; k != NULL; k = k->next) {
+		if (!k->seen && !k->gone) {
+			k->gone = true;
+			k->scan_size = UINT64_MAX;
+			log_info("%s (inode %ju) is gone from its path; "
+			    "reading it to the end", tailer_path(k->t),
+			    (uintmax_t)tailer_ino(k->t));
+		}
+	}
+	files_drop_finished(fs);
+	files_balance_fds(fs);
+	wholefile_scanned(fs->wf, walked);
+	reaper_scanned(fs->reap);
+}
+
+static void
+on_rescan_timer(uv_timer_t *h)
+{
+	struct files	*fs = container_of(h, struct files, rescan_timer);
+
+	scan(fs, false);
+	fs->readable(fs->arg);
+}
+
+static void
+on_fs_event(void *arg, const char *dir, const char *name, int events)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+	const char	*p;
+	size_t		 n = strlen(dir);
+
+	if (fs->stopped)
+		return;
+	/* A write to a tracked file: just read it.  Anything else (a new
+	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
+	if (name != NULL && (events & UV_CHANGE) && !(events & UV_RENAME)) {
+		for (k = fs->list; k != NULL; k = k->next) {
+			p = tailer_path(k->t);
+			if (k->gone || !tailer_is_open(k->t) ||
+			    strncmp(p, dir, n) != 0 || p[n] != '/' ||
+			    strcmp(p + n + 1, name) != 0)
+				continue;
+			refresh(fs, k);
+			fs->readable(fs->arg);
+			return;
+		}
+	}
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* --- the flow's view ---------------------------------------------------- */
+
+static bool
+can_read(const struct tracked *k, size_t hold)
+{
+	return tailer_is_open(k->t) && tailer_readable(k->t) &&
+	    !tailer_stalled(k->t) && tailer_pending(k->t) < hold &&
+	    !k->truncate_pending;
+}
+
+static struct tracked *
+next_tracked(struct files *fs, size_t hold)
+{
+	struct tracked	*k, *start;
+
+	if (fs->list == NULL)
+		return NULL;
+	start = fs->cursor ? fs->cursor : fs->list;
+	k = start;
+	do {
+		if (can_read(k, hold)) {
+			fs->cursor = k->next ? k->next : fs->list;
+			return k;
+		}
+		k = k->next ? k->next : fs->list;
+	} while (k != start);
+	return NULL;
+}
+
+struct tailer *
+files_next_readable(struct files *fs, size_t hold)
+{
+	struct tracked	*k;
+
+	k = next_tracked(fs, hold);
+	if (k == NULL && fs->nopen < fs->ntracked) {
+		files_balance_fds(fs);	/* parked files wait */
+		k = next_tracked(fs, hold);
+	}
+	return k != NULL ? k->t : NULL;
+}
+
+bool
+files_held(const struct files *fs, size_t hold)
+{
+	const struct tracked *k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (!can_read(k, hold) && can_read(k, SIZE_MAX))
+			return true;
+	return false;
+}
+
+void
+files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
+    bool committed)
+{
+	if (committed)
+		files_commit(fs, t);
+	if (n < 0) {
+		log_warn("%s: read error: %s; will retry", tailer_path(t),
+		    strerror((int)-n));
+		tailer_stall(t);
+	} else if (n == 0 && !refused)
+		tailer_stall(t);	/* only a partial line */
+	wholefile_poke(fs->wf);
+}
+
+struct tailer *
+files_find(struct files *fs, uint64_t id)
+{
+	struct tracked	*k = idmap_get(&fs->byid, id);
+
+	return k != NULL ? k->t : NULL;
+}
+
+void
+files_ack(struct files *fs, uint64_t id, uint64_t range)
+{
+	struct tailer	*t = files_find(fs, id);
+
+	if (t == NULL)
+		return;
+	if (tailer_ack(t, range))
+		files_commit(fs, t);
+	tailer_trim(t);
+	wholefile_poke(fs->wf);
+}
+
+void
+files_each_open(struct files *fs, bool (*fn)(struct tailer *, void *),
+    void *arg)
+{
+	struct tracked	*k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		if (tailer_is_open(k->t) && !fn(k->t, arg))
+			return;
+}
+
+bool
+files_all_read(const struct files *fs, bool miss_last)
+{
+	const struct tracked *k;
+
+	if (fs->wf != NULL)
+		return wholefile_settled(fs->wf);
+	for (k = fs->list; k != NULL; k = k->next)
+		if ((tailer_readable(k->t) && !tailer_stalled(k->t)) ||
+		    tailer_waits_for_quiet(k->t, miss_last))
+			return false;
+	return true;
+}
+
+void
+files_touch(struct files *fs)
+{
+	struct tracked	*k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		files_commit(fs, k->t);
+	wholefile_touch(fs->wf);
+}
+
+void
+files_gauges(const struct files *fs, struct metrics_flow *m)
+{
+	const struct tracked *k;
+	uint64_t	 size, done;
+
+	m->bytes_behind = 0;
+	for (k = fs->list; k != NULL; k = k->next) {
+		size = tailer_size(k->t);
+		done = tailer_committed(k->t);
+		if (size > done)
+			m->bytes_behind += size - done;
+	}
+	m->files_tracked = fs->ntracked;
+	wholefile_gauges(fs->wf, m);
+}
+
+void
+files_untrack(struct files *fs, uint64_t id)
+{
+	struct tracked	**pp, *k;
+
+	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
+		if (tailer_id(k->t) == id) {
+			files_unlink(fs, pp, k);
+			return;
+		}
+}
+
+void
+files_saved(struct files *fs)
+{
+	wholefile_saved(fs->wf);
+}
+
+/* --- lifecycle ---------------------------------------------------------- */
+
+struct files *
+files_new(uv_loop_t *loop, const struct conf *conf,
+    const struct conf_flow *fc, struct registry *reg,
+    const struct framer *fr, struct metrics_flow *m, bool once,
+    files_cb readable, void *arg, char *err, size_t errlen)
+{
+	struct files	*fs;
+
+	fs = xcalloc(1, sizeof(*fs));
+	fs->watcher = watcher_new(loop, fc, once ? NULL : on_fs_event, fs,
+	    err, errlen);
+	if (fs->watcher == NULL) {
+		free(fs);
+		return NULL;
+	}
+	fs->loop = loop;
+	fs->fc = fc;
+	fs->reg = reg;
+	fs->fr = fr;
+	fs->m = m;
+	fs->once = once;
+	fs->readable = readable;
+	fs->arg = arg;
+	fs->max_open = files_open_budget(conf, fc);
+	fs->succ = successors_new((size_t)fc->header_bytes);
+	fs->orphans_pending = true;
+	idmap_init(&fs->byid);
+	idmap_init(&fs->byino);
+	uv_timer_init(loop, &fs->rescan_timer);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);
+	fs->reap = reaper_new(fc, reg, m);
+	return fs;
+}
+
+void
+files_start(struct files *fs)
+{
+	scan(fs, true);
+	if (!fs->once)
+		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+		    (uint64_t)fs->fc->rescan_interval_ms,
+		    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+void
+files_stop(struct files *fs)
+{
+	fs->stopped = true;
+	uv_timer_stop(&fs->rescan_timer);
+	wholefile_stop(fs->wf);
+	watcher_free(fs->watcher);
+	fs->watcher = NULL;
+}
+
+static void
+files_closed(uv_handle_t *h)
+{
+	free(container_of((uv_timer_t *)h, struct files, rescan_timer));
+}
+
+void
+files_free(struct files *fs)
+{
+	struct tracked	*k;
+
+	if (fs == NULL)
+		return;
+	files_stop(fs);
+	wholefile_free(fs->wf);
+	reaper_free(fs->reap);
+	idmap_cleanup(&fs->byino);	/* no invariant to keep now */
+	while ((k = fs->list) != NULL)
+		files_unlink(fs, &fs->list, k);
+	openfail_sweep(&fs->fails, fs->fc->name, true);
+	while (fs->norphans > 0)	/* kept for a successor still written */
+		free(fs->orphans[--fs->norphans].path);
+	free(fs->orphans);
+	successors_free(fs->succ);
+	idmap_cleanup(&fs->byid);
+	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
+}

@@ -1,0 +1,118 @@
+/*
+ * The lifecycle of every tracked file of one flow: what the watcher's scans
+ * find becomes a tailer (resumed from the registry, or from 0 or the end),
+ * renames and rotations keep it (also while the agent was stopped),
+ * copytruncate and inode reuse restart it at 0, a file gone from its path
+ * is read to its end and closed once every byte is committed, and open
+ * descriptors stay within maxOpenFiles.  The periodic rescan is the truth;
+ * inotify events only cut latency (R8).
+ *
+ * Owns: the tailers, the watcher and the rescan timer.  The flow reads the
+ * tailers it hands out (files_next_readable) and reports acknowledgements
+ * back (files_ack); the registry gets every committed offset from here.
+ */
+#ifndef DISAGENT_FILES_H
+#define DISAGENT_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <uv.h>
+
+#include "base/util.h"
+
+struct conf;
+struct conf_flow;
+struct framer;
+struct metrics_flow;
+struct registry;
+struct tailer;
+struct files;
+
+/* There may be bytes to read now (a scan or an event found growth). */
+typedef void	(*files_cb)(void *arg);
+
+/*
+ * The files of flow fc.  fr (the flow's framing) and m (its counters) are
+ * borrowed and outlive the files; once: --once (no watches, no rescans,
+ * each file read up to its size at the first scan).  NULL with a message
+ * in err when the pattern cannot work.
+ */
+struct files	*files_new(uv_loop_t *, const struct conf *,
+		    const struct conf_flow *fc, struct registry *,
+		    const struct framer *fr, struct metrics_flow *m, bool once,
+		    files_cb readable, void *arg, char *err, size_t errlen);
+/* First scan; then watches and the rescan timer (daemon). */
+void		 files_start(struct files *);
+/* No more scans or events (stop, reload). */
+void		 files_stop(struct files *);
+/* Free every tailer; the handles close asynchronously. */
+void		 files_free(struct files *);
+
+/*
+ * The next tailer with bytes to read, round robin: open (parked files are
+ * reopened while maxOpenFiles allows), not stalled, not waiting for a
+ * truncation to settle, and with fewer than hold ranges in flight (what a
+ * crash can resend stays bounded per file, R3).  NULL when none.
+ */
+struct tailer	*files_next_readable(struct files *, size_t hold);
+/*
+ * Whether a tailer has bytes to read that only its hold ranges in flight
+ * keep back: files_next_readable would hand it out once one is
+ * acknowledged.
+ */
+bool		 files_held(const struct files *, size_t hold);
+
+/*
+ * After a read of t: n bytes consumed, or -errno (logged, retried at the
+ * next growth or rescan); refused: the flow stopped taking records.  A
+ * read that consumed nothing without a refusal found only a partial line:
+ * t waits for growth.  committed: the read moved the committed offset.
+ */
+void		 files_read_done(struct files *, struct tailer *, long n,
+		    bool refused, bool committed);
+
+/* Range of the file with id acknowledged: commit and trim. */
+void		 files_ack(struct files *, uint64_t id, uint64_t range);
+/* The borrowed tailer with id, or NULL when it is no longer tracked. */
+struct tailer	*files_find(struct files *, uint64_t id);
+/* Save t's committed offset (and fingerprint) in the registry. */
+void		 files_commit(struct files *, struct tailer *);
+
+/* Call fn for every open tailer until it returns false. */
+void		 files_each_open(struct files *,
+		    bool (*fn)(struct tailer *, void *), void *arg);
+
+/*
+ * Whether nothing is left to read: no open tailer is readable (and not
+ * stalled) and none waits for quiet (miss_last: isMissLastRecordDelimiter).
+ */
+bool		 files_all_read(const struct files *, bool miss_last);
+
+/*
+ * A save of the registry succeeded: whole files whose complete mark it
+ * wrote can be cleaned up now (wholefile.h).
+ */
+void		 files_saved(struct files *);
+
+/* --- for wholefile.c ---------------------------------------------------- */
+
+/*
+ * Track path (stat'ed as st) as a tailer from offset, parked when
+ * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
+ * its end, then closed).  A whole-file flow's tailers read up to st's
+ * size.  Its id, or 0 with errno set (the caller reports it).
+ */
+uint64_t	 files_track(struct files *, const char *path,
+		    const struct stat *st, uint64_t offset, bool gone);
+/* Stop tracking the tailer with id; it is freed. */
+void		 files_untrack(struct files *, uint64_t id);
+
+/* Refresh the registry entry of every tracked file (TTL). */
+void		 files_touch(struct files *);
+/* The gauges of m: bytes_behind and files_tracked. */
+void		 files_gauges(const struct files *, struct metrics_flow *m);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * Inside files.c, files_gone.c and files_fds.c: the tracked set of a flow.
+ * files.c owns it (scans, identity, the flow's view); files_gone.c finishes
+ * the files gone from their paths and follows where their bytes went;
+ * files_fds.c keeps the open descriptors within maxOpenFiles.
+ */
+#ifndef DISAGENT_FILES_INT_H
+#define DISAGENT_FILES_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <uv.h>
+
+#include "base/util.h"
+#include "files/copies.h"
+#include "files/files.h"
+#include "files/tailer.h"
+
+struct conf;
+struct conf_flow;
+struct framer;
+struct metrics_flow;
+struct openfail;
+struct reaper;
+struct reg_entry;
+struct registry;
+struct successors;
+struct watcher;
+struct wholefile;
+
+/* What the lifecycle knows of one tailer. */
+/* One per file, so packed: 40 bytes. */
+struct tracked {
+	struct tailer	*t;
+	struct tracked	*next;
+	uint64_t	 prev_end;	/* bytes of it read before then */
+	uint64_t	 scan_size;	/* size at the last scan, while gone */
+	/* Its head before the last in-place truncation, to recognise a
+	 * copytruncate copy of it (R6); headerBytesLength <= 65536. */
+	uint32_t	 prev_fp_crc;
+	uint32_t	 prev_fp_len : 24;
+	bool		 gone : 1;	/* no longer at any matching path */
+	bool		 seen : 1;	/* found by the current scan */
+	bool		 truncate_pending : 1; /* after in-flight ranges settle */
+	bool		 vanished : 1;	/* parked, and its path lost it */
+};
+
+struct files {
+	uv_loop_t	*loop;
+	const struct conf_flow *fc;
+	struct registry	*reg;
+	const struct framer *fr;
+	struct metrics_flow *m;
+	struct watcher	*watcher;
+	uv_timer_t	 rescan_timer;
+	struct tracked	*list;
+	struct tracked	*cursor;	/* round-robin position */
+	struct idmap	 byid;		/* tailer id -> tracked */
+	/* inode -> a tracked file with it: every tracked inode is here, the
+	 * newest such file when two share it (find_dev_ino). */
+	struct idmap	 byino;
+	size_t		 ntracked;
+	size_t		 nopen;		/* tailers with a descriptor */
+	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */
+	struct copies_wait waiting;	/* new files that may be copies */
+	struct successors *succ;	/* where gone files' bytes went */
+	struct orphan	*orphans;	/* this scan's files gone from view */
+	size_t		 norphans;
+	struct openfail	*fails;		/* matching files we cannot open */
+	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
+	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
+	bool		 once;
+	bool		 first_scan;
+	/* Not yet a scan that read a directory: until one has, nothing the
+	 * registry knows can be called gone (a mount not up yet at start
+	 * would make every file of the flow "deleted while stopped"). */
+	bool		 orphans_pending;
+	bool		 stopped;
+	bool		 warned_fds;
+	bool		 warned_dir;
+	files_cb	 readable;
+	void		*arg;
+};
+
+struct orphan {
+	uint64_t	 dev, ino, off, size;
+	uint32_t	 crc, len;
+	char		*path;
+	bool		 reused;	/* its inode holds another file now */
+};
+
+/* Nothing left to read in t: stalled on a partial line, or at its end. */
+static inline bool
+read_to_end(const struct tailer *t)
+{
+	return tailer_stalled(t) || !tailer_readable(t);
+}
+
+/* files.c */
+enum track_result {
+	TRACKED,
+	TRACK_LATER,		/* a compressed file still being written */
+	TRACK_FAILED,		/* reported (openfail) */
+	TRACK_UNREADABLE,	/* reported, its bytes counted lost */
+};
+enum track_result files_track_at(struct files *, const char *,
+	    const struct stat *, uint64_t, bool);
+void	files_restart(struct files *, struct tracked *, const char *);
+void	files_unlink(struct files *, struct tracked **, struct tracked *);
+
+/* files_gone.c */
+void	files_add_orphan(struct files *, const struct reg_entry *);
+void	files_drop_finished(struct files *);
+void	files_follow_gone(struct files *, bool);
+
+/* files_fds.c */
+void	files_balance_fds(struct files *);
+size_t	files_open_budget(const struct conf *, const struct conf_flow *);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * Directory walks and directory watches (base/pattern.c matches).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+
+#include "base/log.h"
+#include "base/pattern.h"
+#include "conf/conf.h"
+#include "files/watcher.h"
+
+#define MAX_DEPTH	32	/* symlink loops end here */
+
+struct watchdir {
+	char		*path;
+	uv_fs_event_t	 ev;
+	bool		 seen;
+	struct watcher	*w;
+	struct watchdir	*next;
+};
+
+struct watcher {
+	uv_loop_t	*loop;
+	const struct conf_flow *fc;
+	char		*pattern;	/* with ** inserted for recursion */
+	char		*base;		/* literal leading directories */
+	const char	*name_glob;	/* last component of pattern */
+	bool		 inotify;
+	bool		 warned_remote;
+	struct watchdir	*dirs;
+	size_t		 ndirs;
+	int		 closing;	/* handles left to close */
+	bool		 freed;
+	watcher_event_cb events;
+	void		*arg;
+};
+
+/* --- watches ------------------------------------------------------------ */
+
+static void
+on_event(uv_fs_event_t *h, const char *name, int events, int status)
+{
+	struct watchdir	*d = container_of(h, struct watchdir, ev);
+	struct watcher	*w = d->w;
+
+	if (status < 0) {
+		log_warn("watch on %s: %s", d->path, uv_strerror(status));
+		return;
+	}
+	if (w->events != NULL && !w->freed)
+		w->events(w->arg, d->path, name, events);
+}
+
+static void
+watchdir_closed(uv_handle_t *h)
+{
+	struct watchdir	*d = container_of((uv_fs_event_t *)(void *)h,
+	    struct watchdir, ev);
+	struct watcher	*w = d->w;
+
+	free(d->path);
+	free(d);
+	if (--w->closing == 0 && w->freed) {
+		free(w->pattern);
+		free(w->base);
+		free(w);
+	}
+}
+
+static void
+watchdir_close(struct watchdir *d)
+{
+	d->w->closing++;
+	uv_close((uv_handle_t *)&d->ev, watchdir_closed);
+}
+
+/* Whether dir is on a file system where inotify misses writes made by
+ * other hosts (lessons R9). */
+static const char *
+remote_fs(const char *dir)
+{
+	struct statfs	 sf;
+
+	if (statfs(dir, &sf) != 0)
+		return NULL;
+	switch ((unsigned long)sf.f_type) {
+	case 0x6969UL:
+		return "NFS";
+	case 0xFF534D42UL:
+		return "CIFS";
+	case 0xFE534D42UL:
+		return "SMB2";
+	case 0x517BUL:
+		return "SMB";
+	case 0x65735546UL:
+		return "FUSE";
+	default:
+		return NULL;
+	}
+}
+
+static void
+watch(struct watcher *w, const char *dir)
+{
+	const char	*fs;
+	struct watchdir	*d;
+	int		 rc;
+
+	for (d = w->dirs; d != NULL; d = d->next)
+		if (strcmp(d->path, dir) == 0) {
+			d->seen = true;
+			return;
+		}
+	fs = w->warned_remote ? NULL : remote_fs(dir);
+	if (fs != NULL) {
+		log_warn("[%s] %s is on %s, where inotify does not see writes "
+		    "from other hosts; new lines there wait for the rescan "
+		    "every %lld ms.  Set watchMode = POLL for this flow.",
+		    w->fc->name, dir, fs, w->fc->rescan_interval_ms);
+		w->warned_remote = true;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(dir);
+	d->w = w;
+	d->seen = true;
+	uv_fs_event_init(w->loop, &d->ev);
+	rc = uv_fs_event_start(&d->ev, on_event, dir, 0);
+	if (rc != 0) {
+		log_warn("[%s] cannot watch %s: %s; relying on the rescan "
+		    "every %lld ms", w->fc->name, dir, uv_strerror(rc),
+		    w->fc->rescan_interval_ms);
+		watchdir_close(d);
+		return;
+	}
+	d->next = w->dirs;
+	w->dirs = d;
+	w->ndirs++;
+}
+
+static void
+drop_unseen(struct watcher *w)
+{
+	struct watchdir	**pp, *d;
+
+	for (pp = &w->dirs; (d = *pp) != NULL;) {
+		if (d->seen) {
+			d->seen = false;
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		w->ndirs--;
+		watchdir_close(d);
+	}
+}
+
+/* --- walking ------------------------------------------------------------ */
+
+/* Whether a scan takes the file path (named name) for fc, whose pattern
+ * (with recursion) is pattern, ending in the file name glob name_glob. */
+static bool
+picks(const struct conf_flow *fc, const char *pattern, const char *name_glob,
+    const char *path, const char *name)
+{
+	return pattern_match(pattern, path) &&
+	    !pattern_skipped_name(name_glob, name, fc->file_suffix) &&
+	    !pattern_excluded(fc->exclude_pattern, path);
+}
+
+struct walk {
+	struct watcher	*w;
+	watcher_file_cb	 found;
+	watcher_other_cb other;
+	void		*arg;
+	size_t		 ndirs;
+};
+
+static void	walk_dir(struct walk *, const char *dir, int depth);
+
+static void
+walk_entry(struct walk *k, const char *dir, const char *name, int depth)
+{
+	struct watcher	*w = k->w;
+	struct stat	 st;
+	char		*path;
+
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return;
+	path = strcmp(dir, "/") == 0 ? xasprintf("/%s", name) :
+	    xasprintf("%s/%s", dir, name);
+	if (stat(path, &st) != 0)
+		goto out;
+	if (S_ISDIR(st.st_mode)) {
+		if (depth < MAX_DEPTH && pattern_dir_may_match(w->pattern,
+		    path))
+			walk_dir(k, path, depth + 1);
+	} else if (S_ISREG(st.st_mode)) {
+		if (picks(w->fc, w->pattern, w->name_glob, path, name))
+			k->found(k->arg, path, &st);
+		else if (k->other != NULL)
+			k->other(k->arg, path, &st);
+	}
+out:
+	free(path);
+}
+
+static void
+walk_dir(struct walk *k, const char *dir, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	k->ndirs++;
+	if (k->w->inotify)
+		watch(k->w, dir);
+	while ((de = readdir(d)) != NULL)
+		walk_entry(k, dir, de->d_name, depth);
+	closedir(d);
+}
+
+size_t
+watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
+    void *arg)
+{
+	struct walk	 k = { w, found, other, arg, 0 };
+
+	walk_dir(&k, w->base, 0);
+	if (w->inotify)
+		drop_unseen(w);
+	return k.ndirs;
+}
+
+size_t
+watcher_watches(const struct watcher *w)
+{
+	return w->ndirs;
+}
+
+const char *
+watcher_base(const struct watcher *w)
+{
+	return w->base;
+}
+
+/* --- setup -------------------------------------------------------------- */
+
+struct watcher *
+watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
+    watcher_event_cb events, void *arg, char *err, size_t errlen)
+{
+	struct watcher	*w;
+	const char	*p = fc->file_pattern, *last;
+
+	last = strrchr(p, '/');
+	if (p[0] != '/' || last == NULL || last[1] == '\0' ||
+	    strstr(p, "//") != NULL) {
+		snprintf(err, errlen, "filePattern %s must be an absolute path "
+		    "ending in a file name glob", p);
+		return NULL;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->loop = loop;
+	w->fc = fc;
+	w->events = events;
+	w->arg = arg;
+	w->inotify = strcmp(fc->watch_mode, "POLL") != 0;
+	w->pattern = pattern_recursive(p, fc->recursive);
+	w->name_glob = strrchr(w->pattern, '/') + 1;
+	w->base = pattern_literal_base(w->pattern);
+	return w;
+}
+
+void
+watcher_free(struct watcher *w)
+{
+	struct watchdir	*d;
+
+	if (w == NULL)
+		return;
+	w->freed = true;
+	while ((d = w->dirs) != NULL) {
+		w->dirs = d->next;
+		watchdir_close(d);
+	}
+	if (w->closing == 0) {
+		free(w->pattern);
+		free(w->base);
+		free(w);
+	}
+}

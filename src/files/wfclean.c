@@ -1,0 +1,182 @@
+/*
+ * Cleaning up delivered whole files (wholefile_int.h): a file whose
+ * complete mark is durable is checked against what was sent and then
+ * deleted, moved or renamed (cleanup.h), or kept; one that changed is
+ * pending again; one that is gone is forgotten.  Failures are logged once
+ * per error, counted, shown as the flow's last error and tried again at
+ * every rescan.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "conf/conf.h"
+#include "files/cleanup.h"
+#include "files/wholefile_int.h"
+#include "state/registry.h"
+
+#define CLEAN_PER_PASS	256	/* cleanups per loop turn */
+
+/* f changed since it was declared ready: never clean it up; send what it
+ * gained once it is quiet again. */
+void
+wfclean_changed(struct wholefile *wf, struct wf_file *f)
+{
+	struct reg_entry *e = wholefile_entry(wf, f);
+	struct stat	 st;
+	uint64_t	 size = 0;
+	int64_t		 mtime = 0;
+
+	if (stat(f->path, &st) == 0) {
+		size = (uint64_t)st.st_size;
+		mtime = wholefile_mtime(&st);
+	}
+	log_warn("[%s] %s changed after it was sent whole (size %ju, now "
+	    "%ju): not cleaned up; what it gained is sent once it stays "
+	    "unchanged", wf->fc->name, f->path, (uintmax_t)f->id.size,
+	    (uintmax_t)size);
+	if (e != NULL)
+		registry_set_complete(wf->reg, e, false, 0, 0, 0);
+	f->err = 0;
+	wholefile_restart(wf, f, size, mtime);
+}
+
+static const char *
+policy_verb(enum cleanup_policy p)
+{
+	switch (p) {
+	case CLEANUP_DELETE:
+		return "delete";
+	case CLEANUP_MOVE:
+		return "move";
+	case CLEANUP_RENAME:
+		return "rename";
+	case CLEANUP_KEEP:
+		break;
+	}
+	return "keep";
+}
+
+/*
+ * A cleanup failed with -r: logged in full once per error, counted, and
+ * the flow's last error (reason first: the label may be cut short).
+ */
+static void
+cleanup_failed(struct wholefile *wf, struct wf_file *f, int r)
+{
+	char	 msg[METRICS_MSG_LEN], *to = NULL;
+
+	if (wf->policy == CLEANUP_RENAME)
+		to = xasprintf("%s%s", f->path, wf->fc->file_suffix);
+	wf->m->cleanup_failures++;
+	snprintf(msg, sizeof(msg), "%s: cannot %s %s", strerror(-r),
+	    policy_verb(wf->policy), f->path);
+	metrics_set_error(wf->m, "CLEANUP", msg, wall_s());
+	if (r != f->err)
+		log_warn("[%s] delivered, but cannot %s %s%s%s: %s; will retry "
+		    "at every rescan (nothing is sent again)", wf->fc->name,
+		    policy_verb(wf->policy), f->path,
+		    wf->policy == CLEANUP_DELETE ? "" : " to ",
+		    wf->policy == CLEANUP_MOVE ? wf->fc->move_dir :
+		    to != NULL ? to : "", strerror(-r));
+	free(to);
+	f->err = r;
+}
+
+/* f is delivered and durable, and still the file sent: clean it up. */
+static void
+clean_one(struct wholefile *wf, struct wf_file *f)
+{
+	char	*to = NULL;
+	int	 r;
+
+	if (wf->policy == CLEANUP_KEEP) {
+		log_info("[%s] %s delivered; left in place (no deletePolicy, "
+		    "fileMoveToDir or fileSuffix)", wf->fc->name, f->path);
+		wholefile_move(wf, f, WF_KEPT);
+		return;
+	}
+	r = cleanup_apply(wf->policy, f->path, wf->fc->move_dir,
+	    wf->fc->file_suffix, &to);
+	if (r < 0) {
+		cleanup_failed(wf, f, r);
+		return;
+	}
+	log_info("[%s] %s delivered; %s%s%s", wf->fc->name, f->path,
+	    wf->policy == CLEANUP_DELETE ? "deleted" :
+	    wf->policy == CLEANUP_MOVE ? "moved to " : "renamed to ",
+	    to != NULL ? to : "", f->err != 0 ? " (it failed before)" : "");
+	free(to);
+	wf->m->files_cleaned++;
+	registry_remove(wf->reg, wf->fc->name, f->id.dev, f->id.ino);
+	wholefile_forget(wf, f);
+}
+
+/* A delivered file that is not at its path any more. */
+void
+wfclean_gone(struct wholefile *wf, struct wf_file *f)
+{
+	/* Seen by the last scan: it moved since; the next scan says where
+	 * (and must not find it unknown, or it would be sent again). */
+	if (f->seen_last && !wf->once)
+		return;
+	log_info("[%s] %s (inode %ju) is no longer at a matching path; "
+	    "nothing to clean up", wf->fc->name, f->path, (uintmax_t)f->id.ino);
+	registry_remove(wf->reg, wf->fc->name, f->id.dev, f->id.ino);
+	wholefile_forget(wf, f);
+}
+
+static void
+try_cleanup(struct wholefile *wf, struct wf_file *f)
+{
+	struct reg_entry *e = wholefile_entry(wf, f);
+	int		 err;
+
+	f->retry = false;
+	if (e == NULL || e->done == NULL) {
+		wholefile_mark(wf, f);	/* lost (expired?): mark it again */
+		return;
+	}
+	switch (cleanup_check(f->path, &f->id, &err)) {
+	case CLEANUP_SAME:
+		clean_one(wf, f);
+		break;
+	case CLEANUP_CHANGED:
+		wfclean_changed(wf, f);
+		break;
+	case CLEANUP_OTHER:
+	case CLEANUP_GONE:
+		if (err == 0 || err == ENOENT || err == ENOTDIR)
+			wfclean_gone(wf, f);
+		else
+			cleanup_failed(wf, f, -err);
+		break;
+	}
+}
+
+void
+wfclean_due(struct wholefile *wf)
+{
+	struct wf_file	*f, *next;
+	size_t		 n = 0;
+
+	for (f = wf->lists[WF_DURABLE].head; f != NULL; f = next) {
+		next = f->next;
+		if (!f->retry)
+			continue;
+		if (n++ == CLEAN_PER_PASS) {
+			wholefile_soon(wf);	/* the rest at the next turn */
+			return;
+		}
+		try_cleanup(wf, f);
+	}
+}
+

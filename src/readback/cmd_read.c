@@ -1,0 +1,290 @@
+/*
+ * `disagent read -c FILE STREAM [--partition ID]... [--from TRIM_HORIZON |
+ * LATEST | SEQ | @TIME] [--follow] [--max N] [--format raw|json]`: print
+ * the records of a stream, one per line (the raw bytes and a newline, or
+ * a JSON object), in sequence order per partition, partition after
+ * partition, or as they come while following.
+ *
+ * Output goes through stdio and is flushed once per turn of the loop.
+ * A reader that goes away (`| head -3`) shows as EPIPE (SIGPIPE is
+ * ignored) and ends the command quietly with status 0; while following an
+ * idle stream, standard output is also checked every second, so that the
+ * command does not wait for the next record to notice.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "readback/cli.h"
+#include "readback/cmd.h"
+#include "readback/readback.h"
+
+#define WATCH_MS	1000	/* following: is the reader still there? */
+#define MAX_PARTS	1000
+
+struct reader {
+	struct cli	 cli;
+	struct readback	*rb;
+	struct rb_opts	 o;
+	const char	*parts[MAX_PARTS];
+	bool		 json;
+	uint64_t	 max;
+	uint64_t	 count;
+	struct buf	 out;
+	bool		 dirty;		/* written since the last flush */
+	uv_check_t	 flush;
+	uv_timer_t	 watch;
+	bool		 ended;
+	int		 rc;
+};
+
+static void
+end(struct reader *r, int rc)
+{
+	if (r->ended)
+		return;
+	r->ended = true;
+	if (rc > r->rc)
+		r->rc = rc;
+	uv_close((uv_handle_t *)&r->flush, NULL);
+	uv_close((uv_handle_t *)&r->watch, NULL);
+	readback_free(r->rb);
+	r->rb = NULL;
+	cli_stop(&r->cli);
+}
+
+/* stdout failed: a reader that left is the normal end of `| head`. */
+static int
+out_failed(struct reader *r)
+{
+	if (errno != EPIPE) {
+		cli_error(&r->cli, "standard output: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void
+flush_out(struct reader *r)
+{
+	if (!r->dirty || r->ended)
+		return;
+	r->dirty = false;
+	if (fflush(stdout) != 0)
+		end(r, out_failed(r));
+}
+
+static void
+on_flush(uv_check_t *h)
+{
+	flush_out(container_of(h, struct reader, flush));
+}
+
+/* Following an idle stream into a pipe: end when its reader has left. */
+static void
+on_watch(uv_timer_t *t)
+{
+	struct reader	*r = container_of(t, struct reader, watch);
+	struct pollfd	 pfd = { STDOUT_FILENO, 0, 0 };
+
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP)))
+		end(r, 0);
+}
+
+static int
+on_record(void *arg, const char *partition, const struct codec_record *rec)
+{
+	struct reader	*r = arg;
+
+	buf_reset(&r->out);
+	if (r->json)
+		codec_record_json(&r->out, partition, rec);
+	else if (codec_base64_decode(rec->data64, rec->data64_len,
+	    &r->out) == 0)
+		buf_addc(&r->out, '\n');
+	else {
+		/* codec_parse_records() checked it already. */
+		cli_error(&r->cli, "record %s of %s: bad base64",
+		    rec->seq_text, partition);
+		r->rc = 1;
+		return 1;
+	}
+	if (fwrite(r->out.data, 1, r->out.len, stdout) != r->out.len) {
+		r->rc = MAX(r->rc, out_failed(r));
+		return 1;
+	}
+	r->dirty = true;
+	return ++r->count == r->max;
+}
+
+static void
+on_done(void *arg, int rc, const struct rb_error *e)
+{
+	struct reader	*r = arg;
+
+	if (rc < 0)
+		cli_error(&r->cli, "%s", e->message);
+	flush_out(r);
+	end(r, rc < 0 ? 1 : 0);
+}
+
+static void
+on_signal(void *arg)
+{
+	struct reader	*r = arg;
+
+	flush_out(r);
+	end(r, 0);
+}
+
+/* --from: TRIM_HORIZON, LATEST, a sequence number or @TIME. */
+static int
+parse_from(const char *s, struct rb_opts *o)
+{
+	char	*end;
+
+	if (strcasecmp(s, "TRIM_HORIZON") == 0)
+		o->start = RB_TRIM_HORIZON;
+	else if (strcasecmp(s, "LATEST") == 0)
+		o->start = RB_LATEST;
+	else if (s[0] == '@') {
+		o->start = RB_AT_TIME;
+		return cli_parse_time(s + 1, cli_now_ms(), &o->start_ms);
+	} else {
+		errno = 0;
+		o->start = RB_AT_SEQUENCE;
+		o->start_seq = strtoll(s, &end, 10);
+		if (errno != 0 || end == s || *end != '\0' || o->start_seq < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: disagent read [-c FILE] STREAM [--partition ID]... "
+	    "[--from TRIM_HORIZON|LATEST|SEQ|@TIME]\n"
+	    "                     [--follow] [--max N] [--format raw|json]\n");
+}
+
+/* The options into r; 0, or the exit status of a usage error. */
+static int
+parse_args(struct reader *r, int argc, char **argv, const char **conf_path)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "max", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char	*from = NULL;
+	char		*end;
+	int		 ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "c:p:fn:h", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			*conf_path = optarg;
+			break;
+		case 'p':
+			if (r->o.npartitions == MAX_PARTS)
+				goto bad;
+			r->parts[r->o.npartitions++] = optarg;
+			break;
+		case 'F':
+			from = optarg;
+			break;
+		case 'f':
+			r->o.follow = true;
+			break;
+		case 'n':
+			errno = 0;
+			r->max = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || r->max == 0 ||
+			    optarg[0] == '-')
+				goto bad;
+			break;
+		case 'T':
+			if (strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "raw") != 0)
+				goto bad;
+			r->json = strcmp(optarg, "json") == 0;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			goto bad;
+		}
+	}
+	if (optind + 1 != argc)
+		goto bad;
+	r->o.stream = argv[optind];
+	/* Following starts at the end, like tail -f without -n. */
+	r->o.start = r->o.follow ? RB_LATEST : RB_TRIM_HORIZON;
+	if (from != NULL && parse_from(from, &r->o) != 0) {
+		fprintf(stderr, "disagent read: --from %s: want TRIM_HORIZON, "
+		    "LATEST, a sequence number, or @TIME (ISO 8601, or 10m, "
+		    "2h ago)\n", from);
+		return 2;
+	}
+	return 0;
+bad:
+	usage(stderr);
+	return 2;
+}
+
+int
+cmd_read_main(int argc, char **argv, const char *conf_path)
+{
+	static const struct rb_callbacks cb = { NULL, on_record, on_done };
+	struct reader	*r;
+	struct stat	 st;
+	int		 rc;
+
+	r = xcalloc(1, sizeof(*r));
+	buf_init(&r->out);
+	rc = parse_args(r, argc, argv, &conf_path);
+	if (rc == 0 && cli_open(&r->cli, "read", conf_path) != 0)
+		rc = 1;
+	if (rc != 0) {
+		free(r);
+		return rc < 0 ? 0 : rc;
+	}
+	r->o.partitions = r->parts;
+	/* Without --follow, partition after partition, in order. */
+	r->o.parallel = r->o.follow ? 0 : 1;
+	r->rb = readback_new(&r->cli.loop, r->cli.api, &r->o, &cb, r);
+	uv_check_init(&r->cli.loop, &r->flush);
+	uv_check_start(&r->flush, on_flush);
+	uv_timer_init(&r->cli.loop, &r->watch);
+	if (r->o.follow && fstat(STDOUT_FILENO, &st) == 0 &&
+	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		uv_timer_start(&r->watch, on_watch, WATCH_MS, WATCH_MS);
+	cli_signals(&r->cli, on_signal, r);
+	readback_start(r->rb);
+	cli_run_close(&r->cli);
+	if (fflush(stdout) != 0 && errno != EPIPE)
+		rc = 1;
+	rc = MAX(rc, r->rc);
+	buf_cleanup(&r->out);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,719 @@
+/*
+ * The read-back client (readback.h).  One state machine per partition:
+ * GetCursor, then GetRecords with each reply's next cursor, one request in
+ * flight and one timer per partition for waits (backoff, pacing, polls).
+ * The stream is described first, page by page, and again every rescan
+ * while following.
+ *
+ * Positions: a partition remembers the last sequence number it handed out;
+ * a cursor that DIS no longer accepts (DIS.4217/4225/4226) is replaced by
+ * one AFTER_SEQUENCE_NUMBER that number, and records at or before it are
+ * never handed out twice.  LATEST starts from such a position too, taken
+ * from the description ("[first : next]": the newest record is next - 1),
+ * so that renewing its first cursor never skips what was written
+ * meanwhile.  Without --follow a partition ends at the number its
+ * description gave as next (see at_end()).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "readback/describe.h"
+#include "readback/rbcall.h"
+#include "readback/readback.h"
+
+#define MIB		(1024 * 1024)
+#define POLL_MS		1000	/* following, at the end of the data */
+#define RESCAN_MS	10000	/* following: new or expired partitions */
+#define EMPTY_WAIT_MS	200	/* an empty reply before the known end */
+#define EMPTY_MAX	5	/* ... that many in a row end the partition */
+#define RENEW_MAX	5	/* renewals in a row without a good reply */
+#define WARN_EVERY	5	/* following: a warning per so many failures */
+#define MIN_FETCH	(64 * 1024)
+
+enum pstate { PS_IDLE, PS_ACTIVE, PS_DONE };
+
+struct rb_part {
+	struct readback	*rb;
+	uv_timer_t	 timer;
+	char		 id[40];
+	enum rb_start	 start;
+	char		*cursor;	/* NULL: get one first */
+	int64_t		 last;		/* last sequence number handed out */
+	bool		 have_last;
+	bool		 from_oldest;	/* next cursor: TRIM_HORIZON */
+	bool		 latest;	/* next cursor: LATEST */
+	int64_t		 first;		/* when described; -1 unknown */
+	int64_t		 end;		/* no follow: next number then */
+	size_t		 fetch;		/* max_fetch_bytes */
+	unsigned	 attempt;	/* failures in a row */
+	unsigned	 throttles;	/* throttled replies in a row */
+	unsigned	 renewals;
+	unsigned	 empty;
+	enum pstate	 state;
+	struct rb_part	*next;
+};
+
+struct readback {
+	uv_loop_t	*loop;
+	struct disapi	*api;
+	struct rb_opts	 o;
+	char		*stream;
+	char		**names;	/* partitions asked for, normalised */
+	size_t		 nnames;
+	struct rb_callbacks cb;
+	void		*arg;
+	struct describe	*desc;
+	const struct codec_stream *st;	/* the last description (desc's) */
+	bool		 advanced;	/* an ADVANCED stream */
+	uv_timer_t	 timer;		/* rescans */
+	struct rb_part	*parts, **tail;
+	size_t		 active;
+	size_t		 inflight;
+	size_t		 closing;
+	bool		 stopped;
+	bool		 freeing;
+};
+
+static void	part_later(struct rb_part *, uint64_t);
+
+static void
+really_free(struct readback *rb)
+{
+	struct rb_part	*p;
+	size_t		 i;
+
+	while ((p = rb->parts) != NULL) {
+		rb->parts = p->next;
+		free(p->cursor);
+		free(p);
+	}
+	for (i = 0; i < rb->nnames; i++)
+		free(rb->names[i]);
+	free(rb->names);
+	free(rb->stream);
+	free(rb);
+}
+
+/* A reply came back: false when the reader is stopped (and maybe freed). */
+static bool
+replied(struct readback *rb)
+{
+	rb->inflight--;
+	if (rb->freeing && rb->closing == 0 && rb->inflight == 0)
+		really_free(rb);
+	else if (!rb->stopped)
+		return true;
+	return false;
+}
+
+/* Stop everything and call done, once. */
+static void
+finish(struct readback *rb, int rc, const struct rb_error *e)
+{
+	struct rb_error	 none;
+
+	if (rb->stopped)
+		return;
+	readback_stop(rb);
+	if (e == NULL) {
+		memset(&none, 0, sizeof(none));
+		e = &none;
+	}
+	rb->cb.done(rb->arg, rc, e);
+}
+
+/* --- partitions --------------------------------------------------------- */
+
+/*
+ * Without --follow, after a reply of n records: is the partition read to
+ * the end it had when described?  The end is "next" of "[first : next]",
+ * the newest record being next - 1; should a DIS write the newest record
+ * itself there instead, the rule still holds: a reply past next - 1 ends
+ * it, and so does an empty one once next - 1 is read.  Without a known
+ * end the first empty reply ends it, and a few in a row end it anyway.
+ */
+static bool
+at_end(struct rb_part *p, size_t n)
+{
+	if (p->end < 0)
+		return n == 0;
+	if (n > 0)
+		return p->have_last && p->last >= p->end;
+	return p->end <= p->first || (p->have_last && p->last >= p->end - 1) ||
+	    ++p->empty >= EMPTY_MAX;
+}
+
+static void
+start_next(struct readback *rb)
+{
+	struct rb_part	*p;
+	size_t		 max = rb->o.parallel ? rb->o.parallel : SIZE_MAX;
+
+	for (p = rb->parts; p != NULL && rb->active < max; p = p->next)
+		if (p->state == PS_IDLE) {
+			p->state = PS_ACTIVE;
+			rb->active++;
+			part_later(p, 0);
+		}
+}
+
+static void
+part_done(struct rb_part *p)
+{
+	struct readback	*rb = p->rb;
+	struct rb_part	*q;
+
+	p->state = PS_DONE;
+	rb->active--;
+	start_next(rb);
+	for (q = rb->parts; q != NULL; q = q->next)
+		if (q->state != PS_DONE)
+			return;
+	if (!rb->o.follow)
+		finish(rb, 0, NULL);
+}
+
+static bool
+named(const struct readback *rb, const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < rb->nnames; i++)
+		if (strcmp(rb->names[i], id) == 0)
+			return true;
+	return false;
+}
+
+/* DIS.4319 or DIS.4302 on a partition. */
+static void
+part_gone(struct rb_part *p, enum rb_act a, const struct rb_error *e)
+{
+	struct readback	*rb = p->rb;
+
+	if (a == RB_NOPART && named(rb, p->id)) {
+		finish(rb, -ENOENT, e);
+		return;
+	}
+	log_warn("stream %s: partition %s %s (%s); no more records from it",
+	    rb->stream, p->id, a == RB_GONE ? "expired" : "does not exist",
+	    e->code);
+	part_done(p);
+}
+
+/* A failure of p's request: wait and try again, or give up. */
+static void
+part_failed(struct rb_part *p, enum rb_act a, const struct rb_error *e)
+{
+	uint64_t	 delay;
+
+	if (a == RB_GONE || a == RB_NOPART) {
+		part_gone(p, a, e);
+		return;
+	}
+	if (!rb_backoff(a, p->rb->o.follow, &p->attempt, &p->throttles,
+	    &delay)) {
+		finish(p->rb, -EIO, e);
+		return;
+	}
+	if (a == RB_RETRY && p->attempt % WARN_EVERY == 0)
+		log_warn("%s; still trying", e->message);
+	part_later(p, delay);
+}
+
+static const char *
+cursor_type(const struct rb_part *p)
+{
+	if (p->from_oldest)
+		return "TRIM_HORIZON";
+	if (p->latest)
+		return "LATEST";
+	if (p->have_last)
+		return "AFTER_SEQUENCE_NUMBER";
+	switch (p->start) {
+	case RB_LATEST:
+		return "LATEST";
+	case RB_AT_SEQUENCE:
+		return "AT_SEQUENCE_NUMBER";
+	case RB_AT_TIME:
+		return "AT_TIMESTAMP";
+	default:
+		return "TRIM_HORIZON";
+	}
+}
+
+/* Send p's request; failing to send is retried like a network error. */
+static void
+part_get(struct rb_part *p, const char *path, const char *query,
+    http_done_cb cb)
+{
+	struct rb_error	 e;
+
+	if (rb_get(p->rb->api, path, query, cb, p) == 0) {
+		p->rb->inflight++;
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	snprintf(e.message, sizeof(e.message), "GET %s of %s %s: cannot send",
+	    path, p->rb->stream, p->id);
+	part_failed(p, RB_RETRY, &e);
+}
+
+static void	on_cursor(const struct http_response *, void *);
+static void	on_records(const struct http_response *, void *);
+
+static void
+get_cursor(struct rb_part *p)
+{
+	struct readback	*rb = p->rb;
+	const char	*type = cursor_type(p);
+	struct buf	 q;
+
+	buf_init(&q);
+	buf_printf(&q, "stream-name=%s&partition-id=%s&cursor-type=%s",
+	    rb->stream, p->id, type);
+	if (strcmp(type, "AFTER_SEQUENCE_NUMBER") == 0)
+		buf_printf(&q, "&starting-sequence-number=%" PRId64, p->last);
+	else if (strcmp(type, "AT_SEQUENCE_NUMBER") == 0)
+		buf_printf(&q, "&starting-sequence-number=%" PRId64,
+		    rb->o.start_seq);
+	else if (strcmp(type, "AT_TIMESTAMP") == 0)
+		buf_printf(&q, "&timestamp=%" PRId64, rb->o.start_ms);
+	part_get(p, "cursors/", q.data, on_cursor);
+	buf_cleanup(&q);
+}
+
+static void
+get_records(struct rb_part *p)
+{
+	struct buf	 q;
+
+	buf_init(&q);
+	buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%zu", p->cursor,
+	    p->fetch);
+	part_get(p, "records/", q.data, on_records);
+	buf_cleanup(&q);
+}
+
+static void
+on_part_timer(uv_timer_t *t)
+{
+	struct rb_part	*p = container_of(t, struct rb_part, timer);
+
+	if (p->rb->stopped || p->state != PS_ACTIVE)
+		return;
+	if (p->cursor == NULL)
+		get_cursor(p);
+	else
+		get_records(p);
+}
+
+static void
+part_later(struct rb_part *p, uint64_t ms)
+{
+	uv_timer_start(&p->timer, on_part_timer, ms, 0);
+}
+
+/* DIS.4224 for the position asked for. */
+static void
+out_of_range(struct rb_part *p, const struct rb_error *e)
+{
+	struct readback	*rb = p->rb;
+
+	if (p->from_oldest || (!p->have_last && p->start == RB_AT_SEQUENCE)) {
+		finish(rb, -ERANGE, e);
+		return;
+	}
+	if (p->have_last)
+		log_warn("stream %s partition %s: records after sequence "
+		    "number %" PRId64 " expired before they were read; going "
+		    "on from the oldest record kept", rb->stream, p->id,
+		    p->last);
+	p->from_oldest = true;
+	part_later(p, 0);
+}
+
+static void
+on_cursor(const struct http_response *r, void *arg)
+{
+	struct rb_part	*p = arg;
+	struct rb_error	 e;
+	char		 what[128];
+	enum rb_act	 a;
+
+	if (!replied(p->rb))
+		return;
+	snprintf(what, sizeof(what), "GetCursor %s %s", p->rb->stream, p->id);
+	a = rb_classify(r, what, &e);
+	if (a == RB_OK && codec_parse_cursor(r->body, r->bodylen,
+	    &p->cursor) != 0)
+		a = rb_unreadable(what, &e);
+	if (a == RB_RANGE) {
+		out_of_range(p, &e);
+		return;
+	}
+	if (a != RB_OK) {
+		part_failed(p, a == RB_RENEW ? RB_RETRY : a, &e);
+		return;
+	}
+	p->from_oldest = p->latest = false;
+	p->attempt = p->throttles = 0;
+	get_records(p);
+}
+
+/* Hand out the records of a reply; false when a callback stopped us. */
+static bool
+hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
+    size_t *given)
+{
+	struct readback	*rb = p->rb;
+	struct codec_record rec;
+	size_t		 i, n = codec_records_count(recs);
+
+	for (i = 0; i < n; i++) {
+		codec_records_get(recs, i, &rec);
+		/* After a renewal DIS may repeat what we had. */
+		if (p->have_last && rec.seq <= p->last)
+			continue;
+		p->last = rec.seq;
+		p->have_last = true;
+		(*given)++;
+		*bytes += rec.data64_len / 4 * 3;
+		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
+			finish(rb, 0, NULL);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* What follows a good reply of n records, bytes of them new. */
+static void
+after_records(struct rb_part *p, size_t n, size_t bytes)
+{
+	struct readback	*rb = p->rb;
+	size_t		 rate;
+
+	if (p->cursor == NULL) {
+		log_warn("stream %s: partition %s is closed; no more records "
+		    "from it", rb->stream, p->id);
+		part_done(p);
+	} else if (n == 0 && rb->o.follow)
+		part_later(p, rb->o.poll_ms);
+	else if (!rb->o.follow && at_end(p, n))
+		part_done(p);
+	else if (n == 0)
+		part_later(p, EMPTY_WAIT_MS);
+	else {
+		/* Stay under the partition's read limit (2 MB/s COMMON,
+		 * 10 MB/s ADVANCED) instead of running into DIS.4303. */
+		rate = rb->advanced ? 10000000 : 2000000;
+		part_later(p, (uint64_t)bytes * 1000 / rate);
+	}
+}
+
+static void
+got_records(struct rb_part *p, const struct codec_records *recs)
+{
+	const char	*next = codec_records_next(recs);
+	size_t		 bytes = 0, given = 0;
+
+	if (!hand_out(p, recs, &bytes, &given))
+		return;
+	free(p->cursor);
+	p->cursor = next != NULL ? xstrdup(next) : NULL;
+	p->attempt = p->throttles = p->renewals = 0;
+	if (given > 0)
+		p->empty = 0;
+	after_records(p, codec_records_count(recs), bytes);
+}
+
+static void
+on_records(const struct http_response *r, void *arg)
+{
+	struct rb_part	*p = arg;
+	struct codec_records *recs = NULL;
+	struct rb_error	 e;
+	char		 what[128];
+	enum rb_act	 a;
+
+	if (!replied(p->rb))
+		return;
+	snprintf(what, sizeof(what), "GetRecords %s %s", p->rb->stream, p->id);
+	a = rb_classify(r, what, &e);
+	if (a == RB_OK && codec_parse_records(r->body, r->bodylen,
+	    &recs) != 0)
+		a = rb_unreadable(what, &e);
+	if (a == RB_OK) {
+		got_records(p, recs);
+		codec_records_free(recs);
+	} else if ((a == RB_RENEW || a == RB_RANGE) &&
+	    ++p->renewals <= RENEW_MAX) {
+		log_debug("%s; renewing the cursor", e.message);
+		free(p->cursor);
+		p->cursor = NULL;
+		part_later(p, 0);
+	} else if (a == RB_SMALLER && p->fetch / 2 >= MIN_FETCH) {
+		p->fetch /= 2;
+		part_later(p, 0);
+	} else
+		part_failed(p, a == RB_RENEW || a == RB_RANGE ? RB_FATAL :
+		    a, &e);
+}
+
+static struct rb_part *
+part_new(struct readback *rb, const struct codec_partition *cp,
+    enum rb_start start)
+{
+	struct rb_part	*p;
+
+	p = xcalloc(1, sizeof(*p));
+	p->rb = rb;
+	snprintf(p->id, sizeof(p->id), "%s", cp->id);
+	p->start = start;
+	p->first = cp->seq_first;
+	p->end = cp->seq_next;
+	p->fetch = rb->advanced ? 5 * MIB : MIB;
+	/* LATEST: DIS's own for the first cursor; should that one expire
+	 * before a record comes, the renewal goes on after the newest record
+	 * the description gave (next - 1), or from the oldest when there was
+	 * none, and so skips nothing written meanwhile. */
+	if (start == RB_LATEST && cp->seq_next >= 0) {
+		p->start = RB_TRIM_HORIZON;
+		p->latest = true;
+		if (cp->seq_next > cp->seq_first) {
+			p->have_last = true;
+			p->last = cp->seq_next - 1;
+		}
+	}
+	uv_timer_init(rb->loop, &p->timer);
+	*rb->tail = p;
+	rb->tail = &p->next;
+	return p;
+}
+
+/* --- the stream --------------------------------------------------------- */
+
+static const struct codec_partition *
+find_part(const struct codec_stream *st, const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < st->nparts; i++)
+		if (strcmp(st->parts[i].id, id) == 0)
+			return &st->parts[i];
+	return NULL;
+}
+
+static bool
+have_part(const struct readback *rb, const char *id)
+{
+	const struct rb_part *p;
+
+	for (p = rb->parts; p != NULL; p = p->next)
+		if (strcmp(p->id, id) == 0)
+			return true;
+	return false;
+}
+
+/* The partitions to read at start: the ones asked for, or all readable. */
+static int
+pick_parts(struct readback *rb)
+{
+	const struct codec_partition *cp;
+	struct rb_error	 e;
+	size_t		 i;
+
+	for (i = 0; i < rb->nnames; i++) {
+		cp = find_part(rb->st, rb->names[i]);
+		if (cp == NULL) {
+			memset(&e, 0, sizeof(e));
+			snprintf(e.message, sizeof(e.message), "stream %s has "
+			    "no partition %s (it has %zu)", rb->stream,
+			    rb->names[i], rb->st->nparts);
+			finish(rb, -ENOENT, &e);
+			return -ENOENT;
+		}
+		if (!have_part(rb, cp->id))
+			(void)part_new(rb, cp, rb->o.start);
+	}
+	for (i = 0; rb->nnames == 0 && i < rb->st->nparts; i++)
+		if (strcmp(rb->st->parts[i].status, "EXPIRED") != 0)
+			(void)part_new(rb, &rb->st->parts[i], rb->o.start);
+	return 0;
+}
+
+/* Following: partitions that appeared since the last description. */
+static void
+add_new_parts(struct readback *rb)
+{
+	const struct codec_partition *cp;
+	size_t		 i;
+
+	for (i = 0; rb->nnames == 0 && i < rb->st->nparts; i++) {
+		cp = &rb->st->parts[i];
+		if (have_part(rb, cp->id) || strcmp(cp->status, "EXPIRED") == 0)
+			continue;
+		log_warn("stream %s: new partition %s", rb->stream, cp->id);
+		(void)part_new(rb, cp, RB_TRIM_HORIZON);
+	}
+	start_next(rb);
+}
+
+/* The rescan timer (following): describe the stream again. */
+static void
+on_rb_timer(uv_timer_t *t)
+{
+	struct readback	*rb = container_of(t, struct readback, timer);
+
+	if (!rb->stopped)
+		describe_run(rb->desc);
+}
+
+/* The first description: pick the partitions and start reading. */
+static void
+first_described(struct readback *rb)
+{
+	int	 rc;
+
+	if (rb->cb.described != NULL &&
+	    (rc = rb->cb.described(rb->arg, rb->st)) != 0) {
+		finish(rb, rc, NULL);
+		return;
+	}
+	if (rb->o.describe_only) {
+		finish(rb, 0, NULL);
+		return;
+	}
+	if (pick_parts(rb) != 0)
+		return;
+	if (rb->parts == NULL && !rb->o.follow)
+		finish(rb, 0, NULL);
+	else
+		start_next(rb);
+}
+
+static void
+on_described(void *arg, int rc, const struct codec_stream *st,
+    const struct rb_error *e)
+{
+	struct readback	*rb = arg;
+	bool		 first = rb->st == NULL;
+
+	if (rb->stopped)
+		return;
+	if (rc != 0 && first) {
+		finish(rb, rc, e);
+		return;
+	}
+	if (rb->o.follow)
+		uv_timer_start(&rb->timer, on_rb_timer, rb->o.rescan_ms, 0);
+	if (rc != 0) {
+		/* A rescan: the partitions known go on being read. */
+		log_warn("%s; trying again later", e->message);
+		return;
+	}
+	rb->st = st;
+	rb->advanced = strcmp(st->info.type, "ADVANCED") == 0;
+	if (first)
+		first_described(rb);
+	else
+		add_new_parts(rb);
+}
+
+/* --- API ---------------------------------------------------------------- */
+
+void
+readback_partition_name(const char *in, char *out, size_t len)
+{
+	size_t	 n = strlen(in);
+
+	if (n > 0 && n <= 10 && strspn(in, "0123456789") == n)
+		snprintf(out, len, "shardId-%010lu", strtoul(in, NULL, 10));
+	else
+		snprintf(out, len, "%s", in);
+}
+
+struct readback *
+readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
+    const struct rb_callbacks *cb, void *arg)
+{
+	struct readback	*rb;
+	char		 id[64];
+	size_t		 i;
+
+	rb = xcalloc(1, sizeof(*rb));
+	rb->loop = loop;
+	rb->api = api;
+	rb->o = *o;
+	rb->stream = xstrdup(o->stream);
+	rb->o.stream = rb->stream;
+	rb->o.partitions = NULL;
+	if (rb->o.poll_ms == 0)
+		rb->o.poll_ms = POLL_MS;
+	if (rb->o.rescan_ms == 0)
+		rb->o.rescan_ms = RESCAN_MS;
+	rb->names = xcalloc(o->npartitions + 1, sizeof(*rb->names));
+	for (i = 0; i < o->npartitions; i++) {
+		readback_partition_name(o->partitions[i], id, sizeof(id));
+		rb->names[rb->nnames++] = xstrdup(id);
+	}
+	rb->cb = *cb;
+	rb->arg = arg;
+	rb->desc = describe_new(loop, api, rb->stream, on_described, rb);
+	rb->tail = &rb->parts;
+	uv_timer_init(loop, &rb->timer);
+	return rb;
+}
+
+void
+readback_start(struct readback *rb)
+{
+	describe_run(rb->desc);
+}
+
+void
+readback_stop(struct readback *rb)
+{
+	struct rb_part	*p;
+
+	rb->stopped = true;
+	describe_stop(rb->desc);
+	uv_timer_stop(&rb->timer);
+	for (p = rb->parts; p != NULL; p = p->next)
+		uv_timer_stop(&p->timer);
+}
+
+static void
+timer_closed(uv_handle_t *h)
+{
+	struct readback	*rb = h->data;
+
+	if (--rb->closing == 0 && rb->inflight == 0)
+		really_free(rb);
+}
+
+void
+readback_free(struct readback *rb)
+{
+	struct rb_part	*p;
+
+	if (rb == NULL)
+		return;
+	readback_stop(rb);
+	describe_free(rb->desc);
+	rb->freeing = true;
+	rb->closing = 1;
+	rb->timer.data = rb;
+	uv_close((uv_handle_t *)&rb->timer, timer_closed);
+	for (p = rb->parts; p != NULL; p = p->next) {
+		rb->closing++;
+		p->timer.data = rb;
+		uv_close((uv_handle_t *)&p->timer, timer_closed);
+	}
+}

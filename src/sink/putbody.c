@@ -1,0 +1,145 @@
+/*
+ * PutRecords request bodies (putbody.h).  The body is written into a buffer
+ * of exactly the size reserved with each record (batch.c), not a doubled
+ * capacity.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/conf.h"
+#include "dis/disapi.h"
+#include "sink/batch.h"
+#include "sink/putbody.h"
+#include "wire/pbuf.h"
+
+/* A PutRecords body format (body.serialize.type): its writer and parser. */
+struct body_format {
+	const char	*ctype;		/* Content-Type of PutRecords */
+	size_t		 entry_overhead;	/* bytes around a record's data
+					   and key, beyond the data's size */
+	bool		 base64;	/* data sent as base64 text */
+	void		(*begin)(struct buf *, const char *, const char *);
+	void		(*add)(struct buf *, const void *, size_t,
+			    const char *);
+	void		(*end)(struct buf *);
+	int		(*parse)(const char *, size_t, struct codec_result *,
+			    size_t);
+};
+
+static const struct body_format json_format = {
+	DISAPI_JSON, 40, true,
+	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
+};
+static const struct body_format protobuf_format = {
+	PBUF_CONTENT_TYPE, PBUF_ENTRY_OVERHEAD, false,
+	pbuf_put_begin, pbuf_put_add, pbuf_put_end, pbuf_parse_put,
+};
+
+struct putbody {
+	const struct body_format *fmt;
+	enum codec_zip	 zip;
+};
+
+struct putbody *
+putbody_new(const struct conf *conf)
+{
+	struct putbody	*pb;
+
+	pb = xcalloc(1, sizeof(*pb));
+	pb->fmt = strcmp(conf->serialize_type, "protobuf") == 0 ?
+	    &protobuf_format : &json_format;
+	pb->zip = conf->compress ? codec_zip_parse(conf->compress_type) :
+	    CODEC_ZIP_NONE;
+	return pb;
+}
+
+void
+putbody_free(struct putbody *pb)
+{
+	free(pb);
+}
+
+const char *
+putbody_ctype(const struct putbody *pb)
+{
+	return pb->fmt->ctype;
+}
+
+/* The body of the records not yet done (at most b->limit of them). */
+static void
+write_records(const struct body_format *fmt, struct batch *b,
+    const char *stream, const char *stream_id)
+{
+	const struct batch_rec *r;
+	size_t		 i;
+
+	buf_cleanup(&b->body);
+	buf_alloc_exact(&b->body, (fmt->base64 ?
+	    codec_base64_len(b->data.len) : b->data.len) + b->keys.len +
+	    (b->nrecs - b->ndone) * fmt->entry_overhead + 128);
+	fmt->begin(&b->body, stream, stream_id);
+	b->sent_idx = xrealloc(b->sent_idx, b->nrecs * sizeof(*b->sent_idx));
+	b->nsent = 0;
+	for (i = 0; i < b->nrecs; i++) {
+		r = &b->recs[i];
+		if (r->done)
+			continue;
+		if (b->limit > 0 && b->nsent == b->limit)
+			break;
+		fmt->add(&b->body, b->data.data + r->off, r->len,
+		    b->keys.data + r->key);
+		b->sent_idx[b->nsent++] = i;
+	}
+	fmt->end(&b->body);
+}
+
+/*
+ * body.compress.enabled: replace the body, JSON or protobuf, by its lz4
+ * block or zstd frame (signed as sent) and fill the two headers DIS needs.
+ */
+static int
+compress_body(const struct putbody *pb, struct batch *b,
+    struct putbody_headers *hdrs)
+{
+	struct buf	 z;
+	int		 rc;
+
+	hdrs->n = 0;
+	if (pb->zip == CODEC_ZIP_NONE)
+		return 0;
+	buf_init(&z);
+	rc = codec_compress(pb->zip, b->body.data, b->body.len, &z);
+	if (rc != 0) {
+		buf_cleanup(&z);
+		buf_cleanup(&b->body);
+		return rc;
+	}
+	snprintf(hdrs->len, sizeof(hdrs->len), "%zu", b->body.len);
+	buf_cleanup(&b->body);
+	b->body = z;
+	hdrs->h[0].name = "Content-Encoding";
+	hdrs->h[0].value = codec_zip_name(pb->zip);
+	hdrs->h[1].name = pb->zip == CODEC_ZIP_LZ4 ?
+	    "x-dis-lz4-content-length" : "x-dis-zstd-content-length";
+	hdrs->h[1].value = hdrs->len;
+	hdrs->n = 2;
+	return 0;
+}
+
+int
+putbody_build(const struct putbody *pb, struct batch *b, const char *stream,
+    const char *stream_id, struct putbody_headers *hdrs)
+{
+	write_records(pb->fmt, b, stream, stream_id);
+	return compress_body(pb, b, hdrs);
+}
+
+int
+putbody_parse(const struct putbody *pb, const char *body, size_t len,
+    struct codec_result *res, size_t n)
+{
+	return pb->fmt->parse(body, len, res, n);
+}

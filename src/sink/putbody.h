@@ -1,0 +1,50 @@
+/*
+ * The PutRecords request of a batch (body.serialize.type, body.compress.*):
+ * the records not yet done, at most the batch's split limit, written as
+ * JSON (codec) or protobuf (pbuf) into the batch's body, then lz4- or
+ * zstd-compressed when configured, with the headers DIS needs for that.
+ * Also parses the reply in the same format.
+ */
+#ifndef DISAGENT_PUTBODY_H
+#define DISAGENT_PUTBODY_H
+
+#include <stddef.h>
+
+#include "base/util.h"
+#include "wire/codec.h"
+#include "wire/signer.h"
+
+struct batch;
+struct conf;
+struct putbody;
+
+/* The format and compression of conf (body.*). */
+struct putbody	*putbody_new(const struct conf *);
+void		 putbody_free(struct putbody *);
+/* The Content-Type of the requests. */
+const char	*putbody_ctype(const struct putbody *);
+
+/* Headers a compressed body needs (all signed). */
+struct putbody_headers {
+	struct sign_header h[2];
+	size_t		 n;
+	char		 len[24];	/* the uncompressed size */
+};
+
+/*
+ * Write b's request for stream (or stream_id when not "") into b->body
+ * and b->sent_idx / b->nsent; compress it when configured and fill *hdrs.
+ * 0, or a negative errno (the compressor failed; b->body is freed).
+ */
+int		 putbody_build(const struct putbody *, struct batch *b,
+		    const char *stream, const char *stream_id,
+		    struct putbody_headers *hdrs) WARN_UNUSED;
+
+/*
+ * Parse a 200 reply to a request of n records into res (codec_parse_put's
+ * contract, in the configured format).
+ */
+int		 putbody_parse(const struct putbody *, const char *body,
+		    size_t len, struct codec_result *res, size_t n) WARN_UNUSED;
+
+#endif

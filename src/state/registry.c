@@ -1,0 +1,423 @@
+/*
+ * The registry: committed offsets keyed by (flow, dev, ino), kept in a hash
+ * table (regtable.c), and the policy that keeps them safe on disk; the
+ * format itself is statefile.c's.  Saving replaces the file atomically
+ * (atomicfile.c: path.tmp, fsync, rename, directory fsync) and keeps the
+ * previous generation as path.bak (a hard link, or a copy where links are
+ * not supported), made just before the rename, so a complete state file
+ * exists at every instant.  Loading uses path, or path.bak when path is
+ * missing or corrupt; a file that fails to load is set aside as
+ * path.corrupt-<time>, and when both are bad the agent refuses to start
+ * rather than start silently from zero.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/atomicfile.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "state/registry.h"
+#include "state/regtable.h"
+#include "state/statefile.h"
+
+struct registry {
+	char		*path;
+	char		*bak;		/* path.bak: the previous generation */
+	char		*baktmp;	/* path.bak.tmp: link staged for .bak */
+	struct reg_table tab;
+	bool		 dirty;
+	uint64_t	 changes;	/* every change so far */
+	uint64_t	 saved;		/* changes written by the last save */
+	void		(*on_dirty)(void *);
+	void		*on_dirty_arg;
+};
+
+/* --- lifetime and lookup ----------------------------------------------- */
+
+struct registry *
+registry_new(const char *path)
+{
+	struct registry	*reg;
+
+	reg = xcalloc(1, sizeof(*reg));
+	reg->path = xstrdup(path);
+	reg->bak = xasprintf("%s.bak", path);
+	reg->baktmp = xasprintf("%s.bak.tmp", path);
+	regtable_init(&reg->tab);
+	return reg;
+}
+
+void
+registry_free(struct registry *reg)
+{
+	if (reg == NULL)
+		return;
+	regtable_cleanup(&reg->tab);
+	free(reg->path);
+	free(reg->bak);
+	free(reg->baktmp);
+	free(reg);
+}
+
+struct reg_entry *
+registry_find(struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino)
+{
+	return regtable_find(&reg->tab, flow, dev, ino);
+}
+
+/* Replace *dst with a copy of src; true when the text changed. */
+static bool
+replace_str(char **dst, const char *src)
+{
+	if (*dst != NULL && strcmp(*dst, src) == 0)
+		return false;
+	free(*dst);
+	*dst = xstrdup(src);
+	return true;
+}
+
+/* Clean -> dirty: tell the owner once, so it can save soon. */
+static void
+mark_dirty(struct registry *reg)
+{
+	reg->changes++;
+	if (reg->dirty)
+		return;
+	reg->dirty = true;
+	if (reg->on_dirty != NULL)
+		reg->on_dirty(reg->on_dirty_arg);
+}
+
+void
+registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
+{
+	reg->on_dirty = cb;
+	reg->on_dirty_arg = arg;
+}
+
+struct reg_entry *
+registry_set(struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
+    uint64_t offset)
+{
+	struct reg_entry *e;
+	int64_t		 now = wall_s();
+	bool		 changed;
+
+	e = regtable_find(&reg->tab, flow, dev, ino);
+	if (e == NULL) {
+		e = regtable_add(&reg->tab, flow, dev, ino);
+		mark_dirty(reg);
+	}
+	changed = replace_str(&e->path, path);
+	changed |= e->fp_crc != fp_crc || e->fp_len != fp_len ||
+	    e->offset != offset || e->updated != now;
+	e->fp_crc = fp_crc;
+	e->fp_len = fp_len;
+	e->offset = offset;
+	e->updated = now;
+	if (changed)
+		mark_dirty(reg);
+	return e;
+}
+
+void
+registry_remove(struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino)
+{
+	if (regtable_remove(&reg->tab, flow, dev, ino))
+		mark_dirty(reg);
+}
+
+/* A ttl_s <= 0 disables expiry (nothing is dropped). */
+void
+registry_expire(struct registry *reg, int64_t now_s, int64_t ttl_s)
+{
+	size_t	 dropped;
+
+	if (ttl_s <= 0)
+		return;
+	dropped = regtable_expire(&reg->tab, now_s - ttl_s);
+	if (dropped > 0) {
+		mark_dirty(reg);
+		log_info("%s: expired %zu entries older than %" PRId64 " s",
+		    reg->path, dropped, ttl_s);
+	}
+}
+
+void
+registry_set_complete(struct registry *reg, struct reg_entry *e,
+    bool complete, int64_t mtime_ns, uint32_t tail_crc, uint32_t tail_len)
+{
+	struct reg_done	*d = e->done;
+
+	if (!complete) {
+		if (d == NULL)
+			return;
+		free(d);
+		e->done = NULL;
+		mark_dirty(reg);
+		return;
+	}
+	if (d != NULL && d->mtime_ns == mtime_ns && d->tail_crc == tail_crc &&
+	    d->tail_len == tail_len)
+		return;
+	if (d == NULL)
+		d = e->done = xcalloc(1, sizeof(*d));
+	d->mtime_ns = mtime_ns;
+	d->tail_crc = tail_crc;
+	d->tail_len = tail_len;
+	mark_dirty(reg);
+	d->change = reg->changes;
+}
+
+bool
+registry_durable(const struct registry *reg, const struct reg_entry *e)
+{
+	return e->done == NULL || e->done->change <= reg->saved;
+}
+
+size_t
+registry_count(const struct registry *reg)
+{
+	return reg->tab.n;
+}
+
+bool
+registry_dirty(const struct registry *reg)
+{
+	return reg->dirty;
+}
+
+size_t
+registry_each(const struct registry *reg,
+    void (*cb)(const struct reg_entry *, void *), void *arg)
+{
+	struct reg_entry	**v;
+	size_t			  i, n = reg->tab.n;
+
+	v = regtable_sorted(&reg->tab);
+	for (i = 0; i < n; i++)
+		cb(v[i], arg);
+	free(v);
+	return n;
+}
+
+/* --- loading ----------------------------------------------------------- */
+
+/* What choose() found: how each generation read, and which one is in t. */
+struct choice {
+	int		 r;		/* path */
+	int		 rb;		/* path.bak; -ENOENT when not tried */
+	int		 version;	/* of the file in t */
+	bool		 from_bak;
+};
+
+/*
+ * The generation to use, read into t, as registry_load and registry_peek
+ * both decide it: path; else path.bak when path is missing or corrupt.
+ * Returns 0 (t holds it); -ENOENT when neither exists; -EBADMSG when a
+ * file is corrupt and neither is usable; or the error reading path (the
+ * .bak is not tried) or, path missing, reading the .bak.
+ */
+static int
+choose(struct registry *reg, struct reg_table *t, struct choice *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rb = -ENOENT;
+	c->r = statefile_read(reg->path, t, &c->version);
+	if (c->r == 0)
+		return 0;
+	if (c->r != -ENOENT && c->r != -EBADMSG)
+		return c->r;
+	c->rb = statefile_read(reg->bak, t, &c->version);
+	if (c->rb == 0) {
+		c->from_bak = true;
+		return 0;
+	}
+	return c->r == -EBADMSG ? -EBADMSG : c->rb;
+}
+
+/*
+ * Keep a corrupt file as path.corrupt-<time>: moved away when keep is
+ * false, hard-linked (left in place) when true.
+ */
+static void
+set_aside(const char *path, bool keep)
+{
+	struct stat	 st;
+	char		*name = NULL;
+	int64_t		 now = wall_s();
+	int		 i, r;
+
+	for (i = 0; i < 100; i++) {
+		free(name);
+		name = i == 0 ? xasprintf("%s.corrupt-%" PRId64, path, now) :
+		    xasprintf("%s.corrupt-%" PRId64 ".%d", path, now, i);
+		if (lstat(name, &st) == -1 && errno == ENOENT)
+			break;
+	}
+	r = keep ? link(path, name) : rename(path, name);
+	if (r == -1)
+		log_error("cannot set aside %s as %s: %s", path, name,
+		    strerror(errno));
+	else
+		log_warn("corrupt state file %s %s %s", path,
+		    keep ? "copied to" : "moved to", name);
+	free(name);
+}
+
+/*
+ * Act on what choose() returned (r) for registry_load: log it, set corrupt
+ * files aside, mark the registry dirty when path must be rewritten.
+ * Returns r, or 0 when there is no state file at all (a first start).
+ */
+static int
+settle(struct registry *reg, const struct choice *c, int r, size_t n)
+{
+	if (r == 0 && !c->from_bak)
+		log_info("loaded %zu entries from %s", n, reg->path);
+	if (r == 0 && c->from_bak) {
+		if (c->r == -EBADMSG)
+			set_aside(reg->path, false);
+		log_warn("%s %s; loaded %zu entries from the backup %s",
+		    reg->path, c->r == -ENOENT ? "is missing" : "was corrupt",
+		    n, reg->bak);
+		/* Rewrite path soon so two good generations exist again. */
+		reg->dirty = true;
+	}
+	if (r == 0 && c->version < STATEFILE_VERSION) {
+		log_info("%s: state file version %d; the next save writes "
+		    "version %d", c->from_bak ? reg->bak : reg->path,
+		    c->version, STATEFILE_VERSION);
+		reg->dirty = true;
+	}
+	if (r == -ENOENT) {
+		log_info("no state file %s; starting with no offsets",
+		    reg->path);
+		return 0;
+	}
+	if (r < 0 && (c->r == -ENOENT || c->r == -EBADMSG)) {
+		/* Leave the bad files in place: every later start fails
+		 * alike. */
+		if (c->r == -EBADMSG)
+			set_aside(reg->path, true);
+		if (c->rb == -EBADMSG)
+			set_aside(reg->bak, true);
+		log_error("no usable state in %s or %s", reg->path, reg->bak);
+	}
+	return r;
+}
+
+/* Forget the entries held, then choose the generation to read into t. */
+static int
+choose_afresh(struct registry *reg, struct reg_table *t, struct choice *c)
+{
+	regtable_cleanup(&reg->tab);
+	regtable_init(&reg->tab);
+	reg->dirty = false;
+	return choose(reg, t, c);
+}
+
+int
+registry_load(struct registry *reg)
+{
+	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct choice	 c;
+	int		 r;
+
+	r = choose_afresh(reg, &t, &c);
+	r = settle(reg, &c, r, t.n);
+	if (r == 0)
+		regtable_swap(&reg->tab, &t);
+	regtable_cleanup(&t);
+	return r;
+}
+
+int
+registry_peek(struct registry *reg, bool *from_bak)
+{
+	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct choice	 c;
+	int		 r;
+
+	r = choose_afresh(reg, &t, &c);
+	*from_bak = r == 0 && c.from_bak;
+	if (r == 0)
+		regtable_swap(&reg->tab, &t);
+	regtable_cleanup(&t);
+	return r;
+}
+
+/* --- saving ------------------------------------------------------------ */
+
+/*
+ * Make path.bak the current path (if any) without path ever missing: stage
+ * a link as path.bak.tmp and rename it over path.bak, or copy path to
+ * path.bak where links are not supported.  Failure is only a warning: the
+ * new state matters more than the old one.  Called by the commit between
+ * the new file's fsync and its rename.
+ */
+static void
+keep_backup(void *arg)
+{
+	struct registry	*reg = arg;
+	int		 r = 0;
+
+	if (unlink(reg->baktmp) == -1 && errno != ENOENT)
+		r = -errno;
+	if (r == 0 && link(reg->path, reg->baktmp) == -1) {
+		r = -errno;
+		if (r == -ENOENT)
+			return;		/* no previous generation */
+		if (r == -EPERM || r == -ENOTSUP || r == -EOPNOTSUPP ||
+		    r == -EMLINK || r == -EXDEV) {
+			r = atomicfile_copy(reg->path, reg->bak, 0600,
+			    ATOMICFILE_SYNC);
+			goto done;
+		}
+	}
+	if (r == 0 && rename(reg->baktmp, reg->bak) == -1)
+		r = -errno;
+	/* rename() of two links to one file does nothing: drop the stage. */
+	unlink(reg->baktmp);
+done:
+	if (r < 0)
+		log_warn("cannot keep %s as %s: %s", reg->path, reg->bak,
+		    strerror(-r));
+}
+
+int
+registry_save(struct registry *reg, bool force)
+{
+	struct atomicfile af;
+	int		 r;
+
+	if (!reg->dirty && !force) {
+		reg->saved = reg->changes;
+		return 0;
+	}
+	r = atomicfile_open(&af, reg->path, 0600, ATOMICFILE_SYNC);
+	if (r == 0)
+		r = statefile_write(&af, &reg->tab);
+	if (r == 0)
+		r = atomicfile_commit(&af, keep_backup, reg);
+	if (r == 0) {
+		reg->dirty = false;
+		reg->saved = reg->changes;
+		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
+	} else
+		log_error("cannot save state: %s %s: %s", af.op, af.file,
+		    strerror(-r));
+	atomicfile_cleanup(&af);
+	return r;
+}

@@ -1,0 +1,151 @@
+/*
+ * Committed offsets per tracked file, and the state file that keeps them
+ * across restarts.  Only committed (acknowledged) offsets are ever stored.
+ * Saved atomically: write state.tmp, fsync, keep the previous file as .bak,
+ * rename over, fsync the directory.  A corrupt or truncated file is detected
+ * at load; the .bak copy is used and the event logged.  The file is JSON
+ * Lines (statefile.c); jansson stays in the registry's files.
+ */
+#ifndef DISAGENT_REGISTRY_H
+#define DISAGENT_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+
+/* Identity of a file: (dev, ino) + crc32 of its first fp_len bytes. */
+struct reg_entry {
+	char		*flow;		/* the registry's, shared by its entries */
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint32_t	 fp_crc;
+	uint32_t	 fp_len;
+	char		*path;		/* owned; last known path */
+	uint64_t	 offset;	/* committed offset */
+	uint64_t	 size;		/* its size at the last change (0 or
+					   <= offset: nothing known after) */
+	int64_t		 updated;	/* wall seconds of last change */
+	struct reg_done	*done;		/* owned; NULL unless complete */
+};
+
+/*
+ * A whole file (isFileAppendable = false) whose every record is
+ * acknowledged and that waits for its cleanup: the entry's offset is its
+ * size, its mtime and the crc32 of its last tail_len bytes tell it from a
+ * file that changed since.  Saved in the state file.  Out of line, so the
+ * entries of tailed files (nearly all of them) do not carry it.
+ */
+struct reg_done {
+	int64_t		 mtime_ns;
+	uint32_t	 tail_crc;
+	uint32_t	 tail_len;
+	uint64_t	 change;	/* the change that marked it (0: read
+					   from the state file) */
+};
+
+struct registry;
+
+/* New, empty registry for the state file at path (not read yet). */
+struct registry	*registry_new(const char *path);
+void		 registry_free(struct registry *);
+
+/*
+ * Read the state file.  A missing file (and missing .bak) is an empty
+ * registry and returns 0.  A file that fails to parse or validate is
+ * logged, set aside (renamed to path.corrupt-<time>) and the .bak is tried;
+ * returns 0 when either loaded, else -EBADMSG with the registry empty (the
+ * caller decides whether to start).  When both are bad they are left in
+ * place (a copy of each is kept as .corrupt-<time>) so every later load
+ * fails the same way instead of starting from zero.  A state file that
+ * exists but cannot be read (EACCES, EIO) returns that negative errno
+ * without trying the .bak.  Entries present before the call are dropped.
+ * After the .bak was used, or a file in an earlier format (version 1) was
+ * read, the registry is dirty, so the next save rewrites path (in the
+ * current format).
+ */
+int		 registry_load(struct registry *) WARN_UNUSED;
+
+/* Borrowed entry for (flow, dev, ino), or NULL. */
+struct reg_entry *registry_find(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
+ * Insert or update the entry for (flow, dev, ino): fingerprint, path and
+ * offset are replaced, updated set to now.  Marks the registry dirty when
+ * anything changed.  Returns the borrowed entry (valid until it is removed
+ * or expired, the next load, or registry_free).  A path that is not UTF-8
+ * is saved with its non-ASCII bytes as '?' (JSON cannot carry raw bytes).
+ */
+struct reg_entry *registry_set(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino, uint32_t fp_crc,
+		    uint32_t fp_len, const char *path, uint64_t offset);
+
+/* Drop the entry for (flow, dev, ino) if present. */
+void		 registry_remove(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
+ * Drop entries not updated for ttl_s seconds (relative to now_s): those
+ * with updated < now_s - ttl_s.  ttl_s <= 0 disables expiry.
+ */
+void		 registry_expire(struct registry *, int64_t now_s,
+		    int64_t ttl_s);
+
+/*
+ * Read the state file without changing anything on disk: no file is set
+ * aside, the .bak is only read (used when path is missing or corrupt, and
+ * then *from_bak is set), and the registry is not marked dirty.  For
+ * readers such as `disagent status`.  Returns 0; -ENOENT when neither file
+ * exists; -EBADMSG when neither is usable; another negative errno when path
+ * cannot be read.  Problems are logged as registry_load logs them.
+ */
+int		 registry_peek(struct registry *, bool *from_bak) WARN_UNUSED;
+
+/*
+ * Call cb(entry, arg) for every entry, ordered by flow, then dev, then
+ * ino.  The entries are borrowed for the call; cb must not change the
+ * registry.  Returns the number of entries visited.
+ */
+size_t		 registry_each(const struct registry *,
+		    void (*cb)(const struct reg_entry *, void *), void *arg);
+
+/*
+ * Call cb(arg) each time the registry goes from clean (just loaded or
+ * saved) to dirty, so the owner can schedule a save instead of polling.
+ */
+void		 registry_on_dirty(struct registry *, void (*cb)(void *),
+		    void *arg);
+
+/*
+ * Mark e (borrowed from this registry) complete with mtime_ns and its tail
+ * fingerprint, or clear the mark (complete false; the other arguments are
+ * then ignored).  Marks the registry dirty when anything changed.
+ */
+void		 registry_set_complete(struct registry *, struct reg_entry *e,
+		    bool complete, int64_t mtime_ns, uint32_t tail_crc,
+		    uint32_t tail_len);
+
+/*
+ * Whether what e holds now is in the state file: e was read from it, or a
+ * save succeeded after e's complete mark was set.  Saves are synchronous,
+ * so a caller that marked e and then saw registry_save return 0 (or was
+ * told so by whoever saved) may act on the durable mark.
+ */
+bool		 registry_durable(const struct registry *,
+		    const struct reg_entry *e);
+
+size_t		 registry_count(const struct registry *);
+bool		 registry_dirty(const struct registry *);
+
+/*
+ * Write the state atomically if dirty (or always when force).  Returns 0 or
+ * a negative errno (logged; the registry stays dirty so the next save
+ * retries).  -EMSGSIZE: an entry does not fit the 1 MiB a line of the
+ * file may take (a path of more than about 170 KiB), so no file is written
+ * that the next load would refuse.
+ */
+int		 registry_save(struct registry *, bool force) WARN_UNUSED;
+
+#endif

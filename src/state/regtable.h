@@ -1,0 +1,57 @@
+/*
+ * The registry's table: its entries keyed by (flow, dev, ino) in a chained
+ * hash table, each flow name kept once.  Internal to the registry
+ * (registry.c and the state file reader and writer); others use registry.h.
+ */
+#ifndef DISAGENT_REGTABLE_H
+#define DISAGENT_REGTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state/registry.h"
+
+struct reg_node;
+
+/* Fields are the table's; n is the entry count, the rest is private. */
+struct reg_table {
+	struct reg_node	**b;
+	size_t		  nb;		/* a power of two, grown at 3/4 load */
+	size_t		  n;
+	char		**flows;
+	size_t		  nflows;
+};
+
+/* An empty table.  A zeroed table needs only regtable_cleanup. */
+void		 regtable_init(struct reg_table *);
+/* Free every entry; the table is zeroed (init it to use it again). */
+void		 regtable_cleanup(struct reg_table *);
+void		 regtable_swap(struct reg_table *, struct reg_table *);
+
+/* Borrowed entry for the key, or NULL. */
+struct reg_entry *regtable_find(struct reg_table *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
+ * A new entry for the key, which must be absent: flow points to the
+ * table's copy of it, the other fields are zero.  Borrowed (valid until
+ * removed or the table is cleaned up).
+ */
+struct reg_entry *regtable_add(struct reg_table *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/* Drop the entry for the key; false when there was none. */
+bool		 regtable_remove(struct reg_table *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/* Drop the entries with updated < before; returns how many. */
+size_t		 regtable_expire(struct reg_table *, int64_t before);
+
+/*
+ * A new array of the table's n entries (borrowed), ordered by flow, then
+ * dev, then ino; free it.
+ */
+struct reg_entry **regtable_sorted(const struct reg_table *);
+
+#endif

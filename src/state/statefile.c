@@ -1,0 +1,483 @@
+/*
+ * The state file, version 2: JSON Lines.  The first line is a header,
+ *
+ *   {"version":2,"crc32":"0a1b2c3d","entries":2}
+ *   {"flow":"app","dev":2049,"ino":131074,"fingerprint":"crc32:...:512",...}
+ *   {"flow":"app","dev":2049,"ino":131075,...}
+ *
+ * and every other line one entry, compact, ended by '\n'.  An entry of a
+ * whole file that is delivered and waits for its cleanup also has
+ * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; a file without that
+ * optional field (all files written before it existed) loads as before.
+ * The crc32 covers every byte after the header line and the header counts
+ * the entries, so a torn write (a prefix of the file), a flipped byte or a
+ * lost line is caught before any entry is believed.  Each line is parsed
+ * by jansson on its own and its tree freed once its entry is in the table:
+ * loading holds the file, the table and one entry's tree, whatever the
+ * number of entries.
+ * Unsigned 64-bit fields are stored as their two's complement int64 so a
+ * value above INT64_MAX (possible for an inode number) survives.  The
+ * first line tells the versions apart; version 1 is read by
+ * statefile_v1.c.  jansson is used only here and there.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <zlib.h>
+
+#include "base/atomicfile.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "state/regtable.h"
+#include "state/statefile.h"
+
+#define STATE_MAX_BYTES	(64u * 1024 * 1024)	/* cap on what load reads */
+/* Cap on a line: far above any entry the agent writes (a flow name of at
+ * most 49 bytes and a path it could open, escaped), and it bounds the
+ * tree one line can build. */
+#define ENTRY_MAX_BYTES	(1024u * 1024)
+#define V2_HEAD		"{\"version\":2,\"crc32\":\""
+
+/* --- entries ----------------------------------------------------------- */
+
+/*
+ * jansson refuses strings that are not UTF-8.  Paths are arbitrary bytes,
+ * so such a string is stored with its non-ASCII bytes replaced by '?':
+ * lossy, but the path is informational and the file stays loadable.
+ */
+static json_t *
+json_text(const char *s)
+{
+	json_t	*j;
+	char	*copy, *p;
+
+	j = json_string(s);
+	if (j != NULL)
+		return j;
+	copy = xstrdup(s);
+	for (p = copy; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	if (j == NULL)
+		fatalx("json_text: cannot encode string");
+	return j;
+}
+
+static json_t *
+entry_json(const struct reg_entry *e)
+{
+	json_t	*o, *c;
+	char	 fp[32];
+
+	snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32, e->fp_crc,
+	    e->fp_len);
+	o = json_object();
+	json_object_set_new(o, "flow", json_text(e->flow));
+	json_object_set_new(o, "dev", json_integer((json_int_t)e->dev));
+	json_object_set_new(o, "ino", json_integer((json_int_t)e->ino));
+	json_object_set_new(o, "fingerprint", json_string(fp));
+	json_object_set_new(o, "path", json_text(e->path));
+	json_object_set_new(o, "offset", json_integer((json_int_t)e->offset));
+	/* What a file gone while the agent was stopped had not delivered;
+	 * entries made before sizes were kept have none. */
+	if (e->size != 0)
+		json_object_set_new(o, "size",
+		    json_integer((json_int_t)e->size));
+	json_object_set_new(o, "updated", json_integer(e->updated));
+	if (e->done != NULL) {
+		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
+		    e->done->tail_crc, e->done->tail_len);
+		c = json_object();
+		json_object_set_new(c, "mtime_ns",
+		    json_integer((json_int_t)e->done->mtime_ns));
+		json_object_set_new(c, "tail", json_string(fp));
+		json_object_set_new(o, "complete", c);
+	}
+	return o;
+}
+
+static bool
+parse_hex(const char *s, size_t n, uint32_t *out)
+{
+	uint32_t	 v = 0;
+	size_t		 i;
+	int		 d;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = s[i] - '0';
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = s[i] - 'a' + 10;
+		else
+			return false;
+		v = v << 4 | (uint32_t)d;
+	}
+	*out = v;
+	return true;
+}
+
+bool
+statefile_hex32(const char *s, uint32_t *out)
+{
+	return s != NULL && strlen(s) == 8 && parse_hex(s, 8, out);
+}
+
+/* "crc32:<8 lowercase hex>:<decimal length>" */
+static bool
+parse_fingerprint(const char *s, uint32_t *crc, uint32_t *len)
+{
+	uint64_t	 v = 0;
+	const char	*p;
+
+	if (strncmp(s, "crc32:", 6) != 0 || strlen(s) < 16 || s[14] != ':')
+		return false;
+	if (!parse_hex(s + 6, 8, crc))
+		return false;
+	for (p = s + 15; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || p - s > 25)
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s + 15 || v > UINT32_MAX)
+		return false;
+	*len = (uint32_t)v;
+	return true;
+}
+
+static const char *
+get_str(json_t *o, const char *key)
+{
+	json_t	*j = json_object_get(o, key);
+
+	return json_is_string(j) ? json_string_value(j) : NULL;
+}
+
+static bool
+get_int(json_t *o, const char *key, json_int_t *out)
+{
+	json_t	*j = json_object_get(o, key);
+
+	if (!json_is_integer(j))
+		return false;
+	*out = json_integer_value(j);
+	return true;
+}
+
+/*
+ * The optional "complete" object of entry o into *d; *complete tells
+ * whether there was one.  False when it is bad.
+ */
+static bool
+parse_complete(json_t *o, struct reg_done *d, bool *complete)
+{
+	json_t		*c = json_object_get(o, "complete");
+	const char	*tail;
+	json_int_t	 mtime;
+
+	*complete = false;
+	if (c == NULL)
+		return true;
+	tail = get_str(c, "tail");
+	if (!json_is_object(c) || !get_int(c, "mtime_ns", &mtime) ||
+	    tail == NULL || !parse_fingerprint(tail, &d->tail_crc,
+	    &d->tail_len))
+		return false;
+	d->mtime_ns = (int64_t)mtime;
+	*complete = true;
+	return true;
+}
+
+const char *
+statefile_entry(json_t *o, struct reg_table *t)
+{
+	struct reg_done	 done = { 0 };
+	struct reg_entry *e;
+	bool		 complete;
+	const char	*flow, *path, *fp;
+	json_int_t	 dev, ino, off, upd, size = 0;
+	uint32_t	 fcrc, flen;
+
+	flow = get_str(o, "flow");
+	path = get_str(o, "path");
+	fp = get_str(o, "fingerprint");
+	if (!json_is_object(o) || flow == NULL || *flow == '\0' ||
+	    path == NULL || fp == NULL || !get_int(o, "dev", &dev) ||
+	    !get_int(o, "ino", &ino) || !get_int(o, "offset", &off) ||
+	    !get_int(o, "updated", &upd))
+		return "missing field or wrong type";
+	if (!parse_fingerprint(fp, &fcrc, &flen))
+		return "bad fingerprint";
+	if (json_object_get(o, "size") != NULL &&
+	    (!get_int(o, "size", &size) || size < off))
+		return "bad size";
+	if (!parse_complete(o, &done, &complete))
+		return "bad complete";
+	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
+		return "duplicate entry";
+	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
+	e->path = xstrdup(path);
+	e->fp_crc = fcrc;
+	e->fp_len = flen;
+	e->offset = (uint64_t)off;
+	e->size = (uint64_t)size;
+	e->updated = upd;
+	if (complete) {
+		e->done = xmalloc(sizeof(*e->done));
+		*e->done = done;
+	}
+	return NULL;
+}
+
+/* --- version 2 --------------------------------------------------------- */
+
+static int
+buf_cb(const char *p, size_t n, void *arg)
+{
+	buf_add(arg, p, n);
+	return 0;
+}
+
+int
+statefile_write(struct atomicfile *af, const struct reg_table *t)
+{
+	struct reg_entry	**v;
+	struct buf		  line;
+	json_t			 *o;
+	uLong			  crc = crc32(0L, Z_NULL, 0);
+	char			  head[96], hex[9];
+	size_t			  i;
+	int			  r;
+
+	v = regtable_sorted(t);
+	buf_init(&line);
+	/* The crc is known at the end: written over the zeros then. */
+	snprintf(head, sizeof(head), V2_HEAD "00000000\",\"entries\":%zu}\n",
+	    t->n);
+	r = atomicfile_write(af, head, strlen(head));
+	for (i = 0; r == 0 && i < t->n; i++) {
+		buf_reset(&line);
+		o = entry_json(v[i]);
+		json_dump_callback(o, buf_cb, &line, JSON_COMPACT);
+		json_decref(o);
+		buf_addc(&line, '\n');
+		if (line.len > ENTRY_MAX_BYTES)
+			r = atomicfile_fail(af, "encode an entry for",
+			    -EMSGSIZE);
+		crc = crc32(crc, (const Bytef *)line.data, (uInt)line.len);
+		if (r == 0)
+			r = atomicfile_write(af, line.data, line.len);
+	}
+	if (r == 0) {
+		snprintf(hex, sizeof(hex), "%08lx", (unsigned long)crc);
+		r = atomicfile_pwrite(af, strlen(V2_HEAD), hex, 8);
+	}
+	buf_cleanup(&line);
+	free(v);
+	return r;
+}
+
+/* The crc32 and entry count the header h (a parsed first line) holds. */
+static bool
+v2_header(json_t *h, uint32_t *crc, json_int_t *count)
+{
+	return statefile_hex32(get_str(h, "crc32"), crc) &&
+	    get_int(h, "entries", count) && *count >= 0;
+}
+
+/* One entry line (without its '\n') into t; NULL or why not. */
+static const char *
+v2_line(const char *p, size_t n, struct reg_table *t, char *err,
+    size_t errlen)
+{
+	json_error_t	 jerr;
+	json_t		*o;
+	const char	*why;
+
+	if (n > ENTRY_MAX_BYTES) {
+		snprintf(err, errlen, "longer than %u bytes", ENTRY_MAX_BYTES);
+		return err;
+	}
+	o = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL) {
+		snprintf(err, errlen, "%s", jerr.text);
+		return err;
+	}
+	why = statefile_entry(o, t);
+	json_decref(o);
+	return why;
+}
+
+/*
+ * The lines after the header (body, n bytes) into t, checked against the
+ * header h first.  0 or -EBADMSG with why filled in.
+ */
+static int
+parse_v2(json_t *h, const char *body, size_t n, struct reg_table *t,
+    char *why, size_t whylen)
+{
+	const char	*p = body, *end = body + n, *nl, *bad;
+	json_int_t	 want;
+	uint32_t	 stored;
+	uLong		 crc;
+	size_t		 line, count = 0;
+	char		 err[160];
+
+	if (!v2_header(h, &stored, &want)) {
+		snprintf(why, whylen, "malformed header line");
+		return -EBADMSG;
+	}
+	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)body, (uInt)n);
+	if ((uint32_t)crc != stored) {
+		snprintf(why, whylen, "crc32 mismatch (stored %08" PRIx32
+		    ", computed %08lx)", stored, (unsigned long)crc);
+		return -EBADMSG;
+	}
+	for (line = 2; p < end; line++, count++) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			bad = "no end of line";
+		else
+			bad = v2_line(p, (size_t)(nl - p), t, err, sizeof(err));
+		if (bad != NULL) {
+			snprintf(why, whylen, "line %zu: %s", line, bad);
+			return -EBADMSG;
+		}
+		p = nl + 1;
+	}
+	if ((uint64_t)want != count) {
+		snprintf(why, whylen, "%zu entries, the header says %"
+		    JSON_INTEGER_FORMAT, count, want);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* --- reading ----------------------------------------------------------- */
+
+/*
+ * The version the first line (n bytes) declares: 2 for a version 2 header
+ * (its parsed object into *h, new), else the integer "version" of a JSON
+ * object on that line, else 1 (a version 1 document spans lines).
+ */
+static json_int_t
+first_line_version(const char *text, size_t n, json_t **h)
+{
+	json_int_t	 v = 1;
+
+	*h = NULL;
+	if (n <= ENTRY_MAX_BYTES)
+		*h = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+	if (!get_int(*h, "version", &v))
+		v = 1;
+	return v;
+}
+
+static int
+parse_state(const char *text, size_t len, struct reg_table *t,
+    int *version, char *why, size_t whylen)
+{
+	const char	*nl;
+	json_t		*h;
+	json_int_t	 v;
+	size_t		 n;
+	int		 r;
+
+	if (len == 0) {
+		snprintf(why, whylen, "empty file");
+		return -EBADMSG;
+	}
+	nl = memchr(text, '\n', len);
+	n = nl != NULL ? (size_t)(nl - text) : len;
+	v = first_line_version(text, n, &h);
+	if (v == 2 && nl != NULL)
+		r = parse_v2(h, nl + 1, len - n - 1, t, why, whylen);
+	else if (v == 2) {
+		snprintf(why, whylen, "no end of line after the header");
+		r = -EBADMSG;
+	} else if (v == 1)
+		r = statefile_v1_parse(text, len, t, why, whylen);
+	else {
+		snprintf(why, whylen, "unsupported version %"
+		    JSON_INTEGER_FORMAT, v);
+		r = -EBADMSG;
+	}
+	json_decref(h);
+	if (r == 0)
+		*version = (int)v;
+	return r;
+}
+
+/* Whole file into out; 0 or a negative errno (-EFBIG past the cap). */
+static int
+read_file(const char *path, struct buf *out)
+{
+	struct stat	 st;
+	char		 chunk[65536];
+	ssize_t		 n;
+	int		 fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	/* Room for the file as it is now, not the next power of two. */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= STATE_MAX_BYTES)
+		buf_reserve_exact(out, (size_t)st.st_size);
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n == 0 ? 0 : -errno;
+			break;
+		}
+		if (out->len + (size_t)n > STATE_MAX_BYTES) {
+			r = -EFBIG;
+			break;
+		}
+		buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return r;
+}
+
+int
+statefile_read(const char *path, struct reg_table *t, int *version)
+{
+	struct buf	 b;
+	char		 why[256];
+	int		 r;
+
+	regtable_cleanup(t);
+	regtable_init(t);
+	*version = 0;
+	buf_init(&b);
+	r = read_file(path, &b);
+	if (r == -EFBIG) {
+		snprintf(why, sizeof(why), "larger than %u bytes",
+		    STATE_MAX_BYTES);
+		r = -EBADMSG;
+	} else if (r == 0)
+		r = parse_state(b.data, b.len, t, version, why, sizeof(why));
+	else if (r != -ENOENT)
+		log_error("cannot read state file %s: %s", path, strerror(-r));
+	if (r == -EBADMSG) {
+		log_error("state file %s is corrupt: %s", path, why);
+		regtable_cleanup(t);
+		regtable_init(t);
+	}
+	buf_cleanup(&b);
+	return r;
+}

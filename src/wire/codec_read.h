@@ -1,0 +1,108 @@
+/*
+ * The download side of the DIS wire format (spec/dis-api.md sections 5
+ * and 10), for the read-back commands: DescribeStream pages with their
+ * partitions, GetCursor and GetRecords replies, base64 decoding, and the
+ * JSON line `disagent read --format json` prints.  Part of the codec
+ * module: jansson is included only by codec*.c.
+ */
+#ifndef DISAGENT_CODEC_READ_H
+#define DISAGENT_CODEC_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+#include "wire/codec.h"
+
+/* One partition of a DescribeStream reply. */
+struct codec_partition {
+	char	 id[40];		/* "shardId-0000000000" */
+	char	 status[16];		/* ACTIVE, DELETED, EXPIRED, ... */
+	char	 hash_range[64];	/* "[0 : 9223372036854775807]" */
+	char	 seq_range[64];		/* "[first : next]", "" absent */
+	int64_t	 seq_first;		/* oldest record; -1 unknown */
+	int64_t	 seq_next;		/* the next record's number; -1 unknown */
+};
+
+/* A stream as DescribeStream pages describe it. */
+struct codec_stream {
+	struct stream_info	 info;	/* status, type, id, writable count */
+	long			 retention_hours;	/* -1: absent */
+	long			 readable_partitions;	/* -1: absent */
+	bool			 has_more;	/* has_more_partitions */
+	struct codec_partition	*parts;	/* every page so far, in order */
+	size_t			 nparts;
+};
+
+/*
+ * Parse one DescribeStream page into *st: the stream fields (as
+ * codec_parse_describe, plus retention_period, readable_partition_count
+ * and has_more_partitions) replace the previous ones, and the page's
+ * partitions are appended to st->parts.  Start with a zeroed *st and free
+ * it with codec_stream_cleanup().  "sequence_number_range" is
+ * "[first : next]", next being the number the next record will get (the
+ * newest is next - 1); seq_first and seq_next are -1 when it is absent or
+ * does not parse.  Returns 0, or -EBADMSG when the page is not such JSON,
+ * a partition lacks partition_id or status, or a field is too long (*st
+ * keeps the earlier pages then).
+ */
+int	codec_parse_stream(const char *body, size_t len,
+	    struct codec_stream *st) WARN_UNUSED;
+void	codec_stream_cleanup(struct codec_stream *);
+
+/*
+ * Parse a GetCursor reply {"partition_cursor":"..."}: *cursor is new (free
+ * it).  Returns 0, or -EBADMSG when there is no non-empty string cursor.
+ */
+int	codec_parse_cursor(const char *body, size_t len, char **cursor)
+	    WARN_UNUSED;
+
+/* One record of a GetRecords reply; the strings are borrowed from it. */
+struct codec_record {
+	int64_t		 seq;		/* sequence_number */
+	const char	*seq_text;	/* as sent ("1024") */
+	const char	*key;		/* partition_key, NULL when absent */
+	const char	*data64;	/* data: base64 as sent */
+	size_t		 data64_len;
+	long long	 timestamp;	/* ms since the epoch; -1 absent */
+	const char	*timestamp_type;	/* NULL when absent */
+};
+
+struct codec_records;
+
+/*
+ * Parse a GetRecords reply: {"records":[...],"next_partition_cursor":C}.
+ * Every record is checked first: an object whose sequence_number is a
+ * decimal string in 0..INT64_MAX and whose data is a string
+ * of well-formed padded base64; partition_key, timestamp and
+ * timestamp_type are optional.  *out is new (codec_records_free).
+ * Returns 0, or -EBADMSG when anything is malformed (*out is NULL then).
+ */
+int	codec_parse_records(const char *body, size_t len,
+	    struct codec_records **out) WARN_UNUSED;
+size_t	codec_records_count(const struct codec_records *);
+/* Record i (< count) into *out, borrowed until codec_records_free(). */
+void	codec_records_get(const struct codec_records *, size_t i,
+	    struct codec_record *out);
+/* next_partition_cursor, or NULL when it is null or absent (borrowed). */
+const char *codec_records_next(const struct codec_records *);
+void	codec_records_free(struct codec_records *);
+
+/*
+ * Decode n bytes of padded base64 and append them to *out.  Returns 0, or
+ * -EBADMSG (nothing appended) when the text is not well-formed.
+ */
+int	codec_base64_decode(const char *in, size_t n, struct buf *out)
+	    WARN_UNUSED;
+
+/*
+ * The JSON line of a record read from partition, appended to *out with its
+ * newline: {"partition":P,"sequence_number":"N","partition_key":K,
+ * "timestamp":T,"timestamp_type":Y,"data":"<base64>"}, without the keys
+ * the record lacks.
+ */
+void	codec_record_json(struct buf *out, const char *partition,
+	    const struct codec_record *);
+
+#endif

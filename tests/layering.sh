@@ -1,0 +1,41 @@
+#!/bin/sh
+# src/ keeps its layers (src/LAYERS): every #include "folder/x.h" points to
+# the file's own folder or one LAYERS puts below it.  The check itself is
+# checked: an upward include planted in a copy of src/ must fail it, named
+# by file and line.
+set -eu
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${PYTHON3:=python3}"
+check=$top_srcdir/tests/layering.py
+
+"$PYTHON3" "$check" "$top_srcdir/src" || {
+	echo "FAIL: an include goes against src/LAYERS (above)" >&2
+	exit 1
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/disagent-layering.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$top_srcdir/src" "$tmp/src"
+# base/ is the bottom layer: it may include no other folder.
+line=$(grep -n '^#include "base/log.h"' "$tmp/src/base/log.c" | head -n 1 |
+    cut -d: -f1)
+[ -n "$line" ] || { echo "FAIL: base/log.c has no include to plant at" >&2; exit 1; }
+sed -i "${line}a #include \"agent/agent.h\"" "$tmp/src/base/log.c"
+rc=0
+"$PYTHON3" "$check" "$tmp/src" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { echo "FAIL: a planted upward include exits $rc, not 1" >&2; exit 1; }
+want="$tmp/src/base/log.c:$((line + 1)): base includes \"agent/agent.h\""
+grep -qF "$want" "$tmp/out" || {
+	echo "FAIL: the planted include is not named as $want:" >&2
+	cat "$tmp/out" >&2
+	exit 1
+}
+[ "$(wc -l <"$tmp/out")" = 1 ] || { echo "FAIL: more than the planted include reported:" >&2; cat "$tmp/out" >&2; exit 1; }
+# A header beside main.c is refused too: only main.c sits at the top.
+: >"$tmp/src/stray.h"
+sed -i "$((line + 1))d" "$tmp/src/base/log.c"
+rc=0
+"$PYTHON3" "$check" "$tmp/src" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "stray.h: only main.c" "$tmp/out" || {
+	echo "FAIL: a file beside main.c is not refused" >&2; cat "$tmp/out" >&2; exit 1; }
+echo "PASS: layering"
