@@ -281,16 +281,59 @@ load(const char *body, size_t len)
 	return json_loadb(body, len, 0, &err);
 }
 
+int32_t
+codec_partition_index(const char *s, size_t n)
+{
+	int64_t	 v;
+
+	if (n > 8 && memcmp(s, "shardId-", 8) == 0) {
+		s += 8;
+		n -= 8;
+	}
+	v = codec_seq_value(s, n);
+	return v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
+int64_t
+codec_seq_value(const char *s, size_t n)
+{
+	uint64_t	 v = 0;
+	size_t		 i;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= INT64_MAX ? (int64_t)v : -1;
+}
+
+/* The partition and sequence number of an acknowledged record. */
+static void
+put_where(json_t *rec, struct codec_result *res)
+{
+	const char	*p = get_str(rec, "partition_id");
+	const char	*q = get_str(rec, "sequence_number");
+
+	res->partition = p != NULL ? codec_partition_index(p, strlen(p)) : -1;
+	res->seq = q != NULL ? codec_seq_value(q, strlen(q)) : -1;
+}
+
 /* Fill one result from a reply record; 1 when it failed, 0 when not. */
 static int
 put_result(json_t *rec, struct codec_result *res)
 {
 	const char	*code;
 
+	res->partition = -1;
+	res->seq = -1;
 	code = get_str(rec, "error_code");
 	if (code == NULL || *code == '\0') {
 		res->code[0] = '\0';
 		res->message[0] = '\0';
+		put_where(rec, res);
 		return 0;
 	}
 	copy_trunc(res->code, sizeof(res->code), code);
@@ -460,13 +503,37 @@ key_is(const char *k, size_t n, const char *want)
 	return n == strlen(want) && memcmp(k, want, n) == 0;
 }
 
-/* One record object: true when it carries no non-empty error_code. */
+/* A string value of a record: its partition or sequence number (an
+ * escape in it makes it unknown, as the values DIS writes have none). */
 static bool
-sc_record_ok(struct scan *s)
+sc_where(struct scan *s, bool part, struct codec_result *res)
+{
+	const char	*v;
+	size_t		 vn;
+
+	if (*s->p != '"')
+		return sc_value(s, 3);
+	if (!sc_string(s, &v, &vn))
+		return false;
+	if (memchr(v, '\\', vn) != NULL)
+		return true;
+	if (part)
+		res->partition = codec_partition_index(v, vn);
+	else
+		res->seq = codec_seq_value(v, vn);
+	return true;
+}
+
+/* One record object: true when it carries no non-empty error_code; its
+ * partition and sequence number into *res. */
+static bool
+sc_record_ok(struct scan *s, struct codec_result *res)
 {
 	const char	*k, *v;
 	size_t		 kn, vn;
 
+	res->partition = -1;
+	res->seq = -1;
 	if (!sc_char(s, '{'))
 		return false;
 	if (sc_char(s, '}'))
@@ -475,8 +542,15 @@ sc_record_ok(struct scan *s)
 		if (!sc_string(s, &k, &kn) || !sc_char(s, ':') ||
 		    memchr(k, '\\', kn) != NULL)
 			return false;	/* escaped key names: let jansson decide */
+		sc_ws(s);
+		if (s->p >= s->end)
+			return false;
 		if (key_is(k, kn, "error_code")) {
 			if (!sc_string(s, &v, &vn) || vn != 0)
+				return false;
+		} else if (key_is(k, kn, "partition_id") ||
+		    key_is(k, kn, "sequence_number")) {
+			if (!sc_where(s, k[0] == 'p', res))
 				return false;
 		} else if (!sc_value(s, 3))
 			return false;
@@ -485,7 +559,8 @@ sc_record_ok(struct scan *s)
 }
 
 static bool
-all_acknowledged(const char *body, size_t len, size_t n)
+all_acknowledged(const char *body, size_t len, struct codec_result *res,
+    size_t n)
 {
 	struct scan	 s = { body, body + len };
 	const char	*k;
@@ -507,7 +582,7 @@ all_acknowledged(const char *body, size_t len, size_t n)
 		seen = true;
 		if (!sc_char(&s, ']')) {
 			do {
-				if (!sc_record_ok(&s))
+				if (count == n || !sc_record_ok(&s, &res[count]))
 					return false;
 				count++;
 			} while (sc_char(&s, ','));
@@ -529,7 +604,7 @@ codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	size_t	 i;
 	int	 failed = 0;
 
-	if (n > 0 && all_acknowledged(body, len, n)) {
+	if (n > 0 && all_acknowledged(body, len, res, n)) {
 		for (i = 0; i < n; i++)
 			res[i].code[0] = res[i].message[0] = '\0';
 		return 0;

@@ -68,14 +68,26 @@ int	codec_compress(enum codec_zip, const void *in, size_t n, struct buf *out)
 struct codec_result {
 	char	code[32];	/* "" = acknowledged */
 	char	message[160];	/* truncated */
+	int32_t	partition;	/* acknowledged: where it went; -1 unknown */
+	int64_t	seq;		/* its sequence_number there; -1 unknown */
 };
+
+/*
+ * The number of a partition id as DIS writes it ("shardId-0000000003") or
+ * takes it ("3"): 3; -1 when it is neither (or above INT32_MAX).
+ */
+int32_t	codec_partition_index(const char *, size_t);
+/* A sequence number: a decimal string in 0..INT64_MAX, else -1. */
+int64_t	codec_seq_value(const char *, size_t);
 
 /*
  * Parse a 200 PutRecords reply for a request of n records into res[0..n-1].
  * Returns the number of failed records (>= 0), or -EBADMSG when the body is
  * not JSON, has no "records" array, or its length is not n (the whole request
  * must then be retried).  A record failed iff its "error_code" is a non-empty
- * string.
+ * string.  An acknowledged one has its partition_id and sequence_number in
+ * partition and seq (-1 when absent or malformed: they only bound the
+ * restart's read, never decide a delivery).
  */
 int	codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	    size_t n) WARN_UNUSED;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "wire/codec.h"
 #include "wire/pbuf.h"
 
 /* Field numbers of dis-api.md section 1. */
@@ -264,6 +265,8 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res)
 	struct rd		 r = { p, p + n };
 	const unsigned char	*code = NULL, *msg = NULL, *s;
 	size_t			 codelen = 0, msglen = 0, slen;
+	int32_t			 part = -1;
+	int64_t			 seq = -1;
 	uint32_t		 f;
 	unsigned		 wt;
 
@@ -280,11 +283,17 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res)
 			} else if (f == F_ERROR_MESSAGE) {
 				msg = s;
 				msglen = slen;
-			}
+			} else if (f == F_SHARD_ID)
+				part = codec_partition_index(
+				    (const char *)s, slen);
+			else
+				seq = codec_seq_value((const char *)s, slen);
 		} else if (rd_skip(&r, wt) != 0)
 			return -EBADMSG;
 	}
 	res->code[0] = res->message[0] = '\0';
+	res->partition = codelen == 0 ? part : -1;
+	res->seq = codelen == 0 ? seq : -1;
 	if (codelen == 0)
 		return 0;
 	copy_trunc(res->code, sizeof(res->code), code, codelen);
