@@ -104,6 +104,20 @@ registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
 	reg->on_dirty_arg = arg;
 }
 
+/* Drop the acknowledged spans that end at or before offset. */
+static void
+trim_acked(struct reg_entry *e, uint64_t offset)
+{
+	uint32_t	 i = 0;
+
+	while (i < e->nacked && e->acked[i].end <= offset)
+		i++;
+	if (i == 0)
+		return;
+	memmove(e->acked, e->acked + i, (e->nacked - i) * sizeof(*e->acked));
+	e->nacked -= i;
+}
+
 struct reg_entry *
 registry_set(struct registry *reg, const char *flow, uint64_t dev,
     uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
@@ -121,6 +135,12 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	changed = replace_str(&e->path, path);
 	changed |= e->fp_crc != fp_crc || e->fp_len != fp_len ||
 	    e->offset != offset || e->updated != now;
+	/* Spans belong to the bytes they were acknowledged in: a file read
+	 * again from an earlier offset (rewritten in place) has none. */
+	if (offset < e->offset)
+		e->nacked = 0;
+	else
+		trim_acked(e, offset);
 	e->fp_crc = fp_crc;
 	e->fp_len = fp_len;
 	e->offset = offset;
@@ -178,6 +198,135 @@ registry_set_complete(struct registry *reg, struct reg_entry *e,
 	d->tail_len = tail_len;
 	mark_dirty(reg);
 	d->change = reg->changes;
+}
+
+void
+registry_set_acked(struct registry *reg, struct reg_entry *e,
+    const struct reg_span *spans, size_t n)
+{
+	size_t	 i = 0;
+
+	while (i < n && spans[i].end <= e->offset)
+		i++;
+	spans += i;
+	n = MIN(n - i, (size_t)REG_MAX_SPANS);
+	if (n == e->nacked && (n == 0 ||
+	    memcmp(e->acked, spans, n * sizeof(*spans)) == 0))
+		return;
+	if (n > e->nacked)
+		e->acked = xrealloc(e->acked, n * sizeof(*e->acked));
+	if (n > 0)
+		memcpy(e->acked, spans, n * sizeof(*spans));
+	e->nacked = (uint32_t)n;
+	mark_dirty(reg);
+}
+
+void
+registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
+    uint32_t len)
+{
+	uint32_t	 i;
+
+	/* A read in sequence order finds each file's records in about file
+	 * order: insert from the end. */
+	if ((e->nfound & (e->nfound - 1)) == 0)
+		e->found = xrealloc(e->found, (e->nfound ? 2 * e->nfound : 1) *
+		    sizeof(*e->found));
+	for (i = e->nfound; i > 0 && e->found[i - 1].off > off; i--)
+		e->found[i] = e->found[i - 1];
+	e->found[i].off = off;
+	e->found[i].hash = hash;
+	e->found[i].len = len;
+	e->nfound++;
+}
+
+struct reg_found *
+registry_take_found(struct reg_entry *e, size_t *n)
+{
+	struct reg_found *f = e->found;
+
+	*n = e->nfound;
+	e->found = NULL;
+	e->nfound = 0;
+	return f;
+}
+
+const struct reg_run *
+registry_run(const struct registry *reg)
+{
+	return reg->tab.run;
+}
+
+void
+registry_set_run(struct registry *reg, struct reg_run *run)
+{
+	reg_run_free(reg->tab.run);
+	reg->tab.run = run;
+}
+
+struct reg_run *
+registry_take_run(struct registry *reg)
+{
+	struct reg_run	*run = reg->tab.run;
+
+	reg->tab.run = NULL;
+	return run;
+}
+
+void
+reg_run_free(struct reg_run *run)
+{
+	size_t	 i;
+
+	if (run == NULL)
+		return;
+	for (i = 0; i < run->nstreams; i++) {
+		free(run->streams[i].name);
+		free(run->streams[i].seq);
+	}
+	free(run->streams);
+	free(run);
+}
+
+const struct reg_stream *
+reg_run_stream(const struct reg_run *run, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; run != NULL && i < run->nstreams; i++)
+		if (strcmp(run->streams[i].name, name) == 0)
+			return &run->streams[i];
+	return NULL;
+}
+
+void
+reg_stream_put(struct reg_stream *st, int32_t part, int64_t last)
+{
+	size_t	 i;
+
+	for (i = 0; i < st->n && st->seq[i].part < part; i++)
+		;
+	if (i < st->n && st->seq[i].part == part) {
+		if (last < st->seq[i].last)
+			st->seq[i].last = last;
+		return;
+	}
+	st->seq = xrealloc(st->seq, (st->n + 1) * sizeof(*st->seq));
+	memmove(st->seq + i + 1, st->seq + i, (st->n - i) * sizeof(*st->seq));
+	st->seq[i].part = part;
+	st->seq[i].last = last;
+	st->n++;
+}
+
+int64_t
+reg_stream_get(const struct reg_stream *st, int32_t part)
+{
+	size_t	 i;
+
+	for (i = 0; st != NULL && i < st->n; i++)
+		if (st->seq[i].part == part)
+			return st->seq[i].last;
+	return -2;
 }
 
 bool
@@ -331,7 +480,7 @@ choose_afresh(struct registry *reg, struct reg_table *t, struct choice *c)
 int
 registry_load(struct registry *reg)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
 	struct choice	 c;
 	int		 r;
 
@@ -346,7 +495,7 @@ registry_load(struct registry *reg)
 int
 registry_peek(struct registry *reg, bool *from_bak)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
 	struct choice	 c;
 	int		 r;
 

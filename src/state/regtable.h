@@ -21,6 +21,7 @@ struct reg_table {
 	size_t		  n;
 	char		**flows;
 	size_t		  nflows;
+	struct reg_run	 *run;		/* owned: the header's, or NULL */
 };
 
 /* An empty table.  A zeroed table needs only regtable_cleanup. */
