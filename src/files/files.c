@@ -24,6 +24,7 @@
 #include "files/openfail.h"
 #include "files/reaper.h"
 #include "files/resume.h"
+#include "files/skipplan.h"
 #include "files/successor.h"
 #include "files/tailer.h"
 #include "files/watcher.h"
@@ -154,6 +155,41 @@ next_candidate(void *it, struct copy_candidate *c)
 
 /* --- tracking ----------------------------------------------------------- */
 
+/*
+ * What a restart knows was delivered past off (the state file's spans,
+ * the restart read's records) goes to t when it reads on from off in the
+ * very file the entry describes; for any other file it is dropped.
+ */
+static void
+attach_plan(struct files *fs, struct tailer *t, const char *path,
+    const struct stat *st, uint64_t off)
+{
+	struct reg_entry *e;
+	struct reg_found *found;
+	struct skipplan	*p;
+	size_t		 nfound;
+
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
+	    tailer_ino(t));
+	if (e == NULL || (e->nacked == 0 && e->nfound == 0))
+		return;
+	found = registry_take_found(e, &nfound);
+	if (off != e->offset ||
+	    !resume_same_head(path, e, (uint64_t)st->st_size)) {
+		free(found);
+		registry_set_acked(fs->reg, e, NULL, 0);
+		return;
+	}
+	p = skipplan_new(e->acked, e->nacked, found, nfound, off);
+	if (p == NULL)
+		return;
+	log_debug("[%s] %s: %u acknowledged spans and %zu records found "
+	    "in the stream past offset %ju are not sent again", fs->fc->name,
+	    path, e->nacked, nfound, (uintmax_t)off);
+	tailer_set_plan(t, p);
+	fs->plans = true;
+}
+
 /* Compressed files are read through zsource, decompressed. */
 uint64_t
 files_track(struct files *fs, const char *path, const struct stat *st,
@@ -170,6 +206,7 @@ files_track(struct files *fs, const char *path, const struct stat *st,
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL)
 		return 0;
+	attach_plan(fs, t, path, st, off);
 	link_tailer(fs, t, gone);
 	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
 	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
@@ -239,6 +276,7 @@ void
 files_restart(struct files *fs, struct tracked *k, const char *why)
 {
 	struct tailer	*t = k->t;
+	struct reg_entry *e;
 	uint32_t	 len;
 
 	log_warn("%s: %s; reading from 0", tailer_path(t), why);
@@ -248,6 +286,11 @@ files_restart(struct files *fs, struct tracked *k, const char *why)
 	tailer_restart(t, fs->fr);
 	fs->m->truncations++;
 	files_commit(fs, t);
+	/* The spans were the old content's. */
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
+	if (e != NULL)
+		registry_set_acked(fs->reg, e, NULL, 0);
+	k->spans_saved = false;
 }
 
 /*
@@ -615,6 +658,124 @@ files_saved(struct files *fs)
 	wholefile_saved(fs->wf);
 }
 
+/* --- what a restart must not send again --------------------------------- */
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct reg_span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Sort v[0..n-1], merge what overlaps or touches, drop what ends at or
+ * before from; returns the new count. */
+static size_t
+merge_spans(struct reg_span *v, size_t n, uint64_t from)
+{
+	size_t	 i, m = 0;
+
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (i = 0; i < n; i++) {
+		if (v[i].end <= from)
+			continue;
+		if (v[i].start < from)
+			v[i].start = from;
+		if (m > 0 && v[i].start <= v[m - 1].end) {
+			if (v[i].end > v[m - 1].end)
+				v[m - 1].end = v[i].end;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	return m;
+}
+
+/* The first of acked[0..n-1] for file, or n. */
+static size_t
+first_acked(const struct files_acked *acked, size_t n, uint64_t file)
+{
+	size_t	 lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (acked[mid].file < file)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+publish_one(struct files *fs, struct tracked *k, const struct files_acked *a,
+    size_t na)
+{
+	struct tailer	*t = k->t;
+	struct skipplan	*p = tailer_plan(t);
+	struct reg_entry *e;
+	size_t		 want, n, i;
+
+	want = tailer_pending(t) + na + REG_MAX_SPANS;
+	if (fs->nscratch < want) {
+		fs->nscratch = want;
+		fs->scratch = xrealloc(fs->scratch, want * sizeof(*fs->scratch));
+	}
+	n = tailer_spans(t, fs->scratch, tailer_pending(t));
+	if (p != NULL)
+		n += skipplan_spans(p, tailer_committed(t), fs->scratch + n,
+		    REG_MAX_SPANS);
+	for (i = 0; i < na; i++) {
+		fs->scratch[n].start = a[i].start;
+		fs->scratch[n++].end = a[i].end;
+	}
+	n = merge_spans(fs->scratch, n, tailer_committed(t));
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
+	    tailer_ino(t));
+	if (e == NULL)
+		return;
+	registry_set_acked(fs->reg, e, fs->scratch, n);
+	k->spans_saved = n > 0;
+}
+
+void
+files_publish(struct files *fs, const struct files_acked *acked, size_t n)
+{
+	struct tracked	*k;
+	size_t		 i, j;
+
+	for (k = fs->list; k != NULL; k = k->next) {
+		i = first_acked(acked, n, tailer_id(k->t));
+		for (j = i; j < n && acked[j].file == tailer_id(k->t); j++)
+			;
+		if (j == i && !k->spans_saved && tailer_pending(k->t) == 0 &&
+		    tailer_plan(k->t) == NULL)
+			continue;
+		publish_one(fs, k, acked + i, j - i);
+	}
+}
+
+bool
+files_restart_pending(struct files *fs)
+{
+	struct tracked	*k;
+	bool		 any = false;
+
+	if (!fs->plans)
+		return false;
+	for (k = fs->list; k != NULL; k = k->next) {
+		if (tailer_plan(k->t) == NULL)
+			continue;
+		any = true;
+		if (skipplan_found_left(tailer_plan(k->t)))
+			return true;
+	}
+	fs->plans = any;
+	return false;
+}
+
 /* --- lifecycle ---------------------------------------------------------- */
 
 struct files *
@@ -695,6 +856,7 @@ files_free(struct files *fs)
 		free(fs->orphans[--fs->norphans].path);
 	free(fs->orphans);
 	successors_free(fs->succ);
+	free(fs->scratch);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
 }

@@ -45,6 +45,7 @@ struct tracked {
 	bool		 seen : 1;	/* found by the current scan */
 	bool		 truncate_pending : 1; /* after in-flight ranges settle */
 	bool		 vanished : 1;	/* parked, and its path lost it */
+	bool		 spans_saved : 1; /* its entry has acknowledged spans */
 };
 
 struct files {
@@ -80,6 +81,9 @@ struct files {
 	bool		 stopped;
 	bool		 warned_fds;
 	bool		 warned_dir;
+	bool		 plans;		/* a tailer may have a skip plan */
+	struct reg_span	*scratch;	/* files_publish's */
+	size_t		 nscratch;
 	files_cb	 readable;
 	void		*arg;
 };
