@@ -416,7 +416,8 @@ mk_batch(const char *tag, size_t n)
 	seg = batch_add_seg(b, 1, FILE_NAME, 7);
 	for (i = 0; i < n; i++) {
 		snprintf(rec, sizeof(rec), "%s%zu", tag, i);
-		batch_add(b, rec, strlen(rec), "k", seg, i * REC_BYTES);
+		batch_add(b, rec, strlen(rec), "k", seg, i * REC_BYTES,
+		    (i + 1) * REC_BYTES);
 	}
 	return b;
 }
@@ -446,7 +447,7 @@ setup(void)
 static void
 start(const char *extra)
 {
-	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL };
+	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL, NULL };
 	char		 ini[PATH_MAX], err[512], *text;
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");

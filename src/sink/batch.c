@@ -95,7 +95,7 @@ _Static_assert(PBUF_ENTRY_OVERHEAD <= 40,
 
 void
 batch_add(struct batch *b, const char *data, size_t len, const char *key,
-    uint16_t seg, uint64_t file_off)
+    uint16_t seg, uint64_t file_off, uint64_t file_end)
 {
 	struct batch_rec *r;
 	size_t		 klen = strlen(key) + 1, cost;
@@ -111,6 +111,7 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	r->seg = seg;
 	r->done = false;
 	r->file_off = file_off;
+	r->file_end = file_end;
 	buf_add(&b->data, data, len);
 	buf_add(&b->keys, key, klen);
 	cost = len + klen + sizeof(*r) + body_share(len, klen);

@@ -20,6 +20,7 @@
 
 #include "base/util.h"
 
+struct seqsnap;
 struct sink;
 
 struct batch_rec {
@@ -29,6 +30,7 @@ struct batch_rec {
 	uint16_t	 seg;		/* its file: index into segs */
 	bool		 done;		/* acknowledged or dead-lettered */
 	uint64_t	 file_off;	/* offset of its first byte in the file */
+	uint64_t	 file_end;	/* just past its last byte there */
 };
 
 /* One range of one file inside a batch, for the commit watermark. */
@@ -63,6 +65,11 @@ struct batch {
 	size_t		 nsent;
 	size_t		 limit;		/* records per request after a split */
 	struct batch	*next;		/* the sink's queues */
+	struct batch	*all_next;	/* every batch the sink holds */
+	struct batch	*all_prev;
+	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
+	bool		 uncertain;	/* an attempt ended without a verdict:
+					   it may have landed */
 };
 
 /* A new, empty batch charging its memory to mem (may be NULL). */
@@ -75,9 +82,10 @@ int		 batch_seg_of(const struct batch *, uint64_t file);
 /* A new segment for file (named name, watermark range); its index. */
 uint16_t	 batch_add_seg(struct batch *, uint64_t file, const char *name,
 		    uint64_t range);
-/* Add a record of segment seg starting at file_off in its file. */
+/* Add a record of segment seg, bytes [file_off, file_end) of its file. */
 void		 batch_add(struct batch *, const char *data, size_t len,
-		    const char *key, uint16_t seg, uint64_t file_off);
+		    const char *key, uint16_t seg, uint64_t file_off,
+		    uint64_t file_end);
 
 /* Release the body of the last request (its memory stays charged: it was
  * reserved with each record). */

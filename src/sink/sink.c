@@ -28,8 +28,10 @@
 #include "records/deadletter.h"
 #include "sink/batch.h"
 #include "sink/putbody.h"
+#include "sink/seqmark.h"
 #include "sink/sink.h"
 #include "wire/codec.h"
+#include "wire/codec_read.h"
 #include "wire/retry.h"
 
 #include "sink/sink_int.h"
@@ -90,6 +92,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	uv_timer_init(loop, &s->describe_timer);
 	s->open_handles = 2;
 	s->window = sink_max_window(s);
+	s->seq = seqmark_new();
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -149,6 +152,15 @@ void
 sink_hand_back(struct sink *s, struct batch *b, bool delivered)
 {
 	s->pending--;
+	if (b->all_prev != NULL)
+		b->all_prev->all_next = b->all_next;
+	else
+		s->all = b->all_next;
+	if (b->all_next != NULL)
+		b->all_next->all_prev = b->all_prev;
+	b->all_next = b->all_prev = NULL;
+	seqsnap_unpin(b->pin);
+	b->pin = NULL;
 	s->cbs.done(b, delivered, s->cbs.arg);
 }
 
@@ -263,6 +275,8 @@ send_batch(struct sink *s, struct batch *b)
 	int		 rc;
 
 	rc = putbody_build(s->body, b, s->fc->stream, s->fc->stream_id, &zh);
+	if (rc == 0 && s->cbs.sending != NULL)
+		s->cbs.sending(s->cbs.arg);
 	if (rc == 0) {
 		memset(&c, 0, sizeof(c));
 		c.method = "POST";
@@ -293,6 +307,9 @@ send_batch(struct sink *s, struct batch *b)
 	b->sending = true;
 	b->sent_ms = mono_ms();
 	s->inflight++;
+	/* Its records land after every one acknowledged so far. */
+	if (b->pin == NULL)
+		b->pin = seqmark_pin(s->seq);
 }
 
 /*
@@ -325,6 +342,11 @@ sink_submit(struct sink *s, struct batch *b)
 {
 	b->sink = s;
 	b->next = NULL;
+	b->all_prev = NULL;
+	b->all_next = s->all;
+	if (s->all != NULL)
+		s->all->all_prev = b;
+	s->all = b;
 	s->pending++;
 	sink_try_send(s, b);
 }
@@ -348,6 +370,29 @@ describe_backoff(struct sink *s)
 {
 	return retry_backoff_ms(s->describe_attempt++, DESCRIBE_RETRY_MS,
 	    30000, rand_unit());
+}
+
+/*
+ * Each partition's newest record before anything of this run can land in
+ * it (the sink waits for the stream to be described before it sends).
+ */
+static void
+seed_partitions(struct sink *s, const struct http_response *r)
+{
+	struct codec_stream st;
+	int32_t		 part;
+	size_t		 i;
+
+	memset(&st, 0, sizeof(st));
+	if (codec_parse_stream(r->body, r->bodylen, &st) == 0)
+		for (i = 0; i < st.nparts; i++) {
+			part = codec_partition_index(st.parts[i].id,
+			    strlen(st.parts[i].id));
+			if (st.parts[i].seq_next >= 0)
+				seqmark_seed(s->seq, part,
+				    st.parts[i].seq_next - 1);
+		}
+	codec_stream_cleanup(&st);
 }
 
 static void
@@ -374,6 +419,7 @@ describe_replied(struct sink *s, const struct http_response *r)
 		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
+	seed_partitions(s, r);
 	if (s->state == SINK_PAUSED)
 		log_info("DISStream %s is available again", s->fc->stream);
 	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
@@ -498,11 +544,56 @@ sink_closed(uv_handle_t *h)
 }
 
 void
+sink_seed(struct sink *s, int32_t part, int64_t last)
+{
+	seqmark_seed(s->seq, part, last);
+}
+
+void
+sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
+    void *arg)
+{
+	struct seqsnap	**pins;
+	struct batch	*b;
+	size_t		 n = 0;
+
+	pins = xcalloc(s->pending + 1, sizeof(*pins));
+	for (b = s->all; b != NULL; b = b->all_next)
+		if (n < s->pending)
+			pins[n++] = b->pin;
+	seqmark_floors(s->seq, pins, n, cb, arg);
+	free(pins);
+}
+
+void
+sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
+    void *arg)
+{
+	const struct batch *b;
+
+	for (b = s->all; b != NULL; b = b->all_next)
+		fn(b, arg);
+}
+
+bool
+sink_uncertain(const struct sink *s)
+{
+	const struct batch *b;
+
+	for (b = s->all; b != NULL; b = b->all_next)
+		if (b->uncertain && b->ndone < b->nrecs)
+			return true;
+	return false;
+}
+
+void
 sink_free(struct sink *s)
 {
 	if (s == NULL)
 		return;
 	sink_cancel(s);
+	seqmark_free(s->seq);
+	s->seq = NULL;
 	putbody_free(s->body);
 	free(s->describe_path);
 	s->timer.data = s;

@@ -41,6 +41,8 @@ struct sink {
 	uint64_t	 pace_ms;	/* gap between sends while throttled */
 	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
+	struct batch	*all;		/* every batch held (all_next) */
+	struct seqmark	*seq;		/* sequence numbers seen, pins */
 	uv_timer_t	 timer;		/* the head of timed */
 	uv_timer_t	 describe_timer;
 	int		 open_handles;
