@@ -12,20 +12,35 @@
  * the http client, frees the flows, and runs the loop until every handle is
  * closed.  Checks run only after a flow's event (a request ended, --once
  * drained), deferred to one idle turn: a waiting agent sleeps.
+ *
+ * Every save also writes what a restart needs not to send anything twice:
+ * per file the bytes acknowledged past its committed offset (the flows
+ * publish them into the registry first), and in the header how the run
+ * stands (struct reg_run): the sequence-number floors of each stream, the
+ * time until which a request it sent may still land (the lease: a
+ * PutRecords goes out only while the state on disk covers it, else a save
+ * comes first), and, only in the last save of a stop that left nothing
+ * on the wire or in doubt, the clean mark that tells the next start it
+ * need not read anything back.  A start without the mark, after a crash,
+ * reads the streams back first (dedupe.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uv.h>
 
 #include "agent/agent.h"
+#include "agent/dedupe.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/notify.h"
@@ -33,6 +48,7 @@
 #include "dis/disapi.h"
 #include "dis/ecsmeta.h"
 #include "dis/http.h"
+#include "records/keyid.h"
 #include "state/registry.h"
 
 #define MAX_CONNECTIONS	16
@@ -75,7 +91,16 @@ struct agent {
 	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
 	struct progress	 progress;
+	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
+	struct reg_run	*prev_run;	/* the state file's, once replaced */
+	int64_t		 land_by_ms;	/* what the state on disk covers */
+	bool		 took_run;	/* prev_run is taken */
+	bool		 saving;	/* in a save: no other, no timer */
 };
+
+/* A save covers the requests of the next LEASE_MS (and their timeout). */
+#define LEASE_MS	10000
+#define LEASE_SLACK_MS	1000
 
 static void	finish(struct agent *);
 static void	finish_reload(struct agent *);
@@ -165,15 +190,135 @@ open_client(struct agent *a)
 static void	on_save_timer(uv_timer_t *);
 
 static void	check_soon(struct agent *);
+static int	save_state_as(struct agent *, bool, bool);
+
+/* --- what a restart needs ---------------------------------------------- */
+
+struct floors {
+	struct reg_stream *st;
+};
+
+static void
+add_floor(int32_t part, int64_t last, void *arg)
+{
+	struct floors	*fl = arg;
+
+	reg_stream_put(fl->st, part, last);
+}
+
+/* The stream called key in run, added when new. */
+static struct reg_stream *
+run_stream(struct reg_run *run, const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < run->nstreams; i++)
+		if (strcmp(run->streams[i].name, key) == 0)
+			return &run->streams[i];
+	run->streams = xrealloc(run->streams,
+	    (run->nstreams + 1) * sizeof(*run->streams));
+	memset(&run->streams[run->nstreams], 0, sizeof(*run->streams));
+	run->streams[run->nstreams].name = xstrdup(key);
+	return &run->streams[run->nstreams++];
+}
+
+/*
+ * The state file's floors of the run before, for the partitions of st
+ * this run knows nothing of, or all of them while records that run's
+ * restart read found are not read past yet (a crash now must find them
+ * again).
+ */
+static void
+keep_prev(struct agent *a, struct reg_stream *st, bool pending)
+{
+	const struct reg_stream *ps;
+	size_t		 i;
+
+	ps = reg_run_stream(a->prev_run, st->name);
+	for (i = 0; ps != NULL && i < ps->n; i++)
+		if (pending || reg_stream_get(st, ps->seq[i].part) ==
+		    REG_SEQ_NONE)
+			reg_stream_put(st, ps->seq[i].part, ps->seq[i].last);
+}
+
+/*
+ * Before a save: every flow publishes what is delivered past its files'
+ * offsets, and the header gets the run's state.  clean: the last save of
+ * a stop, which is clean only if nothing may have landed unacknowledged.
+ */
+static void
+prepare_save(struct agent *a, bool clean)
+{
+	struct reg_run	*run;
+	struct floors	 fl;
+	struct flow	*f;
+	size_t		 i;
+	bool		 pending;
+
+	if (!a->took_run) {
+		a->prev_run = registry_take_run(a->reg);
+		a->took_run = true;
+	}
+	run = xcalloc(1, sizeof(*run));
+	run->saved_ms = wall_ms();
+	run->land_by_ms = run->saved_ms + LEASE_MS +
+	    a->conf->socket_timeout_s * 1000;
+	run->clean = clean;
+	for (i = 0; i < a->nflows; i++) {
+		f = a->flows[i];
+		flow_publish(f);
+		fl.st = run_stream(run, flow_stream_key(f));
+		flow_floors(f, add_floor, &fl);
+		pending = flow_restart_pending(f);
+		keep_prev(a, fl.st, pending);
+		if (flow_uncertain(f) || pending)
+			run->clean = false;
+	}
+	registry_set_run(a->reg, run);
+}
+
+/*
+ * A PutRecords is about to go out: if the state on disk does not cover
+ * its landing (LEASE_MS after the last save, plus its timeout), save now,
+ * so that a restart after a crash reads back far enough.  Only the
+ * registry is written: no flow is told (this runs inside a flow's call).
+ */
+static void
+lease(struct agent *a)
+{
+	int64_t	 now = wall_ms();
+
+	if (a->state == AGENT_FINISHING || a->saving || now +
+	    a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <= a->land_by_ms)
+		return;
+	a->saving = true;
+	prepare_save(a, false);
+	if (registry_save(a->reg, true) == 0)
+		a->land_by_ms = registry_run(a->reg)->land_by_ms;
+	a->saving = false;
+}
 
 static int
 save_state(struct agent *a, bool force)
 {
+	return save_state_as(a, force, false);
+}
+
+static int
+save_state_as(struct agent *a, bool force, bool clean)
+{
 	uint64_t	 t0 = mono_ms();
 	size_t		 i;
 	int		 rc;
+	bool		 writes;
 
+	a->saving = true;
+	prepare_save(a, clean);
+	writes = force || registry_dirty(a->reg);
 	rc = registry_save(a->reg, force);
+	a->saving = false;
+	if (rc == 0 && writes)
+		a->land_by_ms = registry_run(a->reg)->land_by_ms;
 	a->save_cost_ms = mono_ms() - t0;
 	if (rc != 0) {
 		log_error("state not saved; will retry");
@@ -210,7 +355,7 @@ on_registry_dirty(void *arg)
 	struct agent	*a = arg;
 	uint64_t	 delay;
 
-	if (a->state == AGENT_FINISHING ||
+	if (a->state == AGENT_FINISHING || a->saving ||
 	    uv_is_active((uv_handle_t *)&a->save_timer))
 		return;
 	delay = MAX((uint64_t)a->conf->checkpoint_interval_ms,
@@ -350,6 +495,10 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 {
 	struct agent	*a = arg;
 
+	if (ev == FLOW_SENDING) {
+		lease(a);
+		return;
+	}
 	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
 		log_error("--once: cannot deliver flow [%s]: %s",
 		    flow_name(f), reason);
@@ -532,6 +681,22 @@ http_closed(void *arg)
 	free_flows(a);
 }
 
+/* Say how the stop left the state: a next start resends nothing, or reads
+ * back first. */
+static void
+log_clean(struct agent *a)
+{
+	const struct reg_run *run = registry_run(a->reg);
+
+	if (run != NULL && run->clean)
+		log_info("state saved as a clean stop: the next start sends "
+		    "nothing twice");
+	else
+		log_info("state saved; records on the wire or without a reply "
+		    "may have landed: the next start reads them back first "
+		    "(dedupeOnRestart = %s)", a->conf->dedupe_on_restart);
+}
+
 /* Save, cancel what is left, and close every handle. */
 static void
 finish(struct agent *a)
@@ -546,7 +711,8 @@ finish(struct agent *a)
 		    "the next run continues from the saved offsets");
 		a->exit_code = 1;
 	}
-	(void)save_state(a, true);
+	(void)save_state_as(a, true, true);
+	log_clean(a);
 	report(a);
 	write_metrics(a);
 	for (i = 0; i < a->nflows; i++)
@@ -632,11 +798,49 @@ start_flows(struct agent *a)
 			continue;
 		a->flows[a->nflows] = flow_new(&a->loop, c, &c->flows[i],
 		    a->api, a->reg, &a->mem, a->once, on_flow_event, a);
+		if (strcmp(c->dedupe_on_restart, "auto") == 0)
+			flow_set_agent_key(a->flows[a->nflows], &a->agent_key);
 		rc = flow_start(a->flows[a->nflows++]);
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
+}
+
+/* This agent's key for record ids: the host and the state file. */
+static void
+agent_key(struct agent *a)
+{
+	char	 mid[128] = "", host[256] = "";
+	FILE	*fp;
+
+	fp = fopen("/etc/machine-id", "r");
+	if (fp != NULL) {
+		if (fgets(mid, sizeof(mid), fp) == NULL)
+			mid[0] = '\0';
+		mid[strcspn(mid, "\n")] = '\0';
+		fclose(fp);
+	}
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	keyid_agent(mid, host, a->conf->checkpoint_file, &a->agent_key);
+}
+
+/*
+ * After a crash, before any flow reads: which records of the crashed run
+ * landed (dedupe.h).  A signal meanwhile stops the agent as usual.
+ */
+static void
+read_back(struct agent *a)
+{
+	struct dedupe	*d;
+
+	if (a->state == AGENT_FINISHING)
+		return;
+	d = dedupe_start(&a->loop, a->api, a->conf, a->reg, &a->agent_key);
+	while (!dedupe_done(d) && a->state != AGENT_FINISHING)
+		uv_run(&a->loop, UV_RUN_ONCE);
+	dedupe_free(d);
 }
 
 int
@@ -675,6 +879,8 @@ agent_run(struct conf **confp, const char *path, bool once)
 	while (a.meta != NULL && !ecsmeta_answered(a.meta) &&
 	    a.state != AGENT_FINISHING)
 		uv_run(&a.loop, UV_RUN_ONCE);
+	agent_key(&a);
+	read_back(&a);
 	/* (A signal while waiting has started finish() already.) */
 	rc = a.state == AGENT_FINISHING ? 0 : start_flows(&a);
 	if (rc != 0) {
@@ -690,6 +896,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	if (uv_loop_close(&a.loop) != 0)
 		log_warn("event loop closed with handles still open");
 	registry_free(a.reg);
+	reg_run_free(a.prev_run);
 	free(a.flows);
 	conf_free(a.next_conf);
 	log_info("peak memory held in records: %zu bytes (budget %zu)",

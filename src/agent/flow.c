@@ -18,15 +18,19 @@
 #include <string.h>
 
 #include "agent/flow.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
 #include "files/files.h"
+#include "files/skipplan.h"
 #include "files/tailer.h"
 #include "records/convert.h"
 #include "records/deadletter.h"
 #include "records/framer.h"
+#include "records/keyid.h"
 #include "records/partkey.h"
+#include "state/registry.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
@@ -51,6 +55,13 @@ struct flow {
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
 	struct partkey	*pk;
+	struct hash_key	 agent_key;	/* keyid.h */
+	bool		 ids;		/* the keys carry record ids */
+	uint64_t	 kid_tailer;	/* the file part of the ids of */
+	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
+	uint64_t	 kid_file;
+	char		*stream_key;	/* "NAME" or "id:ID" */
+	struct registry	*reg;
 	char		 err[256];	/* why flow_start fails */
 	struct tailer	*reading;	/* the tailer being framed */
 	struct batch	*cur;		/* being filled */
@@ -131,6 +142,43 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/* The file part of the ids of t's records (keyid.h), cached: records of
+ * one file come in runs. */
+static uint64_t
+key_file(struct flow *f, const struct tailer *t)
+{
+	uint32_t	 crc, len;
+
+	tailer_head(t, &crc, &len);
+	if (f->kid_tailer != tailer_id(t) || f->kid_fplen != len) {
+		f->kid_tailer = tailer_id(t);
+		f->kid_fplen = len;
+		f->kid_file = keyid_file(&f->agent_key, f->fc->name,
+		    tailer_dev(t), tailer_ino(t),
+		    len == (uint32_t)f->fc->header_bytes, crc, len);
+	}
+	return f->kid_file;
+}
+
+/*
+ * A record the restart knows was delivered (skipplan.h) is done without
+ * being sent: its bytes become a range of their own, done already, so no
+ * batch in flight takes them along (why: were that batch not delivered,
+ * they would be sent again).
+ */
+static int
+skip_delivered(struct flow *f, struct tailer *t, size_t read_len,
+    uint64_t end_off, bool found)
+{
+	if (tailer_done_to(t, end_off))
+		files_commit(f->files, t);
+	tailer_plan_passed(t, end_off);
+	f->m.records_read++;
+	f->m.bytes_read += read_len;
+	f->m.records_skipped[found]++;
+	return 0;
+}
+
 /* framer_cb: add one record, or refuse it when the window is closed. */
 static int
 on_record(void *arg, const char *data, size_t len, uint64_t start_off,
@@ -138,10 +186,13 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 {
 	struct flow	*f = arg;
 	struct tailer	*t = f->reading;
+	struct skipplan	*plan = tailer_plan(t);
 	size_t		 read_len = len;
 	bool		 cut = false;
 	int		 seg;
 
+	if (plan != NULL && skipplan_acked(plan, start_off, end_off))
+		return skip_delivered(f, t, read_len, end_off, false);
 	/* A record the chain does not send (dead-lettered, dropped) is done:
 	 * the committed offset still moves past its bytes. */
 	if (f->conv != NULL) {
@@ -149,6 +200,7 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		    start_off, sink_record_cap(f->sink), &f->conv_out, &cut)) {
 			if (tailer_skip_to(t, end_off))
 				files_commit(f->files, t);
+			tailer_plan_passed(t, end_off);
 			f->m.records_read++;
 			f->m.bytes_read += len;
 			return 0;
@@ -156,6 +208,8 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		data = f->conv_out.data;
 		len = f->conv_out.len;
 	}
+	if (plan != NULL && skipplan_found(plan, start_off, data, len))
+		return skip_delivered(f, t, read_len, end_off, true);
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
 		return 1;
@@ -169,15 +223,25 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
+	/* A batch extends its range of the file only while that is the
+	 * file's newest (a skipped record may have ended it). */
 	seg = batch_seg_of(f->cur, tailer_id(t));
+	if (seg >= 0 && f->cur->segs[seg].range != tailer_last_range(t))
+		seg = -1;
 	if (seg < 0)
 		seg = batch_add_seg(f->cur, tailer_id(t), tailer_path(t),
 		    tailer_push(t, end_off));
 	else
 		tailer_extend(t, f->cur->segs[seg].range, end_off);
-	partkey_make(f->pk, tailer_path(t), data, len, &f->key);
+	if (f->ids)
+		partkey_make_id(f->pk, tailer_path(t), data, len,
+		    key_file(f, t), start_off, &f->key);
+	else
+		partkey_make(f->pk, tailer_path(t), data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    (uint16_t)seg, start_off);
+	    (uint16_t)seg, start_off, end_off);
+	if (plan != NULL)
+		tailer_plan_passed(t, end_off);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
 	f->m.records_truncated += cut;
@@ -246,6 +310,14 @@ on_halt(const char *reason, void *arg)
 	struct flow	*f = arg;
 
 	f->cb(f, FLOW_HALTED, reason, f->arg);
+}
+
+static void
+on_sending(void *arg)
+{
+	struct flow	*f = arg;
+
+	f->cb(f, FLOW_SENDING, NULL, f->arg);
 }
 
 /* --- records that wait for quiet ---------------------------------------- */
@@ -449,12 +521,26 @@ reading_new(struct flow *f, const struct conf *conf,
 	return f->files != NULL ? 0 : -1;
 }
 
+/* What the state file says of the stream's partitions starts the sink's
+ * floors (the run before saw them; nothing of this run lands below). */
+static void
+seed_sink(struct flow *f)
+{
+	const struct reg_stream *st;
+	size_t		 i;
+
+	st = reg_run_stream(registry_run(f->reg), f->stream_key);
+	for (i = 0; st != NULL && i < st->n; i++)
+		sink_seed(f->sink, st->seq[i].part, st->seq[i].last);
+}
+
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     struct disapi *api, struct registry *reg, struct mem_budget *mem,
     bool once, flow_cb cb, void *arg)
 {
-	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL };
+	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL,
+	    on_sending };
 	struct flow	*f;
 	char		*dlq_path;
 
@@ -475,11 +561,15 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	buf_init(&f->rb.b);
 	buf_init(&f->key);
 	f->pk = partkey_new(fc->partition_key_option);
+	f->reg = reg;
+	f->stream_key = fc->stream_id[0] != '\0' ?
+	    xasprintf("id:%s", fc->stream_id) : xstrdup(fc->stream);
 	dlq_path = conf_deadletter_path(conf);
 	f->dlq = deadletter_new(dlq_path);
 	free(dlq_path);
 	cbs.arg = f;
 	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
+	seed_sink(f);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->quiet_timer);
@@ -601,6 +691,7 @@ flow_handle_closed(uv_handle_t *h)
 	buf_cleanup(&f->conv_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
+	free(f->stream_key);
 	free(f);
 }
 
@@ -620,4 +711,98 @@ flow_free(struct flow *f)
 	uv_close((uv_handle_t *)&f->quiet_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
+}
+
+/* --- what a restart needs ---------------------------------------------- */
+
+void
+flow_set_agent_key(struct flow *f, const struct hash_key *k)
+{
+	f->agent_key = *k;
+	f->ids = partkey_carries_id(f->pk);
+}
+
+bool
+flow_carries_ids(const struct flow *f)
+{
+	return partkey_carries_id(f->pk);
+}
+
+const char *
+flow_stream_key(const struct flow *f)
+{
+	return f->stream_key;
+}
+
+struct acked_list {
+	struct files_acked *v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* The records of b acknowledged so far, as bytes of their files. */
+static void
+collect_acked(const struct batch *b, void *arg)
+{
+	struct acked_list *l = arg;
+	const struct batch_rec *r;
+	size_t		 i;
+
+	if (b->ndone == 0)
+		return;
+	for (i = 0; i < b->nrecs; i++) {
+		r = &b->recs[i];
+		if (!r->done)
+			continue;
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 64;
+			l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+		}
+		l->v[l->n].file = b->segs[r->seg].file;
+		l->v[l->n].start = r->file_off;
+		l->v[l->n++].end = r->file_end;
+	}
+}
+
+static int
+acked_cmp(const void *a, const void *b)
+{
+	const struct files_acked *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void
+flow_publish(struct flow *f)
+{
+	struct acked_list l = { NULL, 0, 0 };
+
+	if (f->files == NULL)
+		return;
+	sink_each(f->sink, collect_acked, &l);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	files_publish(f->files, l.v, l.n);
+	free(l.v);
+}
+
+void
+flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
+    void *arg)
+{
+	sink_floors(f->sink, cb, arg);
+}
+
+bool
+flow_uncertain(const struct flow *f)
+{
+	return sink_inflight(f->sink) > 0 || sink_uncertain(f->sink);
+}
+
+bool
+flow_restart_pending(struct flow *f)
+{
+	return f->files != NULL && files_restart_pending(f->files);
 }

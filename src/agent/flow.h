@@ -32,6 +32,13 @@ enum flow_event {
 	 */
 	FLOW_SETTLED,
 	FLOW_HALTED,	/* delivery needs the operator (reason given) */
+	/*
+	 * A PutRecords is about to go out: the state file must bound when
+	 * it can land (agent.c, the lease).  Synchronous, from inside the
+	 * flow's own calls: the receiver saves, and calls no flow function
+	 * but flow_publish and flow_floors.
+	 */
+	FLOW_SENDING,
 };
 
 typedef void	(*flow_cb)(struct flow *, enum flow_event, const char *reason,
@@ -72,5 +79,30 @@ void		 flow_saved(struct flow *);
 void		 flow_cancel(struct flow *);
 /* Free everything; handles close asynchronously. */
 void		 flow_free(struct flow *);
+
+/* --- what a restart needs ---------------------------------------------- */
+
+struct hash_key;
+
+/*
+ * The agent's key for the record ids (keyid.h), before flow_start; without
+ * it, the keys carry no id.
+ */
+void		 flow_set_agent_key(struct flow *, const struct hash_key *);
+/* Whether its partition keys carry record ids (partitionKeyOption). */
+bool		 flow_carries_ids(const struct flow *);
+/* The stream as the state file names it: "NAME", or "id:ID". */
+const char	*flow_stream_key(const struct flow *);
+/* Before a save: the files' registry entries get what is delivered past
+ * their committed offsets (files_publish). */
+void		 flow_publish(struct flow *);
+/* The sequence-number floors of its stream (sink_floors). */
+void		 flow_floors(const struct flow *,
+		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
+/* Records on the wire or left uncertain may have landed unacknowledged:
+ * a stop now is not clean. */
+bool		 flow_uncertain(const struct flow *);
+/* Records the restart's read found are not all read past yet. */
+bool		 flow_restart_pending(struct flow *);
 
 #endif

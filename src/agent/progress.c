@@ -65,6 +65,7 @@ report_failures(struct progress *p, const struct metrics_flow *const *flows,
 struct sums {
 	uint64_t	 read, bytes, sent, failed, dead, truncated;
 	uint64_t	 tracked, done, behind, paused;
+	uint64_t	 skipped[2];
 };
 
 static void
@@ -84,6 +85,8 @@ sum(const struct metrics_flow *const *flows, size_t n, struct sums *s)
 		s->done += flows[i]->files_done;
 		s->behind += flows[i]->bytes_behind;
 		s->paused += flows[i]->paused;
+		s->skipped[0] += flows[i]->records_skipped[0];
+		s->skipped[1] += flows[i]->records_skipped[1];
 	}
 }
 
@@ -107,6 +110,14 @@ progress_report(struct progress *p, const struct metrics_flow *const *flows,
 	    "%" PRIu64 " files, %d paused flows", s.sent, mb, s.tracked,
 	    (int)s.paused);
 	report_failures(p, flows, n);
+	if (s.skipped[0] + s.skipped[1] != p->last_skipped) {
+		p->last_skipped = s.skipped[0] + s.skipped[1];
+		log_info("Agent: %" PRIu64 " records not sent again since the "
+		    "start, delivered before it: %" PRIu64 " acknowledged "
+		    "before the restart (the state file), %" PRIu64 " found in "
+		    "the stream by the restart read", p->last_skipped,
+		    s.skipped[0], s.skipped[1]);
+	}
 	if (s.failed > 0 || s.dead > 0 || s.paused || s.truncated > 0)
 		log_info("Agent: %" PRIu64 " records failed and were retried, "
 		    "%" PRIu64 " dead-lettered, %" PRIu64 " truncated to the "

@@ -88,6 +88,7 @@ struct conf {
 	long long	 paused_retry_s;	/* pausedRetrySeconds */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
+	char		*dedupe_on_restart;	/* dedupeOnRestart: auto, off */
 	bool		 compress;		/* body.compress.enabled */
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*serialize_type;	/* body.serialize.type: json,
