@@ -36,6 +36,8 @@ struct registry {
 	bool		 dirty;
 	uint64_t	 changes;	/* every change so far */
 	uint64_t	 saved;		/* changes written by the last save */
+	uint64_t	 added;		/* entries made so far */
+	uint64_t	 added_saved;	/* of them written by the last save */
 	void		(*on_dirty)(void *);
 	void		*on_dirty_arg;
 };
@@ -130,6 +132,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	e = regtable_find(&reg->tab, flow, dev, ino);
 	if (e == NULL) {
 		e = regtable_add(&reg->tab, flow, dev, ino);
+		reg->added++;
 		mark_dirty(reg);
 	}
 	changed = replace_str(&e->path, path);
@@ -204,12 +207,20 @@ void
 registry_set_acked(struct registry *reg, struct reg_entry *e,
     const struct reg_span *spans, size_t n)
 {
-	size_t	 i = 0;
+	static bool	 warned;
+	size_t		 i = 0;
 
 	while (i < n && spans[i].end <= e->offset)
 		i++;
 	spans += i;
-	n = MIN(n - i, (size_t)REG_MAX_SPANS);
+	n -= i;
+	if (n > REG_MAX_SPANS && !warned) {
+		log_warn("%s: %zu acknowledged ranges past offset %ju; the "
+		    "farthest are not kept, and would be sent again after a "
+		    "restart", e->path, n, (uintmax_t)e->offset);
+		warned = true;
+	}
+	n = MIN(n, (size_t)REG_MAX_SPANS);
 	if (n == e->nacked && (n == 0 ||
 	    memcmp(e->acked, spans, n * sizeof(*spans)) == 0))
 		return;
@@ -333,6 +344,12 @@ bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {
 	return e->done == NULL || e->done->change <= reg->saved;
+}
+
+bool
+registry_unsaved_entries(const struct registry *reg)
+{
+	return reg->added != reg->added_saved;
 }
 
 size_t
@@ -563,6 +580,7 @@ registry_save(struct registry *reg, bool force)
 	if (r == 0) {
 		reg->dirty = false;
 		reg->saved = reg->changes;
+		reg->added_saved = reg->added;
 		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
 	} else
 		log_error("cannot save state: %s %s: %s", af.op, af.file,

@@ -53,8 +53,12 @@ struct reg_entry {
 	struct reg_found *found;	/* owned; by off; not saved */
 };
 
-/* At most this many acknowledged spans are kept per file (the nearest). */
-#define REG_MAX_SPANS	64
+/*
+ * At most this many acknowledged spans are kept per file (the nearest).
+ * The records a file has in flight bound them (maxInFlightRequests + 1
+ * batches, each split by its throttled records): 2,500 at the defaults.
+ */
+#define REG_MAX_SPANS	8192
 
 /* The last sequence number seen acknowledged in one partition. */
 struct reg_seq {
@@ -227,6 +231,8 @@ struct reg_run	*registry_take_run(struct registry *);
 
 size_t		 registry_count(const struct registry *);
 bool		 registry_dirty(const struct registry *);
+/* Entries were made since the last save (new files not on disk yet). */
+bool		 registry_unsaved_entries(const struct registry *);
 
 /*
  * Write the state atomically if dirty (or always when force).  Returns 0 or

@@ -261,6 +261,8 @@ parse_acked(json_t *o, json_int_t off, struct reg_span **spans, size_t *n)
 		return true;
 	if (!json_is_array(a) || json_array_size(a) > REG_MAX_SPANS)
 		return false;
+	if (json_array_size(a) > 0)
+		*spans = xcalloc(json_array_size(a), sizeof(**spans));
 	for (i = 0; i < json_array_size(a); i++) {
 		p = json_array_get(a, i);
 		if (!json_is_array(p) || json_array_size(p) != 2 ||
@@ -272,7 +274,6 @@ parse_acked(json_t *o, json_int_t off, struct reg_span **spans, size_t *n)
 		if (lo >= hi || hi <= off || (i > 0 && lo < prev))
 			goto bad;
 		prev = hi;
-		*spans = xrealloc(*spans, (i + 1) * sizeof(**spans));
 		(*spans)[i].start = (uint64_t)lo;
 		(*spans)[i].end = (uint64_t)hi;
 	}
