@@ -94,6 +94,7 @@ struct agent {
 	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
 	struct reg_run	*prev_run;	/* the state file's, once replaced */
 	int64_t		 land_by_ms;	/* what the state on disk covers */
+	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
 	bool		 took_run;	/* prev_run is taken */
 	bool		 saving;	/* in a save: no other, no timer */
 };
@@ -287,14 +288,29 @@ static void
 lease(struct agent *a)
 {
 	int64_t	 now = wall_ms();
+	uint64_t t0 = mono_ms();
+	bool	 covered, known;
 
-	if (a->state == AGENT_FINISHING || a->saving || now +
-	    a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <= a->land_by_ms)
+	if (a->state == AGENT_FINISHING || a->saving)
+		return;
+	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
+	    a->land_by_ms;
+	/* A new file's records can be found only through its entry; a save
+	 * for it waits as long as the save timer would (a state of many
+	 * files is slow to write), and what goes meanwhile is resent after
+	 * a crash. */
+	known = !registry_unsaved_entries(a->reg) || t0 - a->saved_ms <
+	    MAX((uint64_t)a->conf->checkpoint_interval_ms,
+	    20 * a->save_cost_ms);
+	if (covered && known)
 		return;
 	a->saving = true;
 	prepare_save(a, false);
-	if (registry_save(a->reg, true) == 0)
+	if (registry_save(a->reg, true) == 0) {
 		a->land_by_ms = registry_run(a->reg)->land_by_ms;
+		a->saved_ms = t0;
+	}
+	a->save_cost_ms = mono_ms() - t0;
 	a->saving = false;
 }
 
@@ -317,8 +333,10 @@ save_state_as(struct agent *a, bool force, bool clean)
 	writes = force || registry_dirty(a->reg);
 	rc = registry_save(a->reg, force);
 	a->saving = false;
-	if (rc == 0 && writes)
+	if (rc == 0 && writes) {
 		a->land_by_ms = registry_run(a->reg)->land_by_ms;
+		a->saved_ms = t0;
+	}
 	a->save_cost_ms = mono_ms() - t0;
 	if (rc != 0) {
 		log_error("state not saved; will retry");
@@ -523,8 +541,10 @@ on_stop_timer(uv_timer_t *t)
 		return;
 	}
 	log_warn("shutdown: %zu request%s in flight did not finish within "
-	    "%lld ms; their records will be sent again at the next start",
-	    n, n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
+	    "%lld ms; the next start reads back which of their records "
+	    "landed (dedupeOnRestart = %s) and sends the rest again", n,
+	    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
+	    a->conf->dedupe_on_restart);
 	finish(a);
 }
 
@@ -664,8 +684,10 @@ on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
-		log_warn("second signal: exiting now; in-flight records will "
-		    "be sent again at the next start");
+		log_warn("second signal: exiting now; the next start reads "
+		    "back which records in flight landed (dedupeOnRestart = "
+		    "%s) and sends the rest again",
+		    a->conf->dedupe_on_restart);
 		(void)save_state(a, true);
 		exit(0);
 	}

@@ -9,6 +9,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
+#include "files/tailer.h"
 #include "records/keyid.h"
 #include "records/partkey.h"
 #include "state/registry.h"
@@ -29,8 +32,8 @@
 #include "wire/retry.h"
 
 #define MAX_ACTIVE	8		/* partitions read at once */
-#define RETRY_MAX	5		/* failures in a row */
-#define RETRY_MS	250
+#define RETRY_MS	250		/* backoff after a failure */
+#define RETRY_MAX_MS	5000
 #define THROTTLE_MS	1000
 #define FETCH_BYTES	(1024 * 1024)
 #define MAX_RESPONSE	(64 * 1024 * 1024)
@@ -41,6 +44,7 @@ struct dd_file {
 	const char	*flow;		/* the conf's */
 	uint64_t	 dev, ino;
 	uint64_t	 offset;	/* committed, as saved */
+	uint64_t	 below;		/* its records' offsets are below this */
 };
 
 struct dd_stream;
@@ -122,6 +126,25 @@ struct collect {
 	const struct hash_key *agent;
 };
 
+/*
+ * The whole head of e's file as it is now, into *crc, when the file at
+ * its path is still e's (device, inode, the head e saved) and has hb
+ * bytes.
+ */
+static bool
+whole_head(const struct reg_entry *e, uint32_t hb, uint32_t *crc)
+{
+	struct stat	 st;
+	uint32_t	 c;
+
+	if (stat(e->path, &st) != 0 || (uint64_t)st.st_dev != e->dev ||
+	    (uint64_t)st.st_ino != e->ino || (uint64_t)st.st_size < hb)
+		return false;
+	if (tailer_head_crc(e->path, e->fp_len, &c) != 0 || c != e->fp_crc)
+		return false;
+	return tailer_head_crc(e->path, hb, crc) == 0;
+}
+
 static void
 collect_file(const struct reg_entry *e, void *arg)
 {
@@ -129,16 +152,29 @@ collect_file(const struct reg_entry *e, void *arg)
 	struct dd_stream *st = c->st;
 	struct dd_file	*f;
 
+	uint32_t	 hb = (uint32_t)c->fc->header_bytes, crc = e->fp_crc;
+	bool		 full = e->fp_len == hb;
+	int		 i;
+
 	if (strcmp(e->flow, c->fc->name) != 0)
 		return;
-	st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
-	f = &st->files[st->nfiles++];
-	f->fid = keyid_file(c->agent, c->fc->name, e->dev, e->ino,
-	    e->fp_len == (uint32_t)c->fc->header_bytes, e->fp_crc, e->fp_len);
-	f->flow = c->fc->name;
-	f->dev = e->dev;
-	f->ino = e->ino;
-	f->offset = e->offset;
+	/* A short head saved: the file may have grown a whole one since,
+	 * which the ids of its later records carry (flow.c, key_file). */
+	if (!full)
+		full = whole_head(e, hb, &crc);
+	/* The ids of records within the first headerBytesLength bytes of a
+	 * file that was shorter then leave the head out. */
+	for (i = full ? 0 : 1; i < 2; i++) {
+		st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
+		f = &st->files[st->nfiles++];
+		f->fid = keyid_file(c->agent, c->fc->name, e->dev, e->ino,
+		    i == 0, crc, hb);
+		f->flow = c->fc->name;
+		f->dev = e->dev;
+		f->ino = e->ino;
+		f->offset = e->offset;
+		f->below = i == 0 ? UINT64_MAX : hb;
+	}
 }
 
 static int
@@ -476,9 +512,12 @@ part_failed(struct dd_part *p, const struct http_response *r,
 	uint64_t	 delay;
 
 	if (r->result != HTTP_OK || r->status >= 500) {
-		if (r->result != HTTP_ERR_TLS && ++p->attempts < RETRY_MAX) {
-			delay = retry_backoff_ms(p->attempts, RETRY_MS, 5000,
-			    rand_unit());
+		/* An outage is ridden out, up to the read's deadline; a
+		 * certificate does not get better by asking again. */
+		if (r->result != HTTP_ERR_TLS && r->result != HTTP_ERR_TOOBIG) {
+			delay = retry_backoff_ms(MIN(p->attempts, 8), RETRY_MS,
+			    RETRY_MAX_MS, rand_unit());
+			p->attempts++;
 			uv_timer_start(&p->timer, on_part_timer, MAX(delay, 50),
 			    0);
 			return;
@@ -569,6 +608,8 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	if (e == NULL)
 		return;
 	off = keyid_offset(off32, f->offset);
+	if (off >= f->below)
+		return;
 	registry_add_found(e, off, keyid_data(data->data, data->len),
 	    (uint32_t)data->len);
 	st->ours++;

@@ -142,14 +142,24 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
-/* The file part of the ids of t's records (keyid.h), cached: records of
- * one file come in runs. */
+/*
+ * The file part of the ids of t's records (keyid.h), cached: records of
+ * one file come in runs.  The head fingerprint counts once it is whole,
+ * and it is made whole as soon as the file has the bytes (instead of at
+ * the next commit), so that only records within its first
+ * headerBytesLength bytes can carry an id without it (dedupe.c relies on
+ * that to tell them from an earlier file with the same inode).
+ */
 static uint64_t
-key_file(struct flow *f, const struct tailer *t)
+key_file(struct flow *f, struct tailer *t, uint64_t end_off)
 {
 	uint32_t	 crc, len;
 
 	tailer_head(t, &crc, &len);
+	if (len < (uint32_t)f->fc->header_bytes && end_off > len) {
+		tailer_refresh_fingerprint(t);
+		tailer_head(t, &crc, &len);
+	}
 	if (f->kid_tailer != tailer_id(t) || f->kid_fplen != len) {
 		f->kid_tailer = tailer_id(t);
 		f->kid_fplen = len;
@@ -235,7 +245,7 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		tailer_extend(t, f->cur->segs[seg].range, end_off);
 	if (f->ids)
 		partkey_make_id(f->pk, tailer_path(t), data, len,
-		    key_file(f, t), start_off, &f->key);
+		    key_file(f, t, end_off), start_off, &f->key);
 	else
 		partkey_make(f->pk, tailer_path(t), data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",

@@ -155,6 +155,18 @@ next_candidate(void *it, struct copy_candidate *c)
 
 /* --- tracking ----------------------------------------------------------- */
 
+/* Keep the found records that start within size; returns how many. */
+static size_t
+within(struct reg_found *found, size_t n, uint64_t size)
+{
+	size_t	 i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (found[i].off < size)
+			found[m++] = found[i];
+	return m;
+}
+
 /*
  * What a restart knows was delivered past off (the state file's spans,
  * the restart read's records) goes to t when it reads on from off in the
@@ -180,6 +192,10 @@ attach_plan(struct files *fs, struct tailer *t, const char *path,
 		registry_set_acked(fs->reg, e, NULL, 0);
 		return;
 	}
+	/* A record of this file that landed is in it: what would start past
+	 * its end is another file's (an inode used again), never read. */
+	if (!zsource_name_compressed(path))
+		nfound = within(found, nfound, (uint64_t)st->st_size);
 	p = skipplan_new(e->acked, e->nacked, found, nfound, off);
 	if (p == NULL)
 		return;
