@@ -82,6 +82,9 @@ Faults (CLI --name or POST /_test/faults {"name": value}):
                              fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
+  deny_reads                 GetCursor and GetRecords answer 403 DIS.4116
+                             (keys without read permission: the RBAC
+                             error of section 4), after authentication
 max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
 5 MiB ADVANCED), compared with the sum of decoded record sizes.  A uniform
 draw u per request (only while drop > 0) picks drop; one per PutRecords picks
@@ -650,6 +653,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
+    "deny_reads": bool,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -706,6 +710,7 @@ class State:
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
+            "deny_reads": args.deny_reads,
         }
         self.reqno = 0
         self.stats = {"requests": 0, "put_requests": 0,
@@ -1457,6 +1462,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 obj, summary = describe_stream(state, name, query)
                 return 200, obj, summary
             if op in ("GetCursor", "GetRecords"):
+                if f["deny_reads"]:
+                    raise dis_error(403, "DIS.4116", "The user has no "
+                                    "permission to perform this operation.")
                 op_fn = get_cursor if op == "GetCursor" else get_records
                 obj, summary = op_fn(state, query)
                 return 200, obj, summary
@@ -1604,6 +1612,7 @@ def parse_args(argv):
         p.add_argument("--" + k, type=float, default=0.0)
     p.add_argument("--latency-ms", type=int, default=0)
     p.add_argument("--outage", action="store_true")
+    p.add_argument("--deny-reads", action="store_true")
     p.add_argument("--max-request-bytes", type=int)
     p.add_argument("--ack-only", action="store_true")
     p.add_argument("--cursor-ttl-ms", type=int, default=0)
