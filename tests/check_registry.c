@@ -1736,9 +1736,9 @@ START_TEST(acked_spans_and_run_round_trip)
 	r2 = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
 	e = registry_find(r2, "app", 1, 2);
-	ck_assert_uint_eq(e->nacked, 3);
-	ck_assert_uint_eq(e->acked[1].start, 300);
-	ck_assert_uint_eq(e->acked[2].end, 501);
+	ck_assert_uint_eq(reg_nacked(e), 3);
+	ck_assert_uint_eq(reg_acked(e)[1].start, 300);
+	ck_assert_uint_eq(reg_acked(e)[2].end, 501);
 	run = registry_run(r2);
 	ck_assert_ptr_nonnull(run);
 	ck_assert(run->clean);
@@ -1770,7 +1770,7 @@ START_TEST(files_without_the_new_fields_load_without_them)
 	reg = load_new(spath, &r);
 	ck_assert_int_eq(r, 0);
 	e = registry_find(reg, "app", 1, 2);
-	ck_assert_uint_eq(e->nacked, 0);
+	ck_assert_uint_eq(reg_nacked(e), 0);
 	ck_assert_ptr_null(registry_run(reg));
 	registry_set_run(reg, make_run(false));
 	ck_assert_int_eq(registry_save(reg, true), 0);
@@ -1796,21 +1796,21 @@ START_TEST(acked_spans_follow_the_committed_offset)
 	ck_assert_int_eq(registry_save(reg, true), 0);
 	registry_set_acked(reg, e, sp, 3);
 	ck_assert(registry_dirty(reg));
-	ck_assert_uint_eq(e->nacked, 3);
+	ck_assert_uint_eq(reg_nacked(e), 3);
 	ck_assert_int_eq(registry_save(reg, true), 0);
 	registry_set_acked(reg, e, sp, 3);
 	ck_assert(!registry_dirty(reg));
 	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 80);
-	ck_assert_uint_eq(e->nacked, 1);
-	ck_assert_uint_eq(e->acked[0].start, 90);
+	ck_assert_uint_eq(reg_nacked(e), 1);
+	ck_assert_uint_eq(reg_acked(e)[0].start, 90);
 	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 0);
-	ck_assert_uint_eq(e->nacked, 0);
+	ck_assert_uint_eq(reg_nacked(e), 0);
 	registry_set_acked(reg, e, sp, 3);
 	registry_set_acked(reg, e, sp + 1, 1);
-	ck_assert_uint_eq(e->nacked, 1);
-	ck_assert_uint_eq(e->acked[0].start, 60);
+	ck_assert_uint_eq(reg_nacked(e), 1);
+	ck_assert_uint_eq(reg_acked(e)[0].start, 60);
 	registry_set_acked(reg, e, NULL, 0);
-	ck_assert_uint_eq(e->nacked, 0);
+	ck_assert_uint_eq(reg_nacked(e), 0);
 	registry_free(reg);
 }
 END_TEST

@@ -732,12 +732,6 @@ flow_set_agent_key(struct flow *f, const struct hash_key *k)
 	f->ids = partkey_carries_id(f->pk);
 }
 
-bool
-flow_carries_ids(const struct flow *f)
-{
-	return partkey_carries_id(f->pk);
-}
-
 const char *
 flow_stream_key(const struct flow *f)
 {

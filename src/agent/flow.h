@@ -89,8 +89,6 @@ struct hash_key;
  * it, the keys carry no id.
  */
 void		 flow_set_agent_key(struct flow *, const struct hash_key *);
-/* Whether its partition keys carry record ids (partitionKeyOption). */
-bool		 flow_carries_ids(const struct flow *);
 /* The stream as the state file names it: "NAME", or "id:ID". */
 const char	*flow_stream_key(const struct flow *);
 /* Before a save: the files' registry entries get what is delivered past

@@ -183,7 +183,7 @@ attach_plan(struct files *fs, struct tailer *t, const char *path,
 
 	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
 	    tailer_ino(t));
-	if (e == NULL || (e->nacked == 0 && e->nfound == 0))
+	if (e == NULL || (reg_nacked(e) == 0 && reg_nfound(e) == 0))
 		return;
 	found = registry_take_found(e, &nfound);
 	if (off != e->offset ||
@@ -196,12 +196,12 @@ attach_plan(struct files *fs, struct tailer *t, const char *path,
 	 * its end is another file's (an inode used again), never read. */
 	if (!zsource_name_compressed(path))
 		nfound = within(found, nfound, (uint64_t)st->st_size);
-	p = skipplan_new(e->acked, e->nacked, found, nfound, off);
+	p = skipplan_new(reg_acked(e), reg_nacked(e), found, nfound, off);
 	if (p == NULL)
 		return;
 	log_debug("[%s] %s: %u acknowledged spans and %zu records found "
 	    "in the stream past offset %ju are not sent again", fs->fc->name,
-	    path, e->nacked, nfound, (uintmax_t)off);
+	    path, reg_nacked(e), nfound, (uintmax_t)off);
 	tailer_set_plan(t, p);
 	fs->plans = true;
 }
@@ -734,7 +734,7 @@ publish_one(struct files *fs, struct tracked *k, const struct files_acked *a,
 	struct reg_entry *e;
 	size_t		 want, n, i;
 
-	want = tailer_pending(t) + na + REG_MAX_SPANS;
+	want = tailer_pending(t) + na + (p != NULL ? REG_MAX_SPANS : 0) + 1;
 	if (fs->nscratch < want) {
 		fs->nscratch = want;
 		fs->scratch = xrealloc(fs->scratch, want * sizeof(*fs->scratch));

@@ -106,18 +106,52 @@ registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
 	reg->on_dirty_arg = arg;
 }
 
+void
+reg_known_free(struct reg_known *k)
+{
+	if (k == NULL)
+		return;
+	free(k->acked);
+	free(k->found);
+	free(k);
+}
+
+/* e's known part, made when missing. */
+static struct reg_known *
+known_of(struct reg_entry *e)
+{
+	if (e->known == NULL)
+		e->known = xcalloc(1, sizeof(*e->known));
+	return e->known;
+}
+
+/* Free e's known part once it holds nothing. */
+static void
+known_trim(struct reg_entry *e)
+{
+	if (e->known != NULL && e->known->nacked == 0 &&
+	    e->known->nfound == 0) {
+		reg_known_free(e->known);
+		e->known = NULL;
+	}
+}
+
 /* Drop the acknowledged spans that end at or before offset. */
 static void
 trim_acked(struct reg_entry *e, uint64_t offset)
 {
+	struct reg_known *k = e->known;
 	uint32_t	 i = 0;
 
-	while (i < e->nacked && e->acked[i].end <= offset)
+	if (k == NULL)
+		return;
+	while (i < k->nacked && k->acked[i].end <= offset)
 		i++;
 	if (i == 0)
 		return;
-	memmove(e->acked, e->acked + i, (e->nacked - i) * sizeof(*e->acked));
-	e->nacked -= i;
+	memmove(k->acked, k->acked + i, (k->nacked - i) * sizeof(*k->acked));
+	k->nacked -= i;
+	known_trim(e);
 }
 
 struct reg_entry *
@@ -140,10 +174,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	    e->offset != offset || e->updated != now;
 	/* Spans belong to the bytes they were acknowledged in: a file read
 	 * again from an earlier offset (rewritten in place) has none. */
-	if (offset < e->offset)
-		e->nacked = 0;
-	else
-		trim_acked(e, offset);
+	trim_acked(e, offset < e->offset ? UINT64_MAX : offset);
 	e->fp_crc = fp_crc;
 	e->fp_len = fp_len;
 	e->offset = offset;
@@ -208,6 +239,7 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
     const struct reg_span *spans, size_t n)
 {
 	static bool	 warned;
+	struct reg_known *k;
 	size_t		 i = 0;
 
 	while (i < n && spans[i].end <= e->offset)
@@ -221,14 +253,16 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
 		warned = true;
 	}
 	n = MIN(n, (size_t)REG_MAX_SPANS);
-	if (n == e->nacked && (n == 0 ||
-	    memcmp(e->acked, spans, n * sizeof(*spans)) == 0))
+	if (n == reg_nacked(e) && (n == 0 ||
+	    memcmp(reg_acked(e), spans, n * sizeof(*spans)) == 0))
 		return;
-	if (n > e->nacked)
-		e->acked = xrealloc(e->acked, n * sizeof(*e->acked));
+	k = known_of(e);
+	if (n > k->nacked)
+		k->acked = xrealloc(k->acked, n * sizeof(*k->acked));
 	if (n > 0)
-		memcpy(e->acked, spans, n * sizeof(*spans));
-	e->nacked = (uint32_t)n;
+		memcpy(k->acked, spans, n * sizeof(*spans));
+	k->nacked = (uint32_t)n;
+	known_trim(e);
 	mark_dirty(reg);
 }
 
@@ -236,29 +270,34 @@ void
 registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
     uint32_t len)
 {
+	struct reg_known *k = known_of(e);
 	uint32_t	 i;
 
 	/* A read in sequence order finds each file's records in about file
 	 * order: insert from the end. */
-	if ((e->nfound & (e->nfound - 1)) == 0)
-		e->found = xrealloc(e->found, (e->nfound ? 2 * e->nfound : 1) *
-		    sizeof(*e->found));
-	for (i = e->nfound; i > 0 && e->found[i - 1].off > off; i--)
-		e->found[i] = e->found[i - 1];
-	e->found[i].off = off;
-	e->found[i].hash = hash;
-	e->found[i].len = len;
-	e->nfound++;
+	if ((k->nfound & (k->nfound - 1)) == 0)
+		k->found = xrealloc(k->found, (k->nfound ? 2 * k->nfound : 1) *
+		    sizeof(*k->found));
+	for (i = k->nfound; i > 0 && k->found[i - 1].off > off; i--)
+		k->found[i] = k->found[i - 1];
+	k->found[i].off = off;
+	k->found[i].hash = hash;
+	k->found[i].len = len;
+	k->nfound++;
 }
 
 struct reg_found *
 registry_take_found(struct reg_entry *e, size_t *n)
 {
-	struct reg_found *f = e->found;
+	struct reg_found *f;
 
-	*n = e->nfound;
-	e->found = NULL;
-	e->nfound = 0;
+	*n = reg_nfound(e);
+	if (e->known == NULL)
+		return NULL;
+	f = e->known->found;
+	e->known->found = NULL;
+	e->known->nfound = 0;
+	known_trim(e);
 	return f;
 }
 

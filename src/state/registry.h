@@ -45,13 +45,39 @@ struct reg_entry {
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
 	struct reg_done	*done;		/* owned; NULL unless complete */
-	/* Owned: acknowledged bytes past offset, sorted, disjoint, each
-	 * ending after offset (a clean stop resends none of them). */
+	struct reg_known *known;	/* owned; NULL: nothing past offset */
+};
+
+/*
+ * What is known delivered past an entry's offset, out of line (most
+ * entries have none): the acknowledged bytes, sorted, disjoint, each
+ * ending after the offset (saved: a restart sends none of them), and the
+ * records the restart's read found (by off; not saved).
+ */
+struct reg_known {
 	struct reg_span	*acked;
 	uint32_t	 nacked;
 	uint32_t	 nfound;
-	struct reg_found *found;	/* owned; by off; not saved */
+	struct reg_found *found;
 };
+
+static inline uint32_t
+reg_nacked(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->nacked : 0;
+}
+
+static inline const struct reg_span *
+reg_acked(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->acked : NULL;
+}
+
+static inline uint32_t
+reg_nfound(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->nfound : 0;
+}
 
 /*
  * At most this many acknowledged spans are kept per file (the nearest).

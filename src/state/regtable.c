@@ -71,8 +71,7 @@ node_free(struct reg_node *nd)
 {
 	free(nd->e.path);
 	free(nd->e.done);
-	free(nd->e.acked);
-	free(nd->e.found);
+	reg_known_free(nd->e.known);
 	free(nd);
 }
 

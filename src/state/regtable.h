@@ -46,6 +46,9 @@ struct reg_entry *regtable_add(struct reg_table *, const char *flow,
 bool		 regtable_remove(struct reg_table *, const char *flow,
 		    uint64_t dev, uint64_t ino);
 
+/* Free k and what it holds (NULL-safe). */
+void		 reg_known_free(struct reg_known *k);
+
 /* Drop the entries with updated < before; returns how many. */
 size_t		 regtable_expire(struct reg_table *, int64_t before);
 

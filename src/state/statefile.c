@@ -89,12 +89,12 @@ spans_json(const struct reg_entry *e)
 	uint32_t	 i;
 
 	a = json_array();
-	for (i = 0; i < e->nacked; i++) {
+	for (i = 0; i < reg_nacked(e); i++) {
 		p = json_array();
 		json_array_append_new(p,
-		    json_integer((json_int_t)e->acked[i].start));
+		    json_integer((json_int_t)reg_acked(e)[i].start));
 		json_array_append_new(p,
-		    json_integer((json_int_t)e->acked[i].end));
+		    json_integer((json_int_t)reg_acked(e)[i].end));
 		json_array_append_new(a, p);
 	}
 	return a;
@@ -121,7 +121,7 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(o, "size",
 		    json_integer((json_int_t)e->size));
 	json_object_set_new(o, "updated", json_integer(e->updated));
-	if (e->nacked > 0)
+	if (reg_nacked(e) > 0)
 		json_object_set_new(o, "acked", spans_json(e));
 	if (e->done != NULL) {
 		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
@@ -327,8 +327,11 @@ statefile_entry(json_t *o, struct reg_table *t)
 		e->done = xmalloc(sizeof(*e->done));
 		*e->done = done;
 	}
-	e->acked = spans;
-	e->nacked = (uint32_t)nspans;
+	if (nspans > 0) {
+		e->known = xcalloc(1, sizeof(*e->known));
+		e->known->acked = spans;
+		e->known->nacked = (uint32_t)nspans;
+	}
 	return NULL;
 }
 
