@@ -22,6 +22,8 @@
 #include "records/partkey.h"
 #include "sink/seqmark.h"
 #include "state/registry.h"
+#include "wire/codec.h"
+#include "wire/pbuf.h"
 #include "testutil.h"
 
 /* --- SipHash and the ids ------------------------------------------------ */
@@ -335,6 +337,69 @@ START_TEST(plan_spans_ahead_are_kept_for_the_next_save)
 }
 END_TEST
 
+/* --- where acknowledged records went ----------------------------------- */
+
+/*
+ * The reply's partition_id and sequence_number of each acknowledged
+ * record, in the fast scan (all acknowledged) and in jansson's parse
+ * (some failed) alike; what is absent or odd is unknown (-1).
+ */
+START_TEST(put_reply_gives_partition_and_sequence_number)
+{
+	static const char *const ok =
+	    "{\"failed_record_count\":0,\"records\":["
+	    "{\"partition_id\":\"shardId-0000000003\","
+	    "\"sequence_number\":\"1024\"},"
+	    "{\"sequence_number\" : \"7\", \"partition_id\" : \"12\"},"
+	    "{\"partition_id\":\"shardId-x\",\"sequence_number\":\"\"},"
+	    "{}]}";
+	static const char *const some =
+	    "{\"failed_record_count\":1,\"records\":["
+	    "{\"partition_id\":\"shardId-0000000001\","
+	    "\"sequence_number\":\"9223372036854775807\"},"
+	    "{\"error_code\":\"DIS.4303\",\"error_message\":\"x\"}]}";
+	struct codec_result res[4];
+
+	ck_assert_int_eq(codec_parse_put(ok, strlen(ok), res, 4), 0);
+	ck_assert_int_eq(res[0].partition, 3);
+	ck_assert_int_eq(res[0].seq, 1024);
+	ck_assert_int_eq(res[1].partition, 12);
+	ck_assert_int_eq(res[1].seq, 7);
+	ck_assert_int_eq(res[2].partition, -1);
+	ck_assert_int_eq(res[2].seq, -1);
+	ck_assert_int_eq(res[3].partition, -1);
+	ck_assert_int_eq(codec_parse_put(some, strlen(some), res, 2), 1);
+	ck_assert_int_eq(res[0].partition, 1);
+	ck_assert_int_eq(res[0].seq, INT64_MAX);
+	ck_assert_int_eq(res[1].partition, -1);
+	ck_assert_int_eq(res[1].seq, -1);
+	ck_assert_int_eq(codec_partition_index("shardId-0000000042", 18), 42);
+	ck_assert_int_eq(codec_partition_index("42", 2), 42);
+	ck_assert_int_eq(codec_partition_index("shard", 5), -1);
+	ck_assert_int_eq(codec_seq_value("99999999999999999999", 20), -1);
+}
+END_TEST
+
+/* The same from a protobuf PutRecordsResult (shardId 23, sequenceNumber
+ * 24 in each entry of field 22). */
+START_TEST(protobuf_reply_gives_partition_and_sequence_number)
+{
+	static const unsigned char pb[] = {
+		0xa8, 0x01, 0x00,			/* failedRecordCount 0 */
+		0xb2, 0x01, 0x1a,			/* records, 26 bytes */
+		0xba, 0x01, 0x12, 's', 'h', 'a', 'r', 'd', 'I', 'd', '-',
+		'0', '0', '0', '0', '0', '0', '0', '0', '0', '2',
+		0xc2, 0x01, 0x02, '5', '5',
+	};
+	struct codec_result res[1];
+
+	ck_assert_int_eq(pbuf_parse_put((const char *)pb, sizeof(pb), res, 1),
+	    0);
+	ck_assert_int_eq(res[0].partition, 2);
+	ck_assert_int_eq(res[0].seq, 55);
+}
+END_TEST
+
 /* --- sequence-number floors -------------------------------------------- */
 
 struct floor_out {
@@ -419,6 +484,8 @@ restart_suite(void)
 	tcase_add_test(tc, plan_spans_ahead_are_kept_for_the_next_save);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("floors");
+	tcase_add_test(tc, put_reply_gives_partition_and_sequence_number);
+	tcase_add_test(tc, protobuf_reply_gives_partition_and_sequence_number);
 	tcase_add_test(tc, floors_are_the_least_pin);
 	suite_add_tcase(s, tc);
 	return s;

@@ -275,6 +275,13 @@ prepare_save(struct agent *a, bool clean)
 		if (flow_uncertain(f) || pending)
 			run->clean = false;
 	}
+	/* No flow yet (the restart's read is under way) or none any more
+	 * (a reload): the floors stay as they were, for the next start. */
+	for (i = 0; a->nflows == 0 && a->prev_run != NULL &&
+	    i < a->prev_run->nstreams; i++) {
+		fl.st = run_stream(run, a->prev_run->streams[i].name);
+		keep_prev(a, fl.st, true);
+	}
 	registry_set_run(a->reg, run);
 }
 

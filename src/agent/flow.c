@@ -57,6 +57,8 @@ struct flow {
 	struct partkey	*pk;
 	struct hash_key	 agent_key;	/* keyid.h */
 	bool		 ids;		/* the keys carry record ids */
+	bool		 skipped;	/* a record was skipped: a batch's range
+					   may no longer be its file's newest */
 	uint64_t	 kid_tailer;	/* the file part of the ids of */
 	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
 	uint64_t	 kid_file;
@@ -183,6 +185,7 @@ skip_delivered(struct flow *f, struct tailer *t, size_t read_len,
 	if (tailer_done_to(t, end_off))
 		files_commit(f->files, t);
 	tailer_plan_passed(t, end_off);
+	f->skipped = true;
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
 	f->m.records_skipped[found]++;
@@ -236,7 +239,8 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	/* A batch extends its range of the file only while that is the
 	 * file's newest (a skipped record may have ended it). */
 	seg = batch_seg_of(f->cur, tailer_id(t));
-	if (seg >= 0 && f->cur->segs[seg].range != tailer_last_range(t))
+	if (seg >= 0 && f->skipped &&
+	    f->cur->segs[seg].range != tailer_last_range(t))
 		seg = -1;
 	if (seg < 0)
 		seg = batch_add_seg(f->cur, tailer_id(t), tailer_path(t),

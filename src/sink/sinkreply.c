@@ -389,7 +389,9 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	size_t		 throttle = 0;
 	bool		 retry;
 
-	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
+	/* Not zeroed: every parser fills each entry it returns (and 500 of
+	 * them are 100 KB a reply). */
+	res = xmalloc((b->nsent ? b->nsent : 1) * sizeof(*res));
 	nfail = putbody_parse(s->body, r->body, r->bodylen, res, b->nsent);
 	if (nfail < 0) {
 		b->uncertain = true;	/* DIS took the request */

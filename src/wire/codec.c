@@ -159,13 +159,34 @@ codec_put_begin(struct buf *out, const char *stream_name,
 	buf_addstr(out, "\",\"records\":[");
 }
 
-/* True when s (n bytes) can go inside a JSON string as it is. */
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+/* Whether one of the 8 bytes of w is a control character, '"' or '\\'
+ * (bytes of 0x80 and above, UTF-8, are plain). */
+static inline bool
+word_special(uint64_t w)
+{
+	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+
+	return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) |
+	    ((b - ONES) & ~b)) & HIGHS;
+}
+
+/* True when s (n bytes) can go inside a JSON string as it is; a word at
+ * a time (a partition key, for every record). */
 static bool
 json_plain(const char *s, size_t n)
 {
-	size_t	 i;
+	uint64_t	 w;
+	size_t		 i = 0;
 
-	for (i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (word_special(w))
+			return false;
+	}
+	for (; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == '"' || s[i] == '\\')
 			return false;
 	return true;
@@ -503,37 +524,128 @@ key_is(const char *k, size_t n, const char *want)
 	return n == strlen(want) && memcmp(k, want, n) == 0;
 }
 
-/* A string value of a record: its partition or sequence number (an
- * escape in it makes it unknown, as the values DIS writes have none). */
-static bool
-sc_where(struct scan *s, bool part, struct codec_result *res)
+/*
+ * The partitions of one reply seen so far: a reply's records go to a few
+ * partitions, so their ids are compared, not parsed, after the first.
+ */
+struct part_cache {
+	const char	*text[4];
+	size_t		 len[4];
+	int32_t		 part[4];
+	unsigned	 n, next;
+};
+
+/* a[0..n-1] == b[0..n-1], a word at a time (ids of about 18 bytes). */
+static inline bool
+same_bytes(const char *a, const char *b, size_t n)
 {
-	const char	*v;
+	uint64_t	 x, y;
+	size_t		 i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	for (; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+static int32_t
+cached_partition(struct part_cache *c, const char *v, size_t vn)
+{
+	unsigned	 i;
+	int32_t		 p;
+
+	for (i = 0; i < c->n; i++)
+		if (c->len[i] == vn && same_bytes(c->text[i], v, vn))
+			return c->part[i];
+	p = codec_partition_index(v, vn);
+	i = c->n < 4 ? c->n++ : c->next++ % 4;
+	c->text[i] = v;
+	c->len[i] = vn;
+	c->part[i] = p;
+	return p;
+}
+
+/* Which key of a record object: 1 error_code, 2 partition_id, 3
+ * sequence_number, 0 any other (constant-size compares, inlined). */
+static inline int
+record_key(const char *k, size_t kn)
+{
+	switch (kn) {
+	case 10:
+		return memcmp(k, "error_code", 10) == 0 ? 1 : 0;
+	case 12:
+		return memcmp(k, "partition_id", 12) == 0 ? 2 : 0;
+	case 15:
+		return memcmp(k, "sequence_number", 15) == 0 ? 3 : 0;
+	default:
+		return 0;
+	}
+}
+
+/* A record's partition_id or sequence_number (the latter parsed later,
+ * only where it counts: parse_last_seqs). */
+static bool
+sc_where(struct scan *s, bool part, struct codec_result *res,
+    struct part_cache *c)
+{
+	const char	*v, *q;
 	size_t		 vn;
 
 	if (*s->p != '"')
 		return sc_value(s, 3);
-	if (!sc_string(s, &v, &vn))
-		return false;
-	if (memchr(v, '\\', vn) != NULL)
-		return true;
+	v = s->p + 1;
+	q = sc_plain_run(v, s->end);
+	if (q >= s->end || *q != '"')	/* an escape (DIS writes none): */
+		return sc_string(s, &v, &vn);	/* unknown */
+	s->p = q + 1;
+	vn = (size_t)(q - v);
 	if (part)
-		res->partition = codec_partition_index(v, vn);
-	else
-		res->seq = codec_seq_value(v, vn);
+		res->partition = cached_partition(c, v, vn);
+	else {
+		res->seq_at = v;
+		res->seq_len = (uint32_t)vn;
+	}
 	return true;
+}
+
+/* The sequence number of the last record of each partition in res. */
+static void
+parse_last_seqs(struct codec_result *res, size_t n)
+{
+	uint64_t	 seen = 0;
+	size_t		 i;
+	int32_t		 p;
+
+	for (i = n; i > 0; i--) {
+		p = res[i - 1].partition;
+		if (p < 0 || res[i - 1].seq_at == NULL)
+			continue;
+		if (p < 64 && (seen & (UINT64_C(1) << p)) != 0)
+			continue;
+		if (p < 64)
+			seen |= UINT64_C(1) << p;
+		res[i - 1].seq = codec_seq_value(res[i - 1].seq_at,
+		    res[i - 1].seq_len);
+	}
 }
 
 /* One record object: true when it carries no non-empty error_code; its
  * partition and sequence number into *res. */
 static bool
-sc_record_ok(struct scan *s, struct codec_result *res)
+sc_record_ok(struct scan *s, struct codec_result *res, struct part_cache *c)
 {
 	const char	*k, *v;
 	size_t		 kn, vn;
 
 	res->partition = -1;
 	res->seq = -1;
+	res->seq_at = NULL;
 	if (!sc_char(s, '{'))
 		return false;
 	if (sc_char(s, '}'))
@@ -545,15 +657,20 @@ sc_record_ok(struct scan *s, struct codec_result *res)
 		sc_ws(s);
 		if (s->p >= s->end)
 			return false;
-		if (key_is(k, kn, "error_code")) {
+		switch (record_key(k, kn)) {
+		case 1:
 			if (!sc_string(s, &v, &vn) || vn != 0)
 				return false;
-		} else if (key_is(k, kn, "partition_id") ||
-		    key_is(k, kn, "sequence_number")) {
-			if (!sc_where(s, k[0] == 'p', res))
+			break;
+		case 2:
+		case 3:
+			if (!sc_where(s, kn == 12, res, c))
 				return false;
-		} else if (!sc_value(s, 3))
-			return false;
+			break;
+		default:
+			if (!sc_value(s, 3))
+				return false;
+		}
 	} while (sc_char(s, ','));
 	return sc_char(s, '}');
 }
@@ -563,10 +680,12 @@ all_acknowledged(const char *body, size_t len, struct codec_result *res,
     size_t n)
 {
 	struct scan	 s = { body, body + len };
+	struct part_cache c;
 	const char	*k;
 	size_t		 kn, count = 0;
 	bool		 seen = false;
 
+	c.n = c.next = 0;
 	if (!sc_char(&s, '{') || sc_char(&s, '}'))
 		return false;
 	do {
@@ -582,7 +701,8 @@ all_acknowledged(const char *body, size_t len, struct codec_result *res,
 		seen = true;
 		if (!sc_char(&s, ']')) {
 			do {
-				if (count == n || !sc_record_ok(&s, &res[count]))
+				if (count == n ||
+				    !sc_record_ok(&s, &res[count], &c))
 					return false;
 				count++;
 			} while (sc_char(&s, ','));
@@ -593,7 +713,10 @@ all_acknowledged(const char *body, size_t len, struct codec_result *res,
 	if (!sc_char(&s, '}'))
 		return false;
 	sc_ws(&s);
-	return s.p == s.end && seen && count == n;
+	if (s.p != s.end || !seen || count != n)
+		return false;
+	parse_last_seqs(res, n);
+	return true;
 }
 
 int

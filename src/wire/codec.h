@@ -70,6 +70,9 @@ struct codec_result {
 	char	message[160];	/* truncated */
 	int32_t	partition;	/* acknowledged: where it went; -1 unknown */
 	int64_t	seq;		/* its sequence_number there; -1 unknown */
+	/* The parser's: the sequence number's text in the reply. */
+	const char *seq_at;
+	uint32_t seq_len;
 };
 
 /*
@@ -87,7 +90,9 @@ int64_t	codec_seq_value(const char *, size_t);
  * must then be retried).  A record failed iff its "error_code" is a non-empty
  * string.  An acknowledged one has its partition_id and sequence_number in
  * partition and seq (-1 when absent or malformed: they only bound the
- * restart's read, never decide a delivery).
+ * restart's read, never decide a delivery).  When every record is
+ * acknowledged, seq is parsed only for the last record of each partition
+ * in the reply (the others, lower, are -1): this runs for every request.
  */
 int	codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	    size_t n) WARN_UNUSED;
