@@ -114,6 +114,11 @@ records the partition holds, [oldest, next - 1], with DIS's message
 API reference: the sequence number must lie in the valid range; 4224 is
 DIS's out-of-range code, and the Java SDK parses that message).
 
+Signatures over Host without its port (the Python SDK's signer, section
+6.3b) fail with DIS.4110 unless accept_portless_host is set (CLI
+--accept-portless-host or /_test/faults): then a mismatch is retried once
+with the port taken off Host, and counted in portless_host_signatures.
+
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
   put_latency_ms             PutRecords only, after put_requests counts it
@@ -145,7 +150,8 @@ Typical use (see tests/e2e/server_selftest.sh):
 then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
 
 Knobs of the same API (CLI --cursor-ttl-ms ...): cursor_ttl_ms,
-read_limit_bytes, records_per_get (0: the defaults above), app_quota.
+read_limit_bytes, records_per_get (0: the defaults above), app_quota,
+accept_portless_host.
 
 Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"name","type","partitions"}, DELETE /_test/streams/NAME, POST
@@ -464,6 +470,34 @@ def check_security_token(headers, ak, temporary, now=None):
         raise AuthError("DIS.4115", "the temporary access key has expired")
 
 
+def portless_host(host):
+    """host without its ":port", or None when it has none."""
+    m = re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]*):[0-9]+", host.strip())
+    return m.group(1) if m else None
+
+
+def authenticate_as_sent(state, method, path, query, headers, body,
+                         credentials, token, portless):
+    """authenticate() on the request as received; with portless, a
+    signature mismatch is tried once more with the port taken off Host:
+    the DIS Python SDK signs "host" without the port it sends (section
+    6.3b).  Counts such requests in portless_host_signatures."""
+    try:
+        return authenticate(method, path, query, headers, body,
+                            credentials, state.region, token)
+    except AuthError as e:
+        host = portless_host(headers.get("host", ""))
+        if not portless or e.code != "DIS.4110" or host is None:
+            raise
+        try:
+            ak = authenticate(method, path, query, dict(headers, host=host),
+                              body, credentials, state.region, token)
+        except AuthError:
+            raise e
+        state.count("portless_host_signatures")
+        return ak
+
+
 def parse_temporary_keys(obj):
     """{"keys": [...]} of /_test/temporary_keys -> (credentials, temporary)."""
     keys = obj.get("keys") if isinstance(obj, dict) else None
@@ -698,7 +732,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
-    "app_quota": int,
+    "app_quota": int, "accept_portless_host": bool,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -756,6 +790,7 @@ class State:
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
             "app_quota": args.app_quota,
+            "accept_portless_host": args.accept_portless_host,
         }
         self.apps = {}
         self.app_serial = 0
@@ -769,7 +804,8 @@ class State:
                       "put_by_encoding": {}, "put_by_content_type": {},
                       "get_cursor_requests": 0, "get_records_requests": 0,
                       "records_read": 0, "read_throttled": 0,
-                      "app_requests": 0, "checkpoint_requests": 0}
+                      "app_requests": 0, "checkpoint_requests": 0,
+                      "portless_host_signatures": 0}
         self.retain_records = args.retain_records
         self.records_fp = None
         if args.records_file:
@@ -1844,8 +1880,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 creds = dict(state.credentials)
                 token = state.token
                 temporary = dict(state.temporary)
-            ak = authenticate(self.command, path, query, headers, body,
-                              creds, state.region, token)
+            ak = authenticate_as_sent(state, self.command, path, query,
+                                      headers, body, creds, token,
+                                      f["accept_portless_host"])
             check_security_token(headers, ak, temporary)
             with state.lock:
                 by_ak = state.stats["requests_by_ak"]
@@ -2029,6 +2066,9 @@ def parse_args(argv):
     p.add_argument("--app-quota", type=int, default=0,
                    help="CreateApp answers DIS.4329 past this many apps "
                    "(0: no limit)")
+    p.add_argument("--accept-portless-host", action="store_true",
+                   help="also accept a signature computed over Host "
+                   "without its :port (the DIS Python SDK's signer)")
     args = p.parse_args(argv)
     for k in ("rec_4303", "rec_5000", "req_500", "req_429", "req_400_4303",
               "drop"):

@@ -12,8 +12,8 @@ app:COMMON:3, adv:ADVANCED:1 and verify:COMMON:1 and the credentials given
 here.  Covers the three signing dialects, token mode, authentication
 failures, DIS validation errors, fault injection, the /_test/ control API,
 lz4/zstd bodies, size limits, the download API, apps and checkpoints
-(every reply and error code, signed), and dis_records.py on the records
-file.
+(every reply and error code, signed), the accept_portless_host knob, and
+dis_records.py on the records file.
 
 Prints "ok - NAME" or "FAIL - NAME: detail" per check and "N passed, N
 failed" at the end; exit status 1 when any check failed.
@@ -1349,6 +1349,40 @@ def dis_server_stream_id(cl, o, name):
         "stream_id"]
 
 
+def online_portless_host(cl, o):
+    """accept_portless_host: the DIS Python SDK signs Host without the
+    port it sends (spec 6.3b); off by default, so the agent is held to
+    what it sends."""
+    path = "/v2/%s/apps" % o.project_id
+    q = [("limit", "1")]
+
+    def portless(**kw):
+        h = cl.signed_headers("GET", path, q, b"", host="127.0.0.1",
+                              dialect="v11", **kw)
+        h["Host"] = cl.host
+        return cl.send("GET", path, b"", h, query=q)
+
+    expect_error("signed over Host without port, knob off", portless(),
+                 441, "DIS.4110")
+    _, before = cl.control("GET", "/_test/stats")
+    set_faults(cl, accept_portless_host=True)
+    st, _, obj, _ = portless()
+    check("signed over Host without port, accept_portless_host -> 200",
+          st == 200 and "apps" in obj, (st, obj))
+    expect_error("accept_portless_host still checks the key",
+                 portless(sk="wrong"), 441, "DIS.4110")
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=q)
+    check("accept_portless_host: signed with the port -> 200", st == 200,
+          (st, obj))
+    _, after = cl.control("GET", "/_test/stats")
+    check("portless_host_signatures counts the one accepted",
+          after["portless_host_signatures"] ==
+          before["portless_host_signatures"] + 1, after)
+    set_faults(cl, accept_portless_host=False)
+    expect_error("signed over Host without port, knob off again",
+                 portless(), 441, "DIS.4110")
+
+
 def online_stats(cl, o):
     st, s = cl.control("GET", "/_test/stats")
     check("GET /_test/stats", st == 200 and s["auth_failures"] >= 10 and
@@ -1364,7 +1398,7 @@ def online(o):
     for step in (online_auth, online_temporary_keys, online_api,
                  online_compression, online_faults, online_limits,
                  online_records_tool, online_download, online_apps,
-                 online_checkpoints, online_stats):
+                 online_checkpoints, online_portless_host, online_stats):
         try:
             step(cl, o)
         except Exception as e:
