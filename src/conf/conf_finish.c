@@ -194,6 +194,12 @@ check_source(struct parse *p)
 			    "required key '%s' (or set %s, or give the systemd "
 			    "credential %s)", k->name, k->env, k->name);
 	}
+	k = conf_key_find(KS_AGENT, "data.encrypt.enabled", false);
+	if (p->conf->data_encrypt && p->conf->data_password[0] == '\0')
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "data.encrypt.enabled needs data.password (or set "
+		    "DIS_DATA_PASSWORD, or give the systemd credential "
+		    "data.password)");
 	k = conf_key_find(KS_AGENT, "PROXY_PASSWORD", false);
 	if (p->conf->proxy_password[0] != '\0' &&
 	    p->conf->proxy_username[0] == '\0')

@@ -25,12 +25,15 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "conf/conf.h"
 #include "readback/cli.h"
 #include "readback/cmd.h"
 #include "readback/readback.h"
+#include "records/reccodec.h"
 
 #define WATCH_MS	1000	/* following: is the reader still there? */
 #define MAX_PARTS	1000
+#define RECORD_MAX	(64u * 1024 * 1024)	/* a record decoded */
 
 struct reader {
 	struct cli	 cli;
@@ -41,6 +44,11 @@ struct reader {
 	uint64_t	 max;
 	uint64_t	 count;
 	struct buf	 out;
+	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
+	struct buf	 wire;		/* a record's bytes as DIS has them */
+	struct buf	 plain;		/* ... decoded */
+	struct buf	 b64;		/* ... in base64, for --format json */
+	uint64_t	 undecoded;	/* records that did not decode */
 	bool		 dirty;		/* written since the last flush */
 	uv_check_t	 flush;
 	uv_timer_t	 watch;
@@ -101,29 +109,71 @@ on_watch(uv_timer_t *t)
 		end(r, 0);
 }
 
+/*
+ * The record's data into r->plain: its base64 decoded, then the per-record
+ * codecs undone.  0, or 1 after an error line naming the record (the
+ * caller goes on with the next one).
+ */
+static int
+decode(struct reader *r, const char *partition, const struct codec_record *rec)
+{
+	int	 rc;
+
+	buf_reset(&r->wire);
+	if (codec_base64_decode(rec->data64, rec->data64_len, &r->wire) != 0)
+		rc = -EBADMSG;	/* codec_parse_records() checked it already */
+	else if (r->codec == NULL) {
+		buf_reset(&r->plain);
+		buf_add(&r->plain, r->wire.data, r->wire.len);
+		return 0;
+	} else
+		rc = reccodec_decode(r->codec, r->wire.data, r->wire.len,
+		    RECORD_MAX, &r->plain);
+	if (rc == 0)
+		return 0;
+	cli_error(&r->cli, "partition %s sequence number %s: %s", partition,
+	    rec->seq_text, rc == -EBADMSG && r->codec == NULL ? "bad base64" :
+	    reccodec_strerror(rc));
+	r->undecoded++;
+	return 1;
+}
+
+/* The record as printed: its data and a newline, or its JSON line. */
+static void
+format(struct reader *r, const char *partition, const struct codec_record *rec)
+{
+	struct codec_record d = *rec;
+
+	buf_reset(&r->out);
+	if (!r->json) {
+		buf_add(&r->out, r->plain.data, r->plain.len);
+		buf_addc(&r->out, '\n');
+		return;
+	}
+	if (r->codec != NULL) {
+		/* The data as it was sent, not as the codecs made it. */
+		buf_reset(&r->b64);
+		codec_base64(r->plain.data, r->plain.len, &r->b64);
+		d.data64 = r->b64.data;
+		d.data64_len = r->b64.len;
+	}
+	codec_record_json(&r->out, partition, &d);
+}
+
 static int
 on_record(void *arg, const char *partition, const struct codec_record *rec)
 {
 	struct reader	*r = arg;
 
-	buf_reset(&r->out);
-	if (r->json)
-		codec_record_json(&r->out, partition, rec);
-	else if (codec_base64_decode(rec->data64, rec->data64_len,
-	    &r->out) == 0)
-		buf_addc(&r->out, '\n');
-	else {
-		/* codec_parse_records() checked it already. */
-		cli_error(&r->cli, "record %s of %s: bad base64",
-		    rec->seq_text, partition);
-		r->rc = 1;
-		return 1;
+	if (decode(r, partition, rec) == 0) {
+		format(r, partition, rec);
+		if (fwrite(r->out.data, 1, r->out.len, stdout) !=
+		    r->out.len) {
+			r->rc = MAX(r->rc, out_failed(r));
+			return 1;
+		}
+		r->dirty = true;
 	}
-	if (fwrite(r->out.data, 1, r->out.len, stdout) != r->out.len) {
-		r->rc = MAX(r->rc, out_failed(r));
-		return 1;
-	}
-	r->dirty = true;
 	return ++r->count == r->max;
 }
 
@@ -261,6 +311,9 @@ cmd_read_main(int argc, char **argv, const char *conf_path)
 
 	r = xcalloc(1, sizeof(*r));
 	buf_init(&r->out);
+	buf_init(&r->wire);
+	buf_init(&r->plain);
+	buf_init(&r->b64);
 	rc = parse_args(r, argc, argv, &conf_path);
 	if (rc == 0 && cli_open(&r->cli, "read", conf_path) != 0)
 		rc = 1;
@@ -268,6 +321,9 @@ cmd_read_main(int argc, char **argv, const char *conf_path)
 		free(r);
 		return rc < 0 ? 0 : rc;
 	}
+	r->codec = reccodec_new(&(struct reccodec_opts){
+	    r->cli.conf->data_compress, r->cli.conf->data_encrypt,
+	    r->cli.conf->data_password });
 	r->o.partitions = r->parts;
 	/* Without --follow, partition after partition, in order. */
 	r->o.parallel = r->o.follow ? 0 : 1;
@@ -284,7 +340,17 @@ cmd_read_main(int argc, char **argv, const char *conf_path)
 	if (fflush(stdout) != 0 && errno != EPIPE)
 		rc = 1;
 	rc = MAX(rc, r->rc);
+	if (r->undecoded > 0) {
+		fprintf(stderr, "disagent read: %" PRIu64 " record%s could not "
+		    "be decoded\n", r->undecoded, r->undecoded == 1 ? "" :
+		    "s");
+		rc = MAX(rc, 1);
+	}
+	reccodec_free(r->codec);
 	buf_cleanup(&r->out);
+	buf_cleanup(&r->wire);
+	buf_cleanup(&r->plain);
+	buf_cleanup(&r->b64);
 	free(r);
 	return rc;
 }
