@@ -549,6 +549,14 @@ START_TEST(errors_and_the_size_limit)
 	c = reccodec_new(&e);
 	ck_assert_int_eq(reccodec_decode(c, "plain text", 10, 100, &back),
 	    -EINVAL);
+	/* hex("0001020304050607::000102030405060708090a0b0c0d0e0f::zz"),
+	 * into a buffer that never held anything (found by fuzz_reccodec). */
+	buf_cleanup(&back);
+	ck_assert_int_eq(reccodec_decode(c,
+	    "303030313032303330343035303630373a3a303030313032303330343035"
+	    "30363037303830393061306230633064306530663a3a7a7a", 108, 100,
+	    &back), -EINVAL);
+	ck_assert_uint_eq(back.len, 0);
 	ck_assert_str_eq(reccodec_strerror(-EBADMSG),
 	    "does not decrypt (another data.password, or damaged)");
 	reccodec_free(c);

@@ -398,7 +398,9 @@ open_inner(struct pwcrypt *c, const char *inner, size_t n, struct buf *out)
 	free(ct);
 	if (rc < 0) {
 		/* What a failed decryption left behind. */
-		explicit_bzero(out->data + out->len, out->cap - out->len);
+		if (out->data != NULL)
+			explicit_bzero(out->data + out->len,
+			    out->cap - out->len);
 		return rc;
 	}
 	out->len += (size_t)rc;
