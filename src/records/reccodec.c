@@ -2,19 +2,79 @@
  * Per-record snappy and encryption (reccodec.h): libsnappy's C API and
  * wire/pwcrypt, in the SDK's order.  Scratch space for the snappy block
  * is kept between records unless a large record grew it.
+ *
+ * libsnappy is loaded (dlopen) the first time data.compress.enabled needs
+ * it, not linked: it is C++, and libstdc++ mapped into every agent costs
+ * about 0.9 MiB of RSS (its symbol tables, faulted in at load) against a
+ * 20 MiB target, for a codec few flows use.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <snappy-c.h>
 
+#include "base/log.h"
+
 #include "records/reccodec.h"
 #include "wire/pwcrypt.h"
 
 #define KEEP_BYTES	(64u * 1024)	/* scratch kept between records */
+
+/* The functions of snappy-c.h we use, from the library once loaded. */
+static struct {
+	void		*handle;
+	char		 why[256];	/* why it cannot be loaded */
+	snappy_status	(*compress)(const char *, size_t, char *, size_t *);
+	snappy_status	(*uncompress)(const char *, size_t, char *, size_t *);
+	size_t		(*max_compressed_length)(size_t);
+	snappy_status	(*uncompressed_length)(const char *, size_t,
+			    size_t *);
+} sn;
+
+/* dlsym name into *fn; false when it is missing. */
+static bool
+bind_fn(const char *name, void *fn)
+{
+	void	*p = dlsym(sn.handle, name);
+
+	if (p == NULL)
+		return false;
+	memcpy(fn, &p, sizeof(p));	/* object to function pointer */
+	return true;
+}
+
+bool
+reccodec_snappy_ok(char *why, size_t len)
+{
+	const char	*err;
+
+	if (sn.handle == NULL && sn.why[0] == '\0') {
+		sn.handle = dlopen(SNAPPY_SONAME, RTLD_NOW | RTLD_LOCAL);
+		if (sn.handle == NULL) {
+			err = dlerror();
+			snprintf(sn.why, sizeof(sn.why), "%s", err != NULL ?
+			    err : "cannot load " SNAPPY_SONAME);
+		} else if (!bind_fn("snappy_compress", &sn.compress) ||
+		    !bind_fn("snappy_uncompress", &sn.uncompress) ||
+		    !bind_fn("snappy_max_compressed_length",
+		    &sn.max_compressed_length) ||
+		    !bind_fn("snappy_uncompressed_length",
+		    &sn.uncompressed_length)) {
+			snprintf(sn.why, sizeof(sn.why), "%s lacks the C API "
+			    "(snappy-c.h)", SNAPPY_SONAME);
+			dlclose(sn.handle);
+			sn.handle = NULL;
+		}
+	}
+	if (sn.handle == NULL && why != NULL)
+		snprintf(why, len, "%s", sn.why);
+	return sn.handle != NULL;
+}
 
 struct reccodec {
 	bool		 compress;
@@ -29,6 +89,8 @@ reccodec_new(const struct reccodec_opts *o)
 
 	if (!o->compress && !o->encrypt)
 		return NULL;
+	if (o->compress && !reccodec_snappy_ok(NULL, 0))
+		fatalx("data.compress.enabled: %s", sn.why);
 	c = xcalloc(1, sizeof(*c));
 	c->compress = o->compress;
 	if (o->encrypt)
@@ -53,10 +115,10 @@ snappy_plain_max(size_t cap)
 {
 	size_t	 n;
 
-	if (cap <= snappy_max_compressed_length(0))
+	if (cap <= sn.max_compressed_length(0))
 		return 0;
 	n = (cap - 32) / 7 * 6;
-	while (snappy_max_compressed_length(n + 1) <= cap)
+	while (sn.max_compressed_length(n + 1) <= cap)
 		n++;
 	return n;
 }
@@ -84,11 +146,11 @@ trim(struct buf *b)
 static int
 compress(const void *data, size_t n, struct buf *b)
 {
-	size_t	 len = snappy_max_compressed_length(n);
+	size_t	 len = sn.max_compressed_length(n);
 
 	buf_reset(b);
 	buf_reserve_exact(b, len);
-	if (snappy_compress(data, n, b->data, &len) != SNAPPY_OK)
+	if (sn.compress(data, n, b->data, &len) != SNAPPY_OK)
 		return -EIO;
 	b->len = len;
 	b->data[len] = '\0';
@@ -129,12 +191,12 @@ uncompress(const void *data, size_t n, size_t max, struct buf *out)
 	size_t	 len;
 
 	buf_reset(out);
-	if (snappy_uncompressed_length(data, n, &len) != SNAPPY_OK)
+	if (sn.uncompressed_length(data, n, &len) != SNAPPY_OK)
 		return -EILSEQ;
 	if (len > max)
 		return -EFBIG;
 	buf_reserve_exact(out, len);
-	if (snappy_uncompress(data, n, out->data, &len) != SNAPPY_OK) {
+	if (sn.uncompress(data, n, out->data, &len) != SNAPPY_OK) {
 		buf_reset(out);
 		return -EILSEQ;
 	}

@@ -8,7 +8,7 @@
  * Decryption gives bytes, never text: the SDK's own reader turns the bytes
  * into a Java String on the way and so loses what snappy wrote above 0x7f
  * (tests/data/sdk-record-codecs.txt); we read back what the SDK wrote.
- * libsnappy is included only here.
+ * libsnappy is included only here, and loaded only when a codec needs it.
  */
 #ifndef DISAGENT_RECCODEC_H
 #define DISAGENT_RECCODEC_H
@@ -20,6 +20,14 @@
 
 struct reccodec;
 
+/*
+ * Whether libsnappy can be used: loaded the first time (dlopen), or why
+ * not into why[len] (may be NULL).  conf_load asks for
+ * data.compress.enabled, so that a missing library is a configuration
+ * error, not a failure at the first record.
+ */
+bool		 reccodec_snappy_ok(char *why, size_t len);
+
 struct reccodec_opts {
 	bool		 compress;	/* data.compress.enabled */
 	bool		 encrypt;	/* data.encrypt.enabled */
@@ -28,7 +36,8 @@ struct reccodec_opts {
 
 /*
  * A codec for opts (new), or NULL when it has nothing to do (neither
- * codec on); every function takes NULL as "records as they are".
+ * codec on); every function takes NULL as "records as they are".  Fatal
+ * with compress when reccodec_snappy_ok() is false.
  */
 struct reccodec	*reccodec_new(const struct reccodec_opts *);
 /* Free it, zeroing the password; NULL is fine. */
