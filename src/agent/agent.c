@@ -711,14 +711,19 @@ finish_reload(struct agent *a)
 	uv_timer_stop(&a->stop_timer);
 	for (i = 0; i < a->ngoing; i++) {
 		flow_cancel(a->going[i]);
-		if (a->succ[i] == NULL) {
+		/* A successor that sends whole files takes no open file:
+		 * what only a descriptor holds goes to the spool, as for a
+		 * removed flow. */
+		if (a->succ[i] == NULL || !a->succ[i]->file_appendable)
 			add_flow(&removed, &nremoved, a->going[i]);
+	}
+	spool_flows(a, removed, nremoved);
+	for (i = 0; i < a->ngoing; i++) {
+		if (a->succ[i] == NULL)
 			continue;
-		}
 		add_flow(&next, &nnext, make_flow(a, a->succ[i]));
 		flow_adopt(next[nnext - 1], flow_hand_over(a->going[i]));
 	}
-	spool_flows(a, removed, nremoved);
 	(void)save_state(a, true);
 	for (i = 0; i < a->ngoing; i++)
 		flow_free(a->going[i]);
