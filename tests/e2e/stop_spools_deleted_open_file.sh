@@ -10,6 +10,8 @@
 # 2. Beyond spoolMaxBytes: one WARN naming the file and the bytes not
 #    spooled, counted in disagent_bytes_lost_total{reason="spool"}; what fit
 #    is still shipped.
+# 3. A full disk (spoolDirectory on a 64 KiB tmpfs; as root): the same, with
+#    the write error named.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/rotate_lib.sh"
 
@@ -51,8 +53,10 @@ mkdir -p "$TMP/logs"
 spool_key="spoolDirectory = $TMP/spool"
 [ "${E2E_MEASURE:-0}" = 1 ] && spool_key="; $spool_key"
 write_conf "$TMP/agent.ini" "$spool_key" "metricsFile = $TMP/metrics.prom"
+# ordered: one request at a time, so the arrival order is the send order
+# (the spool is sent first).
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
-    "rescanIntervalMillis = 200"
+    "rescanIntervalMillis = 200" "ordered = true"
 
 # 1. Deleted during an outage, then SIGTERM.
 write_lines "$TMP/one.expect" one 0 2000
@@ -124,4 +128,42 @@ wait_for 30 "the spool file to be removed" spool_empty
 stop_agent
 must once s1 "$TMP/one.expect" "$TMP/two.expect" "$TMP/three.head"
 must test "$lostb" = $((size - keep * 75))
+
+# 3. The disk fills up: a 64 KiB tmpfs for the spool.
+if [ "$(id -u)" != 0 ] || ! mkdir -p "$TMP/small" ||
+    ! mount -t tmpfs -o size=64k,mode=0700 tmpfs "$TMP/small" 2>/dev/null; then
+	echo "note: no tmpfs mount here; the full-disk case is not run"
+	pass
+	exit 0
+fi
+E2E_ON_EXIT="${E2E_ON_EXIT}umount '$TMP/small' 2>/dev/null; "
+faults '{"outage": true}'
+sed "s|^spoolDirectory = .*|spoolDirectory = $TMP/small/spool|" \
+    "$TMP/agent.ini" >"$TMP/full.ini"
+chmod 600 "$TMP/full.ini"
+write_lines "$TMP/four.expect" four_ 0 2500
+cp "$TMP/four.expect" "$TMP/logs/four.log"
+: >"$TMP/agent.log"
+start_agent "$TMP/full.ini"
+wait_for 30 "the agent to open four.log" agent_fd_to "logs/four.log"
+wait_for 30 "a request in the outage" log_has "DescribeStream \[s1\] failed"
+rm "$TMP/logs/four.log"
+stop_now
+size=$(wc -c <"$TMP/four.expect")
+warn=$(grep "WARN.*four.log.*not spooled" "$TMP/agent.log" || true)
+echo "scenario 3 (spool on a 64 KiB tmpfs): $warn"
+must test "$(echo "$warn" | grep -c 'No space left on device')" = 1
+notkept=$(echo "$warn" | sed -n 's/.*unread: \([0-9]*\) of them not spooled.*/\1/p')
+kept=$(( (size - notkept) / 75 ))
+must test "$kept" -gt 0 -a $((kept * 75)) = $((size - notkept))
+head -n "$kept" "$TMP/four.expect" >"$TMP/four.head"
+faults '{"outage": false}'
+start_agent "$TMP/full.ini"
+await_records s1 60 "$TMP/one.expect" "$TMP/two.expect" "$TMP/three.head" \
+    "$TMP/four.head"
+wait_for 30 "the spool file to be removed" sh -c \
+    "[ -z \"\$(ls '$TMP/small/spool')\" ]"
+stop_agent
+must once s1 "$TMP/one.expect" "$TMP/two.expect" "$TMP/three.head" \
+    "$TMP/four.head"
 pass
