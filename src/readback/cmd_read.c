@@ -166,16 +166,17 @@ on_watch(uv_timer_t *t)
 static int
 decode(struct reader *r, const char *partition, const struct codec_record *rec)
 {
-	int	 rc;
+	struct buf	*t;
+	int		 rc;
 
-	buf_reset(&r->wire);
-	if (codec_base64_decode(rec->data64, rec->data64_len, &r->wire) != 0)
+	/* Without codecs the bytes from base64 are the record. */
+	t = r->codec == NULL ? &r->plain : &r->wire;
+	buf_reset(t);
+	if (codec_base64_decode(rec->data64, rec->data64_len, t) != 0)
 		rc = -EBADMSG;	/* codec_parse_records() checked it already */
-	else if (r->codec == NULL) {
-		buf_reset(&r->plain);
-		buf_add(&r->plain, r->wire.data, r->wire.len);
+	else if (r->codec == NULL)
 		return 0;
-	} else
+	else
 		rc = reccodec_decode(r->codec, r->wire.data, r->wire.len,
 		    RECORD_MAX, &r->plain);
 	if (rc == 0)

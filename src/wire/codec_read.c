@@ -1,9 +1,9 @@
 /*
  * Replies of the download side of DIS (codec_read.h): DescribeStream pages
  * with partitions, GetCursor, GetRecords, and the base64 decoding and JSON
- * lines the read-back commands need; apps and checkpoints.  A GetRecords reply is checked whole
- * before any record is handed out, so a caller never prints half of a
- * reply it then has to ask for again.
+ * lines the read-back commands need; apps and checkpoints.  A GetRecords
+ * reply is checked whole before any record is handed out, so a caller
+ * never prints half of a reply it then has to ask for again.
  */
 #include "config.h"
 
