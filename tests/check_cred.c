@@ -96,6 +96,17 @@ START_TEST(encrypt_test_vector)
 }
 END_TEST
 
+/*
+ * "MYAK" under the key "abc" as DIS Agent 1.2.4 encrypts it when built
+ * against the SDK it pins, 1.3.15 (AES-256-GCM; a random gen() of that
+ * SDK's own code: tests/data/sdk-record-codecs.txt, row gcm1315-gen).
+ */
+#define JAVA_1315_ABC_MYAK \
+	"3635666332323730613239306331383462303630666164363766303461626533" \
+	"3a3a393064323066386532346463623866633731323236323766333735663436" \
+	"37393a3a35356463356238646461363636653330613337633830396262646363" \
+	"373536313033623135333862"
+
 START_TEST(decrypt_test_vector)
 {
 	char	*pt;
@@ -153,6 +164,20 @@ START_TEST(decrypts_values_made_by_java)
 	    0);
 	ck_assert_str_eq(pt, "e2e-Secret-Key-0123456789abcdefXYZ");
 	secret_free(pt);
+}
+END_TEST
+
+START_TEST(decrypts_values_of_dis_agent_built_on_sdk_1_3_15)
+{
+	char	 ct[] = JAVA_1315_ABC_MYAK, *pt = (char *)"x";
+
+	ck_assert(cred_looks_encrypted(ct));
+	ck_assert_int_eq(cred_decrypt(ct, "abc", &pt), 0);
+	ck_assert_str_eq(pt, "MYAK");
+	secret_free(pt);
+	/* GCM's tag refuses a wrong key every time. */
+	ck_assert_int_eq(cred_decrypt(ct, "abd", &pt), -EBADMSG);
+	ck_assert_ptr_null(pt);
 }
 END_TEST
 
@@ -876,6 +901,7 @@ cred_suite(void)
 	tcase_add_test(tc, decrypt_test_vector);
 	tcase_add_test(tc, round_trip_random_salt_and_iv);
 	tcase_add_test(tc, decrypts_values_made_by_java);
+	tcase_add_test(tc, decrypts_values_of_dis_agent_built_on_sdk_1_3_15);
 	tcase_add_test(tc, wrong_key_or_damage_is_refused);
 	tcase_add_test(tc, decryptable_keys_are_the_dis_agents);
 	suite_add_tcase(s, tc);
