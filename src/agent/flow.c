@@ -30,6 +30,7 @@
 #include "records/framer.h"
 #include "records/keyid.h"
 #include "records/partkey.h"
+#include "records/reccodec.h"
 #include "state/registry.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
@@ -54,6 +55,8 @@ struct flow {
 	struct framer	*fr;		/* record framing options, compiled */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
+	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
+	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
 	struct hash_key	 agent_key;	/* keyid.h */
 	bool		 ids;		/* the keys carry record ids */
@@ -192,6 +195,17 @@ skip_delivered(struct flow *f, struct tailer *t, size_t read_len,
 	return 0;
 }
 
+/*
+ * The most bytes of a record before the per-record codecs, so that what
+ * goes on the wire stays under the stream's record cap: the framer and
+ * the chain cut records to this.
+ */
+static size_t
+record_cap(const struct flow *f)
+{
+	return reccodec_plain_cap(f->codec, sink_record_cap(f->sink));
+}
+
 /* framer_cb: add one record, or refuse it when the window is closed. */
 static int
 on_record(void *arg, const char *data, size_t len, uint64_t start_off,
@@ -210,7 +224,7 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	 * the committed offset still moves past its bytes. */
 	if (f->conv != NULL) {
 		if (!convert_record(f->conv, data, len, tailer_path(t),
-		    start_off, sink_record_cap(f->sink), &f->conv_out, &cut)) {
+		    start_off, record_cap(f), &f->conv_out, &cut)) {
 			if (tailer_skip_to(t, end_off))
 				files_commit(f->files, t);
 			tailer_plan_passed(t, end_off);
@@ -221,6 +235,26 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		data = f->conv_out.data;
 		len = f->conv_out.len;
 	}
+	/* The key is made from the record itself (DETERMINISTIC hashes
+	 * it), as the DIS Agent does before the SDK encodes it. */
+	if (f->ids)
+		partkey_make_id(f->pk, tailer_path(t), data, len,
+		    key_file(f, t, end_off), start_off, &f->key);
+	else
+		partkey_make(f->pk, tailer_path(t), data, len, &f->key);
+	if (f->codec != NULL) {
+		/* libcrypto failing to encrypt leaves nothing safe to send;
+		 * nothing is committed, so a restart sends it again. */
+		if (reccodec_encode(f->codec, data, len, &f->codec_out) != 0)
+			fatalx("[%s] cannot encode a record of %s at offset "
+			    "%" PRIu64 " (data.compress.enabled, "
+			    "data.encrypt.enabled)", f->fc->name,
+			    tailer_path(t), start_off);
+		data = f->codec_out.data;
+		len = f->codec_out.len;
+	}
+	/* Found in the stream: the data as sent, encoded (an encryption
+	 * with a fresh IV never matches: such a record is sent again). */
 	if (plan != NULL && skipplan_found(plan, start_off, data, len))
 		return skip_delivered(f, t, read_len, end_off, true);
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
@@ -247,11 +281,6 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		    tailer_push(t, end_off));
 	else
 		tailer_extend(t, f->cur->segs[seg].range, end_off);
-	if (f->ids)
-		partkey_make_id(f->pk, tailer_path(t), data, len,
-		    key_file(f, t, end_off), start_off, &f->key);
-	else
-		partkey_make(f->pk, tailer_path(t), data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, start_off, end_off);
 	if (plan != NULL)
@@ -277,6 +306,29 @@ retry_cur(struct flow *f)
 		set_window(f, WINDOW_FULL);
 }
 
+static void	collect_acked(const struct batch *, void *);
+static int	acked_cmp(const void *, const void *);
+
+struct acked_list {
+	struct files_acked *v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* A batch handed back undelivered: its records acknowledged so far stay
+ * known (files_keep_acked), for the next save and a successor. */
+static void
+keep_acked(struct flow *f, const struct batch *b)
+{
+	struct acked_list l = { NULL, 0, 0 };
+
+	collect_acked(b, &l);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	files_keep_acked(f->files, l.v, l.n);
+	free(l.v);
+}
+
 /* The sink handed b back: acknowledged ranges move the commit. */
 static void
 on_batch_done(struct batch *b, bool delivered, void *arg)
@@ -287,6 +339,8 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	if (delivered && !f->cancelled)
 		for (i = 0; i < b->nsegs; i++)
 			files_ack(f->files, b->segs[i].file, b->segs[i].range);
+	else if (b->ndone > 0 && f->files != NULL)
+		keep_acked(f, b);
 	batch_free(b);
 }
 
@@ -364,7 +418,7 @@ flush_one(struct tailer *t, void *arg)
 		now = 0;
 	}
 	f->reading = t;
-	(void)tailer_flush_quiet(t, f->fr, &f->rb, sink_record_cap(f->sink),
+	(void)tailer_flush_quiet(t, f->fr, &f->rb, record_cap(f),
 	    now, &quiet, on_record, f);
 	q->more = q->more || tailer_waits_for_quiet(t, f->quiet.miss_last);
 	return true;
@@ -450,7 +504,7 @@ read_some(struct flow *f, size_t *budget)
 			return !files_held(f->files, hold(f));
 		f->reading = t;
 		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
-		    sink_record_cap(f->sink), on_record, f, &r);
+		    record_cap(f), on_record, f, &r);
 		f->m.records_truncated += r.truncated;
 		files_read_done(f->files, t, n, f->window != WINDOW_OPEN,
 		    r.committed);
@@ -589,6 +643,9 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->quiet_timer);
 	f->open_handles = 3;
 	buf_init(&f->conv_out);
+	buf_init(&f->codec_out);
+	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
+	    conf->data_encrypt, conf->data_password });
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
 }
@@ -703,6 +760,8 @@ flow_handle_closed(uv_handle_t *h)
 	framer_free(f->fr);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
+	reccodec_free(f->codec);
+	buf_cleanup(&f->codec_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
 	free(f->stream_key);
@@ -741,12 +800,6 @@ flow_stream_key(const struct flow *f)
 {
 	return f->stream_key;
 }
-
-struct acked_list {
-	struct files_acked *v;
-	size_t		 n;
-	size_t		 cap;
-};
 
 /* The records of b acknowledged so far, as bytes of their files. */
 static void
@@ -813,4 +866,52 @@ bool
 flow_restart_pending(struct flow *f)
 {
 	return f->files != NULL && files_restart_pending(f->files);
+}
+
+/* --- transitions -------------------------------------------------------- */
+
+const struct conf *
+flow_conf(const struct flow *f)
+{
+	return f->conf;
+}
+
+const struct conf_flow *
+flow_fc(const struct flow *f)
+{
+	return f->fc;
+}
+
+bool
+flow_ready(const struct flow *f)
+{
+	return sink_state(f->sink) == SINK_READY;
+}
+
+struct files_handover *
+flow_hand_over(struct flow *f)
+{
+	return f->files != NULL ? files_hand_over(f->files) : NULL;
+}
+
+void
+flow_adopt(struct flow *f, struct files_handover *h)
+{
+	size_t	 n;
+
+	if (f->files == NULL) {
+		files_handover_free(h);
+		return;
+	}
+	n = files_adopt(f->files, h);
+	if (n > 0)
+		log_info("[%s] reading on %zu open file%s of the flow it "
+		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
+}
+
+void
+flow_spool(struct flow *f, struct spool *sp)
+{
+	if (f->files != NULL)
+		files_spool(f->files, sp);
 }

@@ -86,6 +86,9 @@ struct conf {
 	char		*dead_letter_file;	/* deadLetterFile ("" = beside
 						   checkpointFile) */
 	long long	 paused_retry_s;	/* pausedRetrySeconds */
+	char		*spool_dir;	/* spoolDirectory ("" = spool/ beside
+					   checkpointFile) */
+	long long	 spool_max_bytes;	/* spoolMaxBytes */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
 	char		*dedupe_on_restart;	/* dedupeOnRestart: auto, off */
@@ -93,6 +96,11 @@ struct conf {
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*serialize_type;	/* body.serialize.type: json,
 						   protobuf */
+	bool		 data_compress;		/* data.compress.enabled */
+	bool		 data_encrypt;		/* data.encrypt.enabled */
+	char		*data_password;		/* data.password
+						   (DIS_DATA_PASSWORD); never
+						   logged */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	/* Credentials and proxies: secrets are zeroed by conf_free. */
@@ -169,6 +177,30 @@ int	conf_key_check(const char *section, const char *key,
 #define CONF_LONG_LINE	8191
 size_t	conf_line_max(const char *section, const char *key);
 
+/*
+ * What a reload compares, key by key from the key table (conf_diff.c).
+ * conf_flow_diff: NULL when flows a and b have the same name and every
+ * [flow] key the same value, else the name of the first key that differs
+ * (borrowed, static).  conf_agent_diff: which kinds of [agent] keys differ
+ * between a and b, CONF_DIFF_* or'ed (0: none); *first (when first is not
+ * NULL) names the first key of the costliest kind, or NULL.
+ */
+#define CONF_DIFF_AGENT		0x01	/* timers, logging, memory: the
+					   agent's own */
+#define CONF_DIFF_CLIENT	0x02	/* endpoint, keys, proxy, CA, TLS,
+					   timeouts: a new HTTP client */
+#define CONF_DIFF_FLOWS		0x04	/* keys every flow reads (body
+					   format, retries, dead letters) */
+const char *conf_flow_diff(const struct conf_flow *a,
+	    const struct conf_flow *b);
+bool	conf_flow_same(const struct conf_flow *a, const struct conf_flow *b);
+unsigned conf_agent_diff(const struct conf *a, const struct conf *b,
+	    const char **first);
+bool	conf_agent_same(const struct conf *a, const struct conf *b);
+/* The enabled flow of c called name (borrowed from c), or NULL. */
+const struct conf_flow *conf_flow_named(const struct conf *c,
+	    const char *name);
+
 /* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */
 /*
  * The framing options of flow fc (recordDelimiter, isRemainRecordDelimiter,
@@ -185,6 +217,8 @@ bool	conf_flow_matches(const struct conf_flow *fc, const char *path);
 
 /* deadLetterFile, or deadletter.jsonl beside checkpointFile: new. */
 char	*conf_deadletter_path(const struct conf *);
+/* spoolDirectory, or spool beside checkpointFile: new. */
+char	*conf_spool_dir(const struct conf *);
 int	conf_delimiter(const char *);
 
 /*

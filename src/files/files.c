@@ -87,8 +87,8 @@ files_commit(struct files *fs, struct tailer *t)
 	e->size = tailer_size(t);
 }
 
-static void
-link_tailer(struct files *fs, struct tailer *t, bool gone)
+struct tracked *
+files_link(struct files *fs, struct tailer *t, bool gone)
 {
 	struct tracked	*k;
 
@@ -113,6 +113,13 @@ link_tailer(struct files *fs, struct tailer *t, bool gone)
 	fs->ntracked++;
 	if (tailer_is_open(t))
 		fs->nopen++;
+	return k;
+}
+
+bool
+files_tracks(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	return find_dev_ino(fs, dev, ino) != NULL;
 }
 
 void
@@ -123,6 +130,8 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 		fs->cursor = NULL;
 	if (tailer_is_open(k->t))
 		fs->nopen--;
+	if (k->spool)
+		fs->nspool--;
 	fs->ntracked--;
 	idmap_del(&fs->byid, tailer_id(k->t));
 	forget_ino(fs, k);
@@ -170,11 +179,12 @@ within(struct reg_found *found, size_t n, uint64_t size)
 /*
  * What a restart knows was delivered past off (the state file's spans,
  * the restart read's records) goes to t when it reads on from off in the
- * very file the entry describes; for any other file it is dropped.
+ * very file the entry describes (same: a descriptor handed over, known to
+ * be it); for any other file it is dropped.
  */
-static void
-attach_plan(struct files *fs, struct tailer *t, const char *path,
-    const struct stat *st, uint64_t off)
+void
+files_attach_plan(struct files *fs, struct tailer *t, const char *path,
+    const struct stat *st, uint64_t off, bool same)
 {
 	struct reg_entry *e;
 	struct reg_found *found;
@@ -187,7 +197,7 @@ attach_plan(struct files *fs, struct tailer *t, const char *path,
 		return;
 	found = registry_take_found(e, &nfound);
 	if (off != e->offset ||
-	    !resume_same_head(path, e, (uint64_t)st->st_size)) {
+	    (!same && !resume_same_head(path, e, (uint64_t)st->st_size))) {
 		free(found);
 		registry_set_acked(fs->reg, e, NULL, 0);
 		return;
@@ -222,8 +232,8 @@ files_track(struct files *fs, const char *path, const struct stat *st,
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL)
 		return 0;
-	attach_plan(fs, t, path, st, off);
-	link_tailer(fs, t, gone);
+	files_attach_plan(fs, t, path, st, off, false);
+	(void)files_link(fs, t, gone);
 	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
 	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
 	    gone ? " (rotated away; reading it to the end)" : "",
@@ -525,13 +535,39 @@ can_read(const struct tracked *k, size_t hold)
 	    !k->truncate_pending;
 }
 
+/*
+ * The spool is shipped first: a spool file that can be read, or NULL --
+ * and then *wait when one still has bytes that only its ranges in flight
+ * hold back, so that no other file is read before it.
+ */
+static struct tracked *
+next_spooled(struct files *fs, size_t hold, bool *wait)
+{
+	struct tracked	*k;
+
+	*wait = false;
+	for (k = fs->list; k != NULL && fs->nspool > 0; k = k->next) {
+		if (!k->spool)
+			continue;
+		if (can_read(k, hold))
+			return k;
+		if (can_read(k, SIZE_MAX))
+			*wait = true;
+	}
+	return NULL;
+}
+
 static struct tracked *
 next_tracked(struct files *fs, size_t hold)
 {
 	struct tracked	*k, *start;
+	bool		 wait;
 
 	if (fs->list == NULL)
 		return NULL;
+	k = next_spooled(fs, hold, &wait);
+	if (k != NULL || wait)
+		return k;
 	start = fs->cursor ? fs->cursor : fs->list;
 	k = start;
 	do {
@@ -672,6 +708,7 @@ void
 files_saved(struct files *fs)
 {
 	wholefile_saved(fs->wf);
+	files_spool_saved(fs);
 }
 
 /* --- what a restart must not send again --------------------------------- */
@@ -725,13 +762,12 @@ first_acked(const struct files_acked *acked, size_t n, uint64_t file)
 	return lo;
 }
 
-static void
-publish_one(struct files *fs, struct tracked *k, const struct files_acked *a,
+/* t's spans and the n of a into fs->scratch, merged; how many. */
+static size_t
+collect(struct files *fs, struct tailer *t, const struct files_acked *a,
     size_t na)
 {
-	struct tailer	*t = k->t;
 	struct skipplan	*p = tailer_plan(t);
-	struct reg_entry *e;
 	size_t		 want, n, i;
 
 	want = tailer_pending(t) + na + (p != NULL ? REG_MAX_SPANS : 0) + 1;
@@ -747,7 +783,24 @@ publish_one(struct files *fs, struct tracked *k, const struct files_acked *a,
 		fs->scratch[n].start = a[i].start;
 		fs->scratch[n++].end = a[i].end;
 	}
-	n = merge_spans(fs->scratch, n, tailer_committed(t));
+	return merge_spans(fs->scratch, n, tailer_committed(t));
+}
+
+size_t
+files_collect_spans(struct files *fs, struct tailer *t)
+{
+	return collect(fs, t, NULL, 0);
+}
+
+static void
+publish_one(struct files *fs, struct tracked *k, const struct files_acked *a,
+    size_t na)
+{
+	struct tailer	*t = k->t;
+	struct reg_entry *e;
+	size_t		 n;
+
+	n = collect(fs, t, a, na);
 	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
 	    tailer_ino(t));
 	if (e == NULL)
@@ -771,6 +824,31 @@ files_publish(struct files *fs, const struct files_acked *acked, size_t n)
 			continue;
 		publish_one(fs, k, acked + i, j - i);
 	}
+}
+
+void
+files_keep_acked(struct files *fs, const struct files_acked *acked, size_t n)
+{
+	struct reg_span	*v;
+	struct tailer	*t;
+	size_t		 i = 0, j, m;
+
+	v = xcalloc(n + 1, sizeof(*v));
+	while (i < n) {
+		for (j = i, m = 0; j < n && acked[j].file == acked[i].file;
+		    j++, m++) {
+			v[m].start = acked[j].start;
+			v[m].end = acked[j].end;
+		}
+		t = files_find(fs, acked[i].file);
+		if (t != NULL) {
+			tailer_set_plan(t, skipplan_add(tailer_take_plan(t), v,
+			    m, tailer_committed(t)));
+			fs->plans = true;
+		}
+		i = j;
+	}
+	free(v);
 }
 
 bool
@@ -831,6 +909,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 void
 files_start(struct files *fs)
 {
+	files_spool_resume(fs);
 	scan(fs, true);
 	if (!fs->once)
 		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
@@ -868,6 +947,7 @@ files_free(struct files *fs)
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
+	files_spool_free(fs);
 	while (fs->norphans > 0)	/* kept for a successor still written */
 		free(fs->orphans[--fs->norphans].path);
 	free(fs->orphans);

@@ -46,6 +46,7 @@ struct tracked {
 	bool		 truncate_pending : 1; /* after in-flight ranges settle */
 	bool		 vanished : 1;	/* parked, and its path lost it */
 	bool		 spans_saved : 1; /* its entry has acknowledged spans */
+	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
 
 struct files {
@@ -72,6 +73,10 @@ struct files {
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
+	char		**spool_done;	/* delivered spool files, removed after
+					   the next save */
+	size_t		 nspool_done;
+	size_t		 nspool;	/* spool files tracked */
 	bool		 once;
 	bool		 first_scan;
 	/* Not yet a scan that read a directory: until one has, nothing the
@@ -113,6 +118,19 @@ enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
 void	files_restart(struct files *, struct tracked *, const char *);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
+struct tracked *files_link(struct files *, struct tailer *, bool);
+void	files_attach_plan(struct files *, struct tailer *, const char *,
+	    const struct stat *, uint64_t, bool);
+/* t's acknowledged spans past its committed offset (its watermark's and
+ * its plan's) into fs->scratch, merged; how many. */
+size_t	files_collect_spans(struct files *, struct tailer *);
+bool	files_tracks(struct files *, uint64_t, uint64_t);
+
+/* files_spool.c */
+void	files_spool_resume(struct files *);
+void	files_spool_finished(struct files *, struct tracked *);
+void	files_spool_saved(struct files *);
+void	files_spool_free(struct files *);
 
 /* files_gone.c */
 void	files_add_orphan(struct files *, const struct reg_entry *);

@@ -118,3 +118,46 @@ skipplan_memory(const struct skipplan *p)
 	return sizeof(*p) + p->nspans * sizeof(*p->spans) +
 	    p->nfound * sizeof(*p->found);
 }
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct reg_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct skipplan *
+skipplan_add(struct skipplan *p, const struct reg_span *spans, size_t n,
+    uint64_t offset)
+{
+	struct reg_span	*v;
+	size_t		 i, m = 0, have;
+
+	if (p == NULL)
+		return skipplan_new(spans, n, NULL, 0, offset);
+	have = p->nspans - p->si;
+	v = xcalloc(have + n + 1, sizeof(*v));
+	memcpy(v, p->spans + p->si, have * sizeof(*v));
+	memcpy(v + have, spans, n * sizeof(*v));
+	qsort(v, have + n, sizeof(*v), span_cmp);
+	for (i = 0; i < have + n; i++) {
+		if (m > 0 && v[i].start <= v[m - 1].end) {
+			if (v[i].end > v[m - 1].end)
+				v[m - 1].end = v[i].end;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	free(p->spans);
+	p->spans = v;
+	p->nspans = m;
+	p->si = 0;
+	while (p->si < p->nspans && p->spans[p->si].end <= offset)
+		p->si++;
+	if (skipplan_done(p, offset)) {
+		skipplan_free(p);
+		return NULL;
+	}
+	return p;
+}

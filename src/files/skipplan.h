@@ -57,4 +57,12 @@ size_t		 skipplan_spans(const struct skipplan *, uint64_t off,
 /* Heap bytes it holds. */
 size_t		 skipplan_memory(const struct skipplan *);
 
+/*
+ * Add the n spans (sorted) to p, merged with its own, for a file read on
+ * from offset (a batch cancelled undelivered, a tailer handed over): p, or
+ * a new plan when p is NULL (steals p; NULL when nothing is left).
+ */
+struct skipplan	*skipplan_add(struct skipplan *p, const struct reg_span *,
+		    size_t n, uint64_t offset);
+
 #endif
