@@ -309,13 +309,37 @@ prepare_save(struct agent *a, bool clean)
 }
 
 /*
- * A PutRecords is about to go out: if the state on disk does not cover
- * its landing (LEASE_MS after the last save, plus its timeout), save now,
- * so that a restart after a crash reads back far enough.  Only the
+ * A PutRecords of f is about to go out: if the state on disk does not
+ * cover its landing (LEASE_MS after the last save, plus its timeout) or
+ * has no floors of its stream yet, save now, so that a restart after a
+ * crash reads back far enough.  Only the
  * registry is written: no flow is told (this runs inside a flow's call).
  */
 static void
-lease(struct agent *a)
+count_floor(int32_t part, int64_t last, void *arg)
+{
+	(void)part;
+	(void)last;
+	++*(size_t *)arg;
+}
+
+/* Whether the state on disk has floors for f's stream, or f has none to
+ * give (a streamId flow before its first acknowledgement). */
+static bool
+floors_saved(struct agent *a, const struct flow *f)
+{
+	const struct reg_stream *st;
+	size_t		 n = 0;
+
+	st = reg_run_stream(registry_run(a->reg), flow_stream_key(f));
+	if (st != NULL && st->n > 0)
+		return true;
+	flow_floors(f, count_floor, &n);
+	return n == 0;
+}
+
+static void
+lease(struct agent *a, const struct flow *f)
 {
 	int64_t	 now = wall_ms();
 	uint64_t t0 = mono_ms();
@@ -323,8 +347,10 @@ lease(struct agent *a)
 
 	if (a->state == AGENT_FINISHING || a->saving)
 		return;
+	/* The stream's floors must be on disk before its first request:
+	 * a save made before its stream was described had none. */
 	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
-	    a->land_by_ms;
+	    a->land_by_ms && floors_saved(a, f);
 	/* A new file's records can be found only through its entry; a save
 	 * for it waits as long as the save timer would (a state of many
 	 * files is slow to write), and what goes meanwhile is resent after
@@ -587,7 +613,7 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 	struct agent	*a = arg;
 
 	if (ev == FLOW_SENDING) {
-		lease(a);
+		lease(a, f);
 		return;
 	}
 	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
