@@ -646,7 +646,7 @@ END_TEST
 
 /* DIS.4225, 4226 (and 4217): a new cursor after the last record handed
  * out; what DIS gives again is not handed out twice. */
-START_TEST(read_expired_cursor_renewed_after_the_last_record)
+START_TEST(read_expired_cursor_renewed_after_the_last)
 {
 	static const char *const codes[] = { "DIS.4225", "DIS.4226",
 	    "DIS.4217" };
@@ -890,7 +890,7 @@ START_TEST(read_partitions_one_after_the_other)
 END_TEST
 
 /* A partition that expired (DIS.4319) is dropped; the others go on. */
-START_TEST(read_expired_partition_dropped_named_missing_one_fatal)
+START_TEST(read_expired_partition_dropped_named_one_fatal)
 {
 	struct rb_opts	 o;
 	const char	*only[] = { "1" };
@@ -998,8 +998,8 @@ readback_loop_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, read_cursor_then_records_by_next_cursor_to_the_end);
-	tcase_add_loop_test(tc, read_expired_cursor_renewed_after_the_last_record,
-	    0, 3);
+	tcase_add_loop_test(tc, read_expired_cursor_renewed_after_the_last, 0,
+	    3);
 	tcase_add_test(tc, read_expired_first_cursor_asks_the_start_again);
 	tcase_add_test(tc, read_trimmed_partition_goes_on_from_the_oldest);
 	tcase_add_test(tc, read_out_of_range_records_renew_the_cursor);
@@ -1008,7 +1008,7 @@ readback_loop_suite(void)
 	tcase_add_test(tc, read_latest_renewed_after_the_newest_described);
 	tcase_add_test(tc, read_app_checkpoint_then_after_it);
 	tcase_add_test(tc, read_partitions_one_after_the_other);
-	tcase_add_test(tc, read_expired_partition_dropped_named_missing_one_fatal);
+	tcase_add_test(tc, read_expired_partition_dropped_named_one_fatal);
 	tcase_add_test(tc, read_auth_errors_end_the_read);
 	tcase_add_test(tc, read_freed_with_requests_on_the_wire);
 	suite_add_tcase(s, tc);
