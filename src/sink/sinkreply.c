@@ -1,6 +1,7 @@
 /*
  * Replies to PutRecords (sink_int.h): acknowledged records are done,
- * retriable ones resent alone after a backoff, those DIS rejects for good
+ * retriable ones resent after a backoff (riding in the flow's next request
+ * when one leaves first: sink.c), those DIS rejects for good
  * dead-lettered (one WARN per reply with the count by code); request-level
  * failures retried by cause, throttling adapting the window (AIMD), and
  * errors only the operator can fix pausing the sink behind one probe.
@@ -220,8 +221,7 @@ split(struct sink *s, struct batch *b, long status, const char *code,
 		memset(&t, 0, sizeof(t));
 		tally(&t, why, b->sent_idx[0]);
 		log_dead(s, b, &t);
-		b->recs[b->sent_idx[0]].done = true;
-		b->ndone++;
+		batch_mark_done(b, b->sent_idx[0]);
 		b->limit = 0;
 		if (!finish_if_done(s, b))
 			sink_schedule(s, b, 0);
@@ -319,7 +319,7 @@ static bool
 apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
     size_t *throttle)
 {
-	struct batch_rec *rec;
+	const struct batch_rec *rec;
 	struct dead_tally dead;
 	size_t		 i;
 	bool		 retry = false;
@@ -342,8 +342,7 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 			continue;
 		} else
 			tally(&dead, res[i].code, b->sent_idx[i]);
-		rec->done = true;
-		b->ndone++;
+		batch_mark_done(b, b->sent_idx[i]);
 	}
 	log_dead(s, b, &dead);
 	return retry;
@@ -389,6 +388,12 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 		sink_try_send(s, b);
 		return;
 	}
+	/* Records failed one by one: they go again after the backoff, in a
+	 * request of their own only when nothing else of the flow waits to
+	 * leave, else in the first request with room for them (sink.c:
+	 * remnant_may_go, absorb_riders).  Meanwhile the batch takes no place
+	 * in the window, so the flow's next batch can be that request. */
+	b->remnant = true;
 	sink_schedule(s, b, sink_backoff(s, b));
 }
 
@@ -419,5 +424,6 @@ sinkreply_done(const struct http_response *r, void *arg)
 		request_failed(s, b, r);
 	if (s->cbs.ended != NULL)
 		s->cbs.ended(s->cbs.arg);
+	sink_release_parked(s);
 }
 
