@@ -651,6 +651,11 @@ START_TEST(what_cannot_be_placed_says_why)
 	ck_assert_int_eq(judge(c, reg, &r, &p), IMPORT_SKIPPED);
 	ck_assert_msg(strstr(p.why, "past the end") != NULL, "%s", p.why);
 	importstate_place_cleanup(&p);
+	/* Inside a line: not where the DIS Agent stops. */
+	r = row_for(a, text, 10, 7);
+	ck_assert_int_eq(judge(c, reg, &r, &p), IMPORT_SKIPPED);
+	ck_assert_msg(strstr(p.why, "inside a line") != NULL, "%s", p.why);
+	importstate_place_cleanup(&p);
 	/* Gone: deleted, and nothing in its directory has its inode. */
 	log_file("gone.log", text, g);
 	r = row_for(g, text, 10, 5);

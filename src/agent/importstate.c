@@ -207,6 +207,36 @@ check_head(const struct disckpt_row *row, struct importstate_place *p)
 	return IMPORT_PLACED;
 }
 
+/*
+ * The DIS Agent's offsets follow a record's delimiter: one that does not
+ * is not a position of this file (or a row made by hand), and taking it
+ * would skip the rest of that line.  Not so with isMissLastRecordDelimiter,
+ * whose last line goes without one.
+ */
+static enum importstate_verdict
+check_boundary(const struct conf_flow *fc, struct importstate_place *p)
+{
+	unsigned char	 c;
+	ssize_t		 n;
+	int		 fd, delim = conf_delimiter(fc->record_delimiter);
+
+	if (p->offset == 0 || fc->miss_last_delimiter)
+		return IMPORT_PLACED;
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1)
+		return skip(p, "%s: %s", p->path, strerror(errno));
+	n = pread(fd, &c, 1, (off_t)(p->offset - 1));
+	close(fd);
+	if (n != 1)
+		return skip(p, "%s: cannot read the byte before offset %ju",
+		    p->path, (uintmax_t)p->offset);
+	if (c != (unsigned char)delim)
+		return skip(p, "offset %ju of %s is inside a line (the byte "
+		    "before it is not the record delimiter): it is read from "
+		    "its start", (uintmax_t)p->offset, p->path);
+	return IMPORT_PLACED;
+}
+
 /* disagent's own head fingerprint, as a tailer computes it at open. */
 static enum importstate_verdict
 fingerprint(const struct conf_flow *fc, struct importstate_place *p)
@@ -253,6 +283,8 @@ importstate_judge(const struct conf_flow *fc, struct registry *reg,
 		return skip(p, "offset %ju is past the end of %s (%ju bytes): "
 		    "it was truncated since; it is read from its start",
 		    (uintmax_t)p->offset, p->path, (uintmax_t)p->size);
+	if (check_boundary(fc, p) != IMPORT_PLACED)
+		return IMPORT_SKIPPED;
 	e = registry_find(reg, fc->name, p->dev, p->ino);
 	if (e != NULL)
 		return skip(p, "the state file has a position for it already "

@@ -60,8 +60,9 @@ size_t	 importstate_flows(const struct conf *, const char *flow_id,
  * Where row's file is now and the offset fc goes on from, or why not:
  * a fileId that is not a device and inode, a file gone, an inode that
  * holds another file now (its head is not the one the DIS Agent saw), no
- * head to compare and an offset past 0, an offset past the file's end,
- * a position the state file already has (reg), a whole-file flow.
+ * head to compare and an offset past 0, an offset past the file's end or
+ * not after a record delimiter, a position the state file already has
+ * (reg), a whole-file flow.
  * Reads the file system only; changes nothing.  out is filled either way
  * (importstate_place_cleanup it).
  */
