@@ -3,7 +3,8 @@
  * `disagent import-state`: the SQLite table FILE_CHECKPOINTS, one row per
  * flow and file, opened read-only (the DIS Agent may still have it open),
  * and the two texts its rows key on, the flow id "dis:STREAM:PATTERN" and
- * the fileId "(dev=HEX,ino=DEC)".  The only file that includes <sqlite3.h>.
+ * the fileId "(dev=HEX,ino=DEC)".  The only file of src/ that includes
+ * <sqlite3.h>; the library is loaded when a file is read, not linked.
  */
 #ifndef DISAGENT_DISCKPT_H
 #define DISAGENT_DISCKPT_H
