@@ -575,8 +575,9 @@ START_TEST(throttled_sends_are_paced)
 	reply_put(0, "DIS.4303 DIS.4303");
 	reply_put(1, "DIS.4303 DIS.4303");
 	wait_answered();
-	/* Halved twice, and a pace of 50 then 100 ms between sends. */
-	ck_assert_uint_eq(sink_window(h.sink), 1);
+	/* Both left before the first decrease: one round, halved once, a
+	 * pace of 50 ms. */
+	ck_assert_uint_eq(sink_window(h.sink), 2);
 	ck_assert_uint_eq(h.m.throttled, 2);
 	/* The retries ride in one request, the later one's records after
 	 * those of the batch it took. */
@@ -585,15 +586,20 @@ START_TEST(throttled_sends_are_paced)
 	ck_assert_msg(strcmp(first, "b0 b1 a0 a1") == 0 ||
 	    strcmp(first, "a0 a1 b0 b1") == 0, "%s", first);
 	ck_assert_uint_eq(sink_pending(h.sink), 1);
-	/* It set the next send 100 ms after itself. */
-	submit("c", 1);
+	/* Sent after that decrease: a new round, halved again, 100 ms. */
+	reply_put(2, "DIS.4303 DIS.4303 DIS.4303 DIS.4303");
 	wait_reqs(4);
-	ck_assert_uint_ge(h.reqs[3].at_ms - h.reqs[2].at_ms, 100);
-	ck_assert_str_eq(records_of(3), "c0");
-	reply_put(2, "- - - -");
-	reply_put(3, "-");
+	ck_assert_uint_eq(sink_window(h.sink), 1);
+	ck_assert_uint_ge(h.reqs[3].at_ms - h.reqs[2].at_ms, 50);
+	submit("c", 1);
+	wait_reqs(5);
+	ck_assert_uint_ge(h.reqs[4].at_ms - h.reqs[3].at_ms, 100);
+	ck_assert_str_eq(records_of(4), "c0");
+	reply_put(3, "- - - -");
+	reply_put(4, "-");
 	wait_done(2);
 	ck_assert_uint_eq(h.m.records_sent, 5);
+	ck_assert_uint_eq(h.m.throttled, 3);
 }
 END_TEST
 

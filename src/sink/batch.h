@@ -63,6 +63,7 @@ struct batch {
 	unsigned	 attempt;
 	bool		 sending;	/* a request is in flight */
 	uint64_t	 sent_ms;
+	uint64_t	 sent_seq;	/* the sink's count of sends, at this one */
 	uint64_t	 due_ms;	/* when a scheduled send is due */
 	struct buf	 body;		/* body of the request in flight */
 	size_t		*sent_idx;	/* record index of each body entry */

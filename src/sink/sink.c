@@ -442,6 +442,7 @@ send_batch(struct sink *s, struct batch *b)
 	}
 	b->sending = true;
 	b->sent_ms = mono_ms();
+	b->sent_seq = ++s->sent_seq;
 	s->inflight++;
 }
 

@@ -39,6 +39,8 @@ struct sink {
 	size_t		 inflight;	/* on the wire */
 	double		 window;	/* AIMD: batches allowed out */
 	uint64_t	 pace_ms;	/* gap between sends while throttled */
+	uint64_t	 sent_seq;	/* requests sent so far */
+	uint64_t	 decreased_seq;	/* sent_seq at AIMD's last decrease */
 	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
 	uv_timer_t	 timer;		/* the head of timed */

@@ -31,10 +31,29 @@
 
 /* --- throttling (AIMD) -------------------------------------------------- */
 
+/*
+ * Decrease once per round trip: the replies to requests that left before
+ * the last decrease tell of the same congestion, not a new one (as TCP
+ * halves once per window).  Without this, a window of full requests that
+ * came back throttled together halved the window and doubled the pacing
+ * once each (4 requests: a sixteenth, 400 ms), and a stream at its write
+ * limit idled for seconds while the pacing came down again.
+ */
+static bool
+new_round(struct sink *s, const struct batch *b)
+{
+	if (b->sent_seq <= s->decreased_seq)
+		return false;
+	s->decreased_seq = s->sent_seq;
+	return true;
+}
+
 static void
-throttled(struct sink *s)
+throttled(struct sink *s, const struct batch *b)
 {
 	s->m->throttled++;
+	if (!new_round(s, b))
+		return;
 	s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
 	s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) : 50;
 }
@@ -42,9 +61,11 @@ throttled(struct sink *s)
 /* A few throttled records in a batch: one request fewer in flight, no
  * pacing (halving on every 5% of DIS.4303 would starve the flow). */
 static void
-throttled_lightly(struct sink *s)
+throttled_lightly(struct sink *s, const struct batch *b)
 {
 	s->m->throttled++;
+	if (!new_round(s, b))
+		return;
 	s->window = s->window - 1 < 1.0 ? 1.0 : s->window - 1;
 }
 
@@ -281,7 +302,7 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 		split(s, b, r->status, code, msg);
 		return;
 	case RETRY_SLOW:
-		throttled(s);
+		throttled(s, b);
 		delay = MAX(sink_backoff(s, b), (uint64_t)SLOW_MIN_MS);
 		break;
 	default:
@@ -375,9 +396,9 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	/* AIMD by the share of records DIS throttled: most of them, halve
 	 * and pace; some, one request fewer; a few, as a success. */
 	if (throttle * 2 >= b->nsent && b->nsent > 0)
-		throttled(s);
+		throttled(s, b);
 	else if (throttle * 10 >= b->nsent && throttle > 0)
-		throttled_lightly(s);
+		throttled_lightly(s, b);
 	else
 		succeeded(s);
 	if (finish_if_done(s, b))
