@@ -77,7 +77,7 @@ compile() {
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts"
 for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
-    pattern jackson jackson_parse \
+    pattern jackson jackson_parse re \
     logparse convert convert_build deadletter; do
 	compile "$f" "$(srcfile "$f")"
 done
@@ -86,7 +86,7 @@ for f in pwcrypt reccodec; do
 	compile "$f" "$(srcfile "$f")"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
-$out/deadletter.o $out/codec.o"
+$out/deadletter.o $out/codec.o $out/re.o"
 # shellcheck disable=SC2086
 compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
 # shellcheck disable=SC2086
