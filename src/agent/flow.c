@@ -344,7 +344,7 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	if (delivered && !f->cancelled)
 		for (i = 0; i < b->nsegs; i++)
 			files_ack(f->files, b->segs[i].file, b->segs[i].range);
-	else if (b->ndone > 0 && f->files != NULL)
+	else if ((b->ndone > 0 || b->nacked > 0) && f->files != NULL)
 		keep_acked(f, b);
 	batch_free(b);
 }
@@ -806,7 +806,20 @@ flow_stream_key(const struct flow *f)
 	return f->stream_key;
 }
 
-/* The records of b acknowledged so far, as bytes of their files. */
+static void
+add_acked(struct acked_list *l, uint64_t file, uint64_t start, uint64_t end)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n].file = file;
+	l->v[l->n].start = start;
+	l->v[l->n++].end = end;
+}
+
+/* The records of b acknowledged so far (and those of the batches it
+ * absorbed), as bytes of their files. */
 static void
 collect_acked(const struct batch *b, void *arg)
 {
@@ -814,19 +827,16 @@ collect_acked(const struct batch *b, void *arg)
 	const struct batch_rec *r;
 	size_t		 i;
 
+	for (i = 0; i < b->nacked; i++)
+		add_acked(l, b->acked[i].file, b->acked[i].start,
+		    b->acked[i].end);
 	if (b->ndone == 0)
 		return;
 	for (i = 0; i < b->nrecs; i++) {
 		r = &b->recs[i];
-		if (!r->done)
-			continue;
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 64;
-			l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
-		}
-		l->v[l->n].file = b->segs[r->seg].file;
-		l->v[l->n].start = r->file_off;
-		l->v[l->n++].end = r->file_end;
+		if (r->done)
+			add_acked(l, b->segs[r->seg].file, r->file_off,
+			    r->file_end);
 	}
 }
 

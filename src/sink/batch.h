@@ -14,7 +14,9 @@
  * The sink may merge a batch whose records it must resend into a later
  * batch of the same flow (batch_absorb): the later batch then owns the
  * records and the segments, and its done callback acknowledges both; the
- * earlier batch is freed by the sink and never handed back.
+ * earlier batch is freed by the sink and never handed back.  The records
+ * the earlier batch had acknowledged are kept as spans (acked), so that
+ * what is known delivered stays known (the flow publishes it).
  */
 #ifndef DISAGENT_BATCH_H
 #define DISAGENT_BATCH_H
@@ -36,6 +38,13 @@ struct batch_rec {
 	bool		 done;		/* acknowledged or dead-lettered */
 	uint64_t	 file_off;	/* offset of its first byte in the file */
 	uint64_t	 file_end;	/* just past its last byte there */
+};
+
+/* Bytes [start, end) of the file with id file, acknowledged. */
+struct batch_acked {
+	uint64_t	 file;
+	uint64_t	 start;
+	uint64_t	 end;
 };
 
 /* One range of one file inside a batch, for the commit watermark. */
@@ -78,6 +87,10 @@ struct batch {
 	struct batch	*all_next;	/* every batch the sink holds */
 	struct batch	*all_prev;
 	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
+	/* Records of batches it absorbed that were acknowledged there:
+	 * bytes of their files a restart must not send again. */
+	struct batch_acked *acked;
+	size_t		 nacked;
 	bool		 uncertain;	/* an attempt ended without a verdict:
 					   it may have landed */
 };

@@ -154,10 +154,10 @@ sink_record_cap(const struct sink *s)
 
 /* --- the queues --------------------------------------------------------- */
 
-void
-sink_hand_back(struct sink *s, struct batch *b, bool delivered)
+/* b leaves the list of the batches the sink holds. */
+static void
+unlink_all(struct sink *s, struct batch *b)
 {
-	s->pending--;
 	if (b->all_prev != NULL)
 		b->all_prev->all_next = b->all_next;
 	else
@@ -165,6 +165,13 @@ sink_hand_back(struct sink *s, struct batch *b, bool delivered)
 	if (b->all_next != NULL)
 		b->all_next->all_prev = b->all_prev;
 	b->all_next = b->all_prev = NULL;
+}
+
+void
+sink_hand_back(struct sink *s, struct batch *b, bool delivered)
+{
+	s->pending--;
+	unlink_all(s, b);
 	seqsnap_unpin(b->pin);
 	b->pin = NULL;
 	s->cbs.done(b, delivered, s->cbs.arg);
@@ -368,6 +375,22 @@ sink_has_room(const struct sink *s)
 }
 
 /*
+ * t, absorbed into b, leaves the sink's list; what it pinned (it was sent
+ * before b: the older floors) and its uncertainty are b's now.
+ */
+static void
+forget(struct sink *s, struct batch *t, struct batch *b)
+{
+	unlink_all(s, t);
+	if (t->pin != NULL) {
+		seqsnap_unpin(b->pin);
+		b->pin = t->pin;
+		t->pin = NULL;
+	}
+	b->uncertain = b->uncertain || t->uncertain;
+}
+
+/*
  * Before b's request is built: the remnants that fit take their place in
  * it, oldest first (the timed queue is in due order), within
  * maxBufferSizeRecords, the request cap and BATCH_MAX_SEGS.  Each is merged
@@ -398,6 +421,7 @@ absorb_riders(struct sink *s, struct batch *b)
 		*pp = t->next;
 		t->next = NULL;
 		batch_absorb(b, t);
+		forget(s, t, b);
 		batch_free(t);		/* its records and ranges are b's */
 		s->pending--;
 		n += tn;
