@@ -86,6 +86,20 @@ keyid_file(const struct hash_key *agent, const char *flow, uint64_t dev,
 	return hash_sip(agent, buf, n + 24) & KEYID_FILE_MASK;
 }
 
+/* The two base64url characters of each 12-bit value. */
+static char	pairs[4096][2];
+
+static void
+make_pairs(void)
+{
+	int	 i;
+
+	for (i = 4095; i >= 0; i--) {
+		pairs[i][0] = b64url[i >> 6];
+		pairs[i][1] = b64url[i & 63];
+	}
+}
+
 void
 keyid_encode(uint64_t file, uint64_t off, char out[KEYID_LEN])
 {
@@ -100,12 +114,15 @@ keyid_encode(uint64_t file, uint64_t off, char out[KEYID_LEN])
 		lo = hi ^ round_fn(lo, i);
 		hi = t;
 	}
-	for (i = 5; i >= 0; i--) {
-		out[i] = b64url[hi & 63];
-		out[6 + i] = b64url[lo & 63];
-		hi >>= 6;
-		lo >>= 6;
-	}
+	if (pairs[0][0] == '\0')
+		make_pairs();
+	/* Two characters (12 bits) at a time: this runs for every record. */
+	memcpy(out, pairs[hi >> 24 & 0xfff], 2);
+	memcpy(out + 2, pairs[hi >> 12 & 0xfff], 2);
+	memcpy(out + 4, pairs[hi & 0xfff], 2);
+	memcpy(out + 6, pairs[lo >> 24 & 0xfff], 2);
+	memcpy(out + 8, pairs[lo >> 12 & 0xfff], 2);
+	memcpy(out + 10, pairs[lo & 0xfff], 2);
 }
 
 static int
