@@ -944,6 +944,44 @@ START_TEST(successor_still_compressed_is_followed_once_whole)
 }
 END_TEST
 
+/*
+ * A parked file compressed away (nothing left at its path), first in the
+ * tracked list: the successor it is followed into is tracked while the
+ * list is walked, and must not be dropped with it.
+ */
+START_TEST(parked_file_compressed_away_is_read_on_in_its_successor)
+{
+	flow_conf("*.log", "");
+	h.fc->max_open_files = 1;
+	write_file("a.log", "a1\n");
+	start();
+	read_all(100, true);
+	(void)took();
+	/* b.log, tracked last (the head of the list), read, then parked
+	 * for a.log's new line. */
+	write_file("b.log", "line-0001\nline-0002\nline-0003\nline-0004\n"
+	    "line-0005\nline-0006\nline-0007\n");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_uint_eq(h.nrecs, 7);
+	(void)took();
+	append_file("a.log", "a2\n");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:a2@3");
+	h.count_fds = true;
+	ck_assert_uint_eq(open_fds(), 1);	/* a.log's: b.log is parked */
+	h.count_fds = false;
+	write_gz("b.log.1.gz", TEN_LINES, GZ_WHOLE);
+	path_of_unlink("b.log");
+	wait_scans(2);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "b.log.1.gz:line-0008@70 "
+	    "b.log.1.gz:line-0009@80 b.log.1.gz:line-0010@90");
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+}
+END_TEST
+
 START_TEST(damaged_successor_is_counted_lost_once)
 {
 	static char	 text[100 + 300 * 10 + 1];
@@ -1128,6 +1166,8 @@ files_suite(void)
 	tcase_add_test(tc, file_at_hold_ranges_is_skipped);
 	tcase_add_test(tc, first_scan_without_its_directory_loses_nothing);
 	tcase_add_test(tc, successor_still_compressed_is_followed_once_whole);
+	tcase_add_test(tc,
+	    parked_file_compressed_away_is_read_on_in_its_successor);
 	tcase_add_test(tc, damaged_successor_is_counted_lost_once);
 	tcase_add_test(tc, unreadable_file_is_reported_once);
 	suite_add_tcase(s, tc);
