@@ -546,7 +546,12 @@ finish(struct agent *a)
 		    "the next run continues from the saved offsets");
 		a->exit_code = 1;
 	}
-	(void)save_state(a, true);
+	if (save_state(a, true) != 0 && a->once) {
+		log_error("--once: the state could not be saved to %s; the "
+		    "next run sends again what this one delivered",
+		    a->conf->checkpoint_file);
+		a->exit_code = 1;
+	}
 	report(a);
 	write_metrics(a);
 	for (i = 0; i < a->nflows; i++)

@@ -68,7 +68,9 @@ const struct key conf_keys[] = {
 	{ KS_AGENT, "checkpointFile", KT_STRING, .off = AOFF(checkpoint_file),
 	  .def = "/var/lib/disagent/state.json", .flags = KF_NONEMPTY,
 	  .help = "File that records how far each log file has been "
-	  "delivered, so a restart resumes where it stopped." },
+	  "delivered, so a restart resumes where it stopped. Its directory "
+	  "is made at start (mode 0750) when missing; -t and the start fail "
+	  "when it cannot be made or written." },
 	{ KS_AGENT, "caFile", KT_STRING, .off = AOFF(ca_file), .def = "",
 	  .check = conf_check_ca_file,
 	  .help = "CA bundle (PEM) used to verify the endpoint's "
@@ -129,7 +131,8 @@ const struct key conf_keys[] = {
 	  .def = "",
 	  .help = "File that receives, as JSON lines, the records DIS "
 	  "rejected as invalid (flow, file, offset, code, message, data). "
-	  "Empty means deadletter.jsonl beside checkpointFile." },
+	  "Empty means deadletter.jsonl beside checkpointFile. Its "
+	  "directory is made at start when missing, as checkpointFile's." },
 	{ KS_AGENT, "pausedRetrySeconds", KT_INT, .min = 1, .max = 3600,
 	  .off = AOFF(paused_retry_s), .def = "60",
 	  .help = "While delivery is paused by an error only the operator "

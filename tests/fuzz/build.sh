@@ -74,7 +74,8 @@ compile() {
 }
 
 # The agent.ini reader, in the files it is split into.
-confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts"
+confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
+    statedir"
 for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
     pattern jackson jackson_parse \
     logparse convert convert_build deadletter; do
