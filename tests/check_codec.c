@@ -296,6 +296,22 @@ START_TEST(parse_put_garbage_is_ebadmsg)
 }
 END_TEST
 
+/* A reply for another number of records says how many it holds. */
+START_TEST(put_entries_counts_a_reply_of_any_length)
+{
+	static const char two[] = "{\"records\":[{\"sequence_number\":\"1\"},"
+	    "{\"error_code\":\"DIS.4303\"}],\"failed_record_count\":1}";
+
+	ck_assert_int_eq(codec_put_entries(two, strlen(two)), 2);
+	ck_assert_int_eq(codec_put_entries("{\"records\":[]}", 14), 0);
+	ck_assert_int_eq(codec_put_entries(two, strlen(two) - 1), -EBADMSG);
+	ck_assert_int_eq(codec_put_entries("{\"records\":[1]}", 15),
+	    -EBADMSG);
+	ck_assert_int_eq(codec_put_entries("<html></html>", 13), -EBADMSG);
+	ck_assert_int_eq(codec_put_entries(NULL, 0), -EBADMSG);
+}
+END_TEST
+
 START_TEST(parse_put_missing_or_wrong_records_is_ebadmsg)
 {
 	struct codec_result	 res[1];
@@ -562,6 +578,7 @@ codec_suite(void)
 
 	tc = tcase_create("parse_put");
 	tcase_add_test(tc, parse_put_all_acknowledged);
+	tcase_add_test(tc, put_entries_counts_a_reply_of_any_length);
 	tcase_add_test(tc, parse_put_shortcut_agrees_with_the_full_parser);
 	tcase_add_test(tc, parse_put_shortcut_long_strings_at_every_offset);
 	tcase_add_test(tc, parse_put_spec_partial_failure);

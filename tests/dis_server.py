@@ -82,6 +82,9 @@ Faults (CLI --name or POST /_test/faults {"name": value}):
                              fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
+  short_replies, html_replies  the next N PutRecords are accepted, but
+                             answered 200 with the reply's last entry
+                             left out, or with an HTML page
 max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
 5 MiB ADVANCED), compared with the sum of decoded record sizes.  A uniform
 draw u per request (only while drop > 0) picks drop; one per PutRecords picks
@@ -650,6 +653,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
+    "short_replies": int, "html_replies": int,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -706,6 +710,7 @@ class State:
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
+            "short_replies": 0, "html_replies": 0,
         }
         self.reqno = 0
         self.stats = {"requests": 0, "put_requests": 0,
@@ -1462,11 +1467,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return 200, obj, summary
             self.request_faults(f)
             obj, summary = put_records(state, reqno, headers, body)
+            bad = self.bad_reply(obj)
+            if bad is not None:
+                return 200, bad[0], summary + " reply=" + bad[1]
             if media_type(headers) == PROTOBUF_TYPE:
                 obj = RawReply(PROTOBUF_CTYPE, pb_encode_result(obj))
             return 200, obj, summary
         except HttpError as e:
             return e.status, e.body, "%s error=%s" % (op, e.code)
+
+    def bad_reply(self, obj):
+        """A 200 that acknowledges nothing, while short_replies or
+        html_replies count down (the records were accepted all the same):
+        the reply without its last entry, or an HTML page.  None, or
+        (reply, what it is)."""
+        state = self.server.state
+        with state.lock:
+            f = state.faults
+            if f["html_replies"] > 0:
+                f["html_replies"] -= 1
+                return (RawReply("text/html", b"<html><body><h1>502 Bad "
+                                 b"Gateway</h1></body></html>\n"), "html")
+            if f["short_replies"] > 0:
+                f["short_replies"] -= 1
+                short = dict(obj, records=obj["records"][:-1])
+                if media_type(self.lower_headers()) == PROTOBUF_TYPE:
+                    short = RawReply(PROTOBUF_CTYPE,
+                                     pb_encode_result(short))
+                return short, "short"
+        return None
 
     def request_faults(self, f):
         u = self.server.state.draw()

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -549,6 +550,25 @@ codec_parse_put(const char *body, size_t len, struct codec_result *res,
 bad:
 	json_decref(root);
 	return -EBADMSG;
+}
+
+int
+codec_put_entries(const char *body, size_t len)
+{
+	json_t	*root, *recs, *rec;
+	size_t	 i;
+	int	 n = -EBADMSG;
+
+	root = load(body, len);
+	recs = json_object_get(root, "records");
+	if (json_is_array(recs) && json_array_size(recs) <= INT_MAX) {
+		n = (int)json_array_size(recs);
+		json_array_foreach(recs, i, rec)
+			if (!json_is_object(rec))
+				n = -EBADMSG;
+	}
+	json_decref(root);
+	return n;
 }
 
 int
