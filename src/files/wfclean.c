@@ -81,12 +81,15 @@ cleanup_failed(struct wholefile *wf, struct wf_file *f, int r)
 	    policy_verb(wf->policy), f->path);
 	metrics_set_error(wf->m, "CLEANUP", msg, wall_s());
 	if (r != f->err)
-		log_warn("[%s] delivered, but cannot %s %s%s%s: %s; will retry "
-		    "at every rescan (nothing is sent again)", wf->fc->name,
-		    policy_verb(wf->policy), f->path,
+		log_warn("[%s] delivered, but cannot %s %s%s%s: %s%s; will "
+		    "retry at every rescan (nothing is sent again)",
+		    wf->fc->name, policy_verb(wf->policy), f->path,
 		    wf->policy == CLEANUP_DELETE ? "" : " to ",
 		    wf->policy == CLEANUP_MOVE ? wf->fc->move_dir :
-		    to != NULL ? to : "", strerror(-r));
+		    to != NULL ? to : "", strerror(-r), r != -ELOOP ? "" :
+		    " (a directory on its way below the pattern's directory, "
+		    "or fileMoveToDir, is a symbolic link, which the agent "
+		    "never deletes or moves through)");
 	free(to);
 	f->err = r;
 }
@@ -95,7 +98,7 @@ cleanup_failed(struct wholefile *wf, struct wf_file *f, int r)
 static void
 clean_one(struct wholefile *wf, struct wf_file *f)
 {
-	char	*to = NULL;
+	char	*to = NULL, *base;
 	int	 r;
 
 	if (wf->policy == CLEANUP_KEEP) {
@@ -104,8 +107,18 @@ clean_one(struct wholefile *wf, struct wf_file *f)
 		wholefile_move(wf, f, WF_KEPT);
 		return;
 	}
-	r = cleanup_apply(wf->policy, f->path, wf->fc->move_dir,
+	base = cleanup_base(wf->fc);
+	r = cleanup_apply(wf->policy, base, f->path, &f->id, wf->fc->move_dir,
 	    wf->fc->file_suffix, &to);
+	free(base);
+	if (r == -ESTALE) {
+		/* Replaced or changed since the check a moment ago: never
+		 * acted on; the next rescan looks at it afresh. */
+		log_info("[%s] %s changed while it was being cleaned up: left "
+		    "alone; looked at again at the next rescan", wf->fc->name,
+		    f->path);
+		return;
+	}
 	if (r < 0) {
 		cleanup_failed(wf, f, r);
 		return;
