@@ -446,7 +446,7 @@ setup(void)
 static void
 start(const char *extra)
 {
-	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL };
+	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL, false };
 	char		 ini[PATH_MAX], err[512], *text;
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");

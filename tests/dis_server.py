@@ -40,7 +40,9 @@ Error codes chosen for this server:
   DIS.4103  X-Sdk-Date more than 15 minutes away from the server clock
   DIS.4104  X-Sdk-Date missing or not yyyyMMdd'T'HHmmss'Z'
   DIS.4105  credential scope date differs from the X-Sdk-Date day
-  DIS.4106  credential scope region/service/terminator wrong
+  DIS.4106  credential scope service/terminator wrong
+  DIS.4111  credential scope region wrong (DIS's own "Invalid Region
+            header")
   DIS.4110  signature mismatch
   DIS.4113  no X-Auth-Token and no Authorization while --token is set;
             temporary keys without X-Security-Token
@@ -366,7 +368,11 @@ def verify_signature(method, path, query, headers, body, credentials,
         if scope[0] != sdk_date[:8]:
             raise AuthError("DIS.4105", "credential scope date differs "
                             "from X-Sdk-Date")
-        if scope[1:] != [region, SERVICE, TERMINATOR]:
+        if scope[1] != region:
+            # DIS's own code for a region it does not serve.
+            raise AuthError("DIS.4111", "Invalid Region header: %s, not "
+                            "%s" % (scope[1], region))
+        if scope[2:] != [SERVICE, TERMINATOR]:
             raise AuthError("DIS.4106", "credential scope must be "
                             "DATE/%s/%s/%s" % (region, SERVICE, TERMINATOR))
     sk = credentials.get(auth["ak"])

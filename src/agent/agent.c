@@ -304,6 +304,29 @@ inflight(struct agent *a)
 	return n;
 }
 
+/*
+ * --once is done: say so, and what stays in the files -- a last line
+ * without its delimiter waits for it (the bytes behind once every record
+ * is acknowledged), as do lines written since the run began.
+ */
+static void
+once_delivered(struct agent *a)
+{
+	uint64_t	 left = 0;
+	size_t		 i;
+
+	for (i = 0; i < a->nflows; i++)
+		left += flow_metrics(a->flows[i])->bytes_behind;
+	if (left == 0)
+		log_info("--once: everything up to the end of each file is "
+		    "delivered");
+	else
+		log_info("--once: every complete record is delivered; %" PRIu64
+		    " bytes wait in the files (a last line without its "
+		    "delimiter, or lines written since the run began) for a "
+		    "later run", left);
+}
+
 static void
 on_check_idle(uv_idle_t *h)
 {
@@ -331,8 +354,7 @@ on_check_idle(uv_idle_t *h)
 		flow_kick(a->flows[i]);
 	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
 		if (a->exit_code == 0)
-			log_info("--once: everything up to the end of each "
-			    "file is delivered");
+			once_delivered(a);
 		finish(a);
 	}
 }

@@ -150,7 +150,10 @@ sinkreply_halt(struct sink *s, long status, const char *code, const char *msg)
 		    "%s: %s", s->fc->stream, status, code, msg,
 		    retry_halt_hint(status, code));
 	metrics_set_error(s->m, code[0] ? code : "HTTP", reason, wall_s());
-	if (s->last_halt_log_ms == 0 ||
+	if (s->cbs.once)
+		log_error("delivery stopped for %s; data stays on disk for "
+		    "the next run", reason);
+	else if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
 		log_error("delivery paused for %s; data stays on disk and "
 		    "is retried every %lld s", reason, s->conf->paused_retry_s);
