@@ -1,12 +1,14 @@
 #!/bin/sh
-# build.sh OUTDIR: compile the libFuzzer targets fuzz_put_reply, fuzz_conf
-# and fuzz_convert into OUTDIR with clang, AddressSanitizer (leak detection
+# build.sh OUTDIR: compile the libFuzzer targets (FUZZ_ALL below: the
+# PutRecords replies in JSON and protobuf, the download replies, the ECS
+# metadata replies, the state file, agent.ini, agent.yml and the
+# converters) into OUTDIR with clang, AddressSanitizer (leak detection
 # included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
 # target needs are compiled directly (no configure, no build tree); OUTDIR
 # gets a minimal config.h with what configure's would provide to them.
 # Environment: CLANG (default clang), PKG_CONFIG (default pkg-config),
 # FUZZ_CFLAGS (extra flags), top_srcdir (default: derived from $0).
-# Exit 0 when both targets are built, 1 on a compile error, 77 when clang
+# Exit 0 when every target is built, 1 on a compile error, 77 when clang
 # or its libFuzzer runtime is missing (Debian: clang, libclang-rt-14-dev).
 set -eu
 
@@ -47,10 +49,11 @@ cat >"$out/config.h" <<EOH
 #define PACKAGE_VERSION "fuzz"
 EOH
 
-deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd libcrypto \
-    libuv)
-depcflags=$("$PKG_CONFIG" --cflags jansson inih libpcre2-8 liblz4 libzstd \
-    libcrypto libuv)
+pkgs="jansson inih libpcre2-8 liblz4 libzstd libcrypto libuv zlib yaml-0.1"
+# shellcheck disable=SC2086
+deps=$("$PKG_CONFIG" --libs $pkgs)
+# shellcheck disable=SC2086
+depcflags=$("$PKG_CONFIG" --cflags $pkgs)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -I$out -I$src ${FUZZ_CFLAGS:-}"
 # The targets are held to the project's warnings; src/ is, by the real
@@ -75,33 +78,41 @@ compile() {
 
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
-    statedir"
-for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
-    pattern jackson jackson_parse \
-    logparse convert convert_build deadletter; do
+    statedir cred proxyconf cleanconf pattern"
+conv="jackson jackson_parse logparse convert convert_build deadletter codec"
+for f in util log codec_read pbuf $confparts $conv importyml importyml_put \
+    ymlopts ecsmeta_parse statefile statefile_v1 regtable atomicfile; do
 	compile "$f" "$(srcfile "$f")"
 done
-conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
-$out/deadletter.o $out/codec.o"
-# shellcheck disable=SC2086
-compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
-# shellcheck disable=SC2086
-compile fuzz_conf "$fz/fuzz_conf.c" $warn
-# shellcheck disable=SC2086
-compile fuzz_convert "$fz/fuzz_convert.c" $warn
 
+# objs NAME...: the objects of those src/ files.
+objs() {
+	for _o in "$@"; do printf '%s ' "$out/$_o.o"; done
+}
+
+# target NAME SRC...: fuzz_NAME.c linked with the objects of SRC...
+target() {
+	_t=$1; shift
+	# shellcheck disable=SC2086
+	compile "$_t" "$fz/$_t.c" $warn
+	# shellcheck disable=SC2046,SC2086
+	"$CLANG" $cflags -fsanitize=fuzzer "$out/$_t.o" $(objs util log "$@") \
+	    $deps -o "$out/$_t"
+	built="$built $_t"
+}
+
+built=
 # shellcheck disable=SC2086
-"$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
-    "$out/log.o" "$out/codec.o" "$out/codec_read.o" "$out/pbuf.o" $deps \
-    -o "$out/fuzz_put_reply"
-confo=
-for f in $confparts; do confo="$confo $out/$f.o"; done
+target fuzz_put_reply codec_read pbuf $conv
 # shellcheck disable=SC2086
-"$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" $confo "$out/cred.o" "$out/proxyconf.o" \
-    "$out/cleanconf.o" "$out/pattern.o" $conv $deps -o "$out/fuzz_conf"
+target fuzz_conf $confparts $conv
 # shellcheck disable=SC2086
-"$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
-    "$out/log.o" $conv $deps -o "$out/fuzz_convert"
-echo "build.sh: built $out/fuzz_put_reply, $out/fuzz_conf and" \
-    "$out/fuzz_convert"
+target fuzz_convert $conv
+target fuzz_pbuf pbuf
+# shellcheck disable=SC2086
+target fuzz_read codec_read $conv
+target fuzz_ecsmeta ecsmeta_parse
+target fuzz_state statefile statefile_v1 regtable atomicfile
+# shellcheck disable=SC2086
+target fuzz_importyml importyml importyml_put ymlopts $confparts $conv
+echo "build.sh: built in $out:$built"
