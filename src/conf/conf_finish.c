@@ -297,10 +297,15 @@ check_state_dirs(struct parse *p)
 		return 0;
 	if (check_dir_of(p, "checkpointFile", c->checkpoint_file) != 0)
 		return -1;
-	/* Empty: deadletter.jsonl beside checkpointFile, checked above. */
-	if (c->dead_letter_file[0] == '\0')
+	/* Empty: deadletter.jsonl and spool/ beside checkpointFile, checked
+	 * above.  The spool directory itself is made at a stop (spool.c):
+	 * what must be there is where it goes. */
+	if (c->dead_letter_file[0] != '\0' &&
+	    check_dir_of(p, "deadLetterFile", c->dead_letter_file) != 0)
+		return -1;
+	if (c->spool_dir[0] == '\0' || c->spool_max_bytes == 0)
 		return 0;
-	return check_dir_of(p, "deadLetterFile", c->dead_letter_file);
+	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
 /* Whole-file checks once every line has been read. */

@@ -1,7 +1,8 @@
 /*
  * The directories the agent writes its own files into: checkpointFile's
- * (the state file, its .tmp and .bak) and the dead-letter file's, which is
- * the same one unless deadLetterFile names another.  A directory that does
+ * (the state file, its .tmp and .bak), the dead-letter file's and the one
+ * that holds the spool, which are the same one unless deadLetterFile and
+ * spoolDirectory name others.  A directory that does
  * not exist is created at start (mode 0750, with any missing parents), so
  * a plain `make install` or an agent.ini from --import-yml runs as it
  * stands; one that cannot be made or written stops -t and the start

@@ -70,6 +70,9 @@ node_free(struct reg_node *nd)
 {
 	free(nd->e.path);
 	free(nd->e.done);
+	if (nd->e.spool != NULL)
+		free(nd->e.spool->file);
+	free(nd->e.spool);
 	free(nd);
 }
 

@@ -2,7 +2,8 @@
 # The state directory: a checkpointFile in a directory that does not exist
 # yet is made at start (mode 0750, parents too) and used, so a second
 # --once sends nothing again; one that cannot be made stops -t and the
-# start, naming the key's file and line (deadLetterFile too); and --once
+# start, naming the key's file and line (deadLetterFile and
+# spoolDirectory too); and --once
 # exits 1 when its last save fails.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
@@ -60,6 +61,15 @@ rc=0; "$DISAGENT" -t -c "$TMP/dl.ini" >"$TMP/dl.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "-t with an unusable dead-letter directory exited $rc"
 grep -qF "$TMP/dl.ini:$line: deadLetterFile = $TMP/afile/dead.jsonl: " \
     "$TMP/dl.out" || fail "deadLetterFile's line: $(cat "$TMP/dl.out")"
+
+# spoolDirectory elsewhere: where it goes is checked at its own line.
+sed "s|^checkpointFile = .*|&\nspoolDirectory = $TMP/afile/spool|" \
+    "$TMP/agent.ini" >"$TMP/sp.ini"
+line=$(grep -n '^spoolDirectory' "$TMP/sp.ini" | cut -d: -f1)
+rc=0; "$DISAGENT" -t -c "$TMP/sp.ini" >"$TMP/sp.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "-t with an unusable spool directory exited $rc"
+grep -qF "$TMP/sp.ini:$line: spoolDirectory = $TMP/afile/spool: " \
+    "$TMP/sp.out" || fail "spoolDirectory's line: $(cat "$TMP/sp.out")"
 
 # A save that fails (state.json.tmp is a directory): --once exits 1.
 mkdir -p "$TMP/st2/state.json.tmp"

@@ -82,6 +82,10 @@ same_entry(const struct reg_entry *a, const struct reg_entry *b)
 	    a->offset != b->offset || a->size != b->size ||
 	    a->updated != b->updated || (a->done == NULL) != (b->done == NULL))
 		return false;
+	if ((a->spool == NULL) != (b->spool == NULL) || (a->spool != NULL &&
+	    (strcmp(a->spool->file, b->spool->file) != 0 ||
+	    a->spool->dev != b->spool->dev || a->spool->ino != b->spool->ino)))
+		return false;
 	return a->done == NULL || (a->done->mtime_ns == b->done->mtime_ns &&
 	    a->done->tail_crc == b->done->tail_crc &&
 	    a->done->tail_len == b->done->tail_len);

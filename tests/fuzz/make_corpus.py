@@ -17,8 +17,8 @@ test services, never written by hand:
                    and error body, fetched over HTTP from the real service
   corpus/state     tests/data/state-v1.json and, with --disagent, the state
                    files the agent writes (tailed files, a whole file kept
-                   with its complete mark), from --once runs against
-                   tests/dis_server.py
+                   with its complete mark, a file spooled at a stop), from
+                   runs against tests/dis_server.py
   corpus/importyml tests/data/agent.yml and the agent.yml files the e2e
                    tests feed --import-yml (extracted from their
                    here-documents)
@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -308,9 +309,39 @@ def agent_state_files(top, tmp, disagent, d):
                 f.write("more\n")
         shutil.copy(tmp + "/st/state.json.bak",
                     os.path.join(d, "agent_run1.json.bak"))
+        spooled_state(tmp, disagent, port, d)
     finally:
         srv.terminate()
         srv.wait()
+
+
+def spooled_state(tmp, disagent, port, d):
+    """A stop with a file deleted while the agent still read it (DIS
+    down): its entry in the state file names the spool file."""
+    ctx = ssl.create_default_context(cafile=tmp + "/ca/ca.pem")
+    c = http.client.HTTPSConnection("127.0.0.1", int(port), context=ctx)
+    c.request("POST", "/_test/faults", body=json.dumps({"outage": True}),
+              headers={"Content-Type": "application/json"})
+    c.getresponse().read()
+    with open(tmp + "/logs/gone.log", "w") as f:
+        f.write("".join("gone %d\n" % j for j in range(40)))
+    log = open(tmp + "/agent-spool.log", "w")
+    agent = subprocess.Popen([disagent, "-c", tmp + "/agent.ini"],
+                             stdout=log, stderr=log)
+    try:
+        for _ in range(400):
+            if "tracking %s/logs/gone.log" % tmp in open(
+                    tmp + "/agent-spool.log").read():
+                break
+            time.sleep(0.05)
+        os.unlink(tmp + "/logs/gone.log")
+        agent.terminate()
+        agent.wait(timeout=60)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+        log.close()
+    shutil.copy(tmp + "/st/state.json", os.path.join(d, "agent_spool.json"))
 
 
 def main():
