@@ -104,6 +104,21 @@ make(const char *dir, char *why, size_t len)
 	return r;
 }
 
+/* dir made (mkdir -p), and writable. */
+static const char *
+made(const char *dir, char *why, size_t len)
+{
+	struct stat	 st;
+
+	if (make(dir, why, len) != NULL)
+		return why;
+	if (stat(dir, &st) != 0) {
+		snprintf(why, len, "%s: %s", dir, strerror(errno));
+		return why;
+	}
+	return writable(dir, &st, why, len);
+}
+
 const char *
 statedir_check(const char *file, bool create, char *why, size_t len)
 {
@@ -118,14 +133,8 @@ statedir_check(const char *file, bool create, char *why, size_t len)
 		r = why;
 	} else if (!create)
 		r = creatable(dir, why, len);
-	else if ((r = make(dir, why, len)) == NULL) {
-		if (stat(dir, &st) == 0)
-			r = writable(dir, &st, why, len);
-		else {
-			snprintf(why, len, "%s: %s", dir, strerror(errno));
-			r = why;
-		}
-	}
+	else
+		r = made(dir, why, len);
 	free(dir);
 	return r;
 }
