@@ -507,6 +507,27 @@ START_TEST(parse_put_shortcut_agrees_with_the_full_parser)
 		{ "{\"records\":[{}]} trailing", 1, -EBADMSG },
 		{ "{\"records\":[{}],\"records\":[{}]}", 1, 0 },
 		{ "{\"records\":[{\"x\":01x}]}", 1, -EBADMSG },
+		/* What fuzz_put_reply found the shortcut taking and jansson
+		 * refusing (the first), and its kin: bytes that are not
+		 * UTF-8, escapes, numbers outside JSON's grammar or too big
+		 * for jansson.  Text jansson takes still parses. */
+		{ "{\"failed_record_count\":0,\"records\":[{\"partition_id\":"
+		  "\"shardId-0000000000\",\"sequen\xff\xff\xff" "ce_number\":"
+		  "\"0\"}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":\"\xc3\"}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":\"\xc3\xa9\"}]}", 1, 0 },
+		{ "{\"records\":[{\"x\":\"\\q\"}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":\"\\ud800\"}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":\"\\u00e9\\n\"}]}", 1, 0 },
+		{ "{\"records\":[{\"x\":01}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":1.e5}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":.5}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":1e5e5}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":123456789012345678901234567890}]}", 1,
+		  -EBADMSG },
+		{ "{\"records\":[{\"x\":1e999}]}", 1, -EBADMSG },
+		{ "{\"records\":[{\"x\":-0.25E-3}]}", 1, 0 },
+		{ "{\"records\":[{\"x\":1234567890123456}]}", 1, 0 },
 	};
 	struct codec_result res[3];
 	size_t		 i;
