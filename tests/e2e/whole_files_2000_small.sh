@@ -44,7 +44,12 @@ while [ "$(renamed)" -lt "$N" ]; do
 	sleep 0.1
 done
 echo "descriptors on the flow's files: at most $max while sending $N files"
-[ "$max" -le 16 ] || fail "$max files open at once, more than maxOpenFiles"
+# maxOpenFiles tailers, and for a moment one more: the file a readiness or
+# cleanup check reads (cleanup.c opens it, reads its first and last bytes
+# and closes it, one at a time on the one loop).  Under a loaded make
+# check the sampling sees that one now and then.
+[ "$max" -le 17 ] ||
+	fail "$max files open at once, more than maxOpenFiles and one check"
 [ "$max" -gt 0 ] || fail "no file was ever seen open (test too weak)"
 [ "$(ls "$TMP/in" | grep -c '\.csv$' || true)" = 0 ] ||
 	fail "some files were not renamed"
