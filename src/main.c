@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/importstate.h"
 #include "agent/status.h"
 #include "base/log.h"
 #include "conf/conf.h"
@@ -33,15 +34,21 @@ usage(FILE *out)
 	    "       disagent -t [-c FILE]            check the configuration\n"
 	    "       disagent --sample-config         print a commented agent.ini\n"
 	    "       disagent status [-c FILE]        offsets, bytes behind, last errors\n"
-	    "       disagent describe [-c FILE] [STREAM...]\n"
+	    "       disagent describe [-c FILE] [--app NAME] [STREAM...]\n"
 	    "                                        the streams and partitions in DIS\n"
 	    "       disagent read [-c FILE] STREAM [--partition ID]... [--from POS]\n"
 	    "                     [--follow] [--max N] [--format raw|json]\n"
+	    "                     [--app NAME [--metadata TEXT]]\n"
 	    "                                        print the records of a stream\n"
+	    "       disagent apps [-c FILE] [delete NAME --yes]\n"
+	    "                                        list (or delete) consumer apps\n"
 	    "       disagent verify [-c FILE] [--since TIME] FILE...\n"
 	    "                                        are the records of FILE in DIS?\n"
 	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
 	    "                                        agent.ini on stdout\n"
+	    "       disagent import-state [-c FILE] [-n] CHECKPOINT-FILE\n"
+	    "                                        take the positions of the DIS\n"
+	    "                                        Agent's checkpoint file over\n"
 	    "       disagent encrypt [--key-file FILE]  encrypt a value from stdin\n"
 	    "                                        for agent.ini (asks for the key)\n"
 	    "       disagent -V | -h\n"
@@ -80,11 +87,14 @@ static const struct {
 	{ "describe", cmd_describe_main },
 	{ "read", cmd_read_main },
 	{ "verify", cmd_verify_main },
+	{ "apps", cmd_apps_main },
+	{ "import-state", importstate_main },
 };
 
 /*
- * A read-back command named by the first argument that is not an option
- * ("disagent -c FILE read ..." or "disagent read -c FILE ..."): run it
+ * A subcommand (read-back, import-state) named by the first argument that
+ * is not an option ("disagent -c FILE read ..." or "disagent read -c FILE
+ * ..."): run it
  * with that word first and the other arguments after it.  -1 when there
  * is none.
  */

@@ -83,7 +83,7 @@ import_ok(const char *text, char **err)
 	return out;
 }
 
-/* tmpl with "@" replaced by the yml path (new). */
+/* tmpl with "@" replaced by the yml path, "@@" by "@" (new). */
 static char *
 expand(const char *tmpl)
 {
@@ -92,13 +92,25 @@ expand(const char *tmpl)
 	buf_init(&b);
 	buf_reserve(&b, 0);
 	for (; *tmpl != '\0'; tmpl++) {
-		if (*tmpl == '@')
+		if (tmpl[0] == '@' && tmpl[1] == '@')
+			buf_addc(&b, *tmpl++);
+		else if (*tmpl == '@')
 			buf_addstr(&b, yml);
 		else
 			buf_addc(&b, *tmpl);
 	}
 	return b.data;
 }
+
+/* The last line on err: what to run next, and the checkpoint file. */
+#define NEXT_STEP \
+	"@: next, with the DIS Agent stopped and before disagent first " \
+	"starts, carry its positions over (no line lost or sent twice): " \
+	"disagent import-state -c " SYSCONFDIR_AGENT_INI " "
+#define NEXT_DEFAULT NEXT_STEP "DIS-AGENT-DIR/conf/dis-agent_since.db " \
+	"(DIS-AGENT-DIR: the directory the DIS Agent runs in; dis-agent is " \
+	"its -n name, NAME_since.db for another, since.db from older " \
+	"releases)\n"
 
 static const char expected_ini[] =
 "; agent.ini for disagent, made by disagent --import-yml from\n"
@@ -117,9 +129,9 @@ static const char expected_ini[] =
 "socketTimeOutSeconds = 60\n"
 "; not carried over: checkpointFile = "
 "/opt/dis-agent/data/dis-agent_since.db\n"
-";   (the DIS Agent's SQLite checkpoints cannot be read; disagent "
-"keeps its\n"
-";   own state file and starts each file at initialPosition)\n"
+";   (the DIS Agent's SQLite checkpoints: disagent keeps its own state "
+"file;\n"
+";   disagent import-state carries the positions over)\n"
 "checkpointTimeToLiveDays = 7\n"
 "; not carried over: records.retries = 20 (disagent retries without "
 "limit and\n"
@@ -127,13 +139,8 @@ static const char expected_ini[] =
 "records.retriable.error.code = DIS.4303,DIS.5\n"
 "body.serialize.type = json\n"
 "body.compress.enabled = false\n"
-"; not carried over: dataEncryptEnabled = true (not supported: "
-"disagent\n"
-";   always works as with dataEncryptEnabled = false)\n"
-"; not carried over: dataPassword = (hidden) (a DIS Agent key disagent "
-"has no\n"
-";   equivalent for: records are sent as read, as with dataEncryptEnabled =\n"
-";   false)\n"
+"data.encrypt.enabled = true\n"
+"data.password = p@@ssw0rd-not-to-be-shown\n"
 "; dropped: useHttpGzip = true (no effect in the DIS Agent either)\n"
 "log.statusReportingPeriodSeconds = 30\n"
 "PROXY_HOST = proxy.example.com\n"
@@ -170,15 +177,10 @@ static const char expected_ini[] =
 static const char expected_err[] =
 "@:19: not carried over: checkpointFile = "
 "/opt/dis-agent/data/dis-agent_since.db (the DIS Agent's SQLite "
-"checkpoints cannot be read; disagent keeps its own state file and "
-"starts each file at initialPosition)\n"
+"checkpoints: disagent keeps its own state file; disagent import-state "
+"carries the positions over)\n"
 "@:21: not carried over: records.retries = 20 (disagent retries "
 "without limit and never drops records)\n"
-"@:27: not carried over: dataEncryptEnabled = true (not supported: "
-"disagent always works as with dataEncryptEnabled = false)\n"
-"@:28: not carried over: dataPassword = (hidden) (a DIS Agent key "
-"disagent has no equivalent for: records are sent as read, as with "
-"dataEncryptEnabled = false)\n"
 "@:29: dropped: useHttpGzip = true (no effect in the DIS Agent "
 "either)\n"
 
@@ -187,8 +189,9 @@ static const char expected_err[] =
 
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
-"@: 6 keys not carried over, 1 dropped; each is a comment in the "
-"output\n";
+"@: 4 keys not carried over, 1 dropped; each is a comment in the "
+"output\n"
+NEXT_STEP "/opt/dis-agent/data/dis-agent_since.db\n";
 
 START_TEST(fixture_converts_to_the_exact_ini_and_notes)
 {
@@ -201,9 +204,9 @@ START_TEST(fixture_converts_to_the_exact_ini_and_notes)
 	free(want);
 	want = expand(expected_err);
 	ck_assert_str_eq(err, want);
-	/* The secrets are in the ini (sk) or nowhere (dataPassword). */
+	/* The secrets are in the ini (sk, data.password), never in a
+	 * note. */
 	ck_assert_ptr_null(strstr(err, "SkExample"));
-	ck_assert_ptr_null(strstr(out, "p@ssw0rd"));
 	ck_assert_ptr_null(strstr(err, "p@ssw0rd"));
 	free(want);
 	free(text);
@@ -286,7 +289,9 @@ START_TEST(values_are_read_as_yaml_1_1)
 	    "filePattern = /m/*.log\n"
 	    "enable = false\n"
 	    "; empty: initialPosition (the default applies)\n");
-	ck_assert_str_eq(err, "");
+	free(want);
+	want = expand(NEXT_DEFAULT);
+	ck_assert_str_eq(err, want);
 	free(want);
 	free(out);
 	free(err);
@@ -379,8 +384,6 @@ START_TEST(dis_agent_keys_are_carried_as_the_dis_agent_reads_them)
 	ck_assert_ptr_nonnull(strstr(out, "region = cn-north-1\n"
 	    "; not carried over: body.serialize.type = json "
 	    "(bodySerializeType replaces\n;   it in the DIS Agent)\n"
-	    "; bodySerializeType is the DIS Agent's name of "
-	    "body.serialize.type:\n"
 	    "body.serialize.type = protobuf\n"
 	    "; dropped: maxSendingThreads = 4 (no effect in the DIS Agent "
 	    "either: each\n;   flow's senders are sendingThreadSize threads)\n"
@@ -539,7 +542,7 @@ START_TEST(no_flows_is_noted_but_converts)
 	out = import_ok("region: cn-north-1\n", &err);
 	ck_assert_ptr_nonnull(strstr(out, "\n; the file has no flows: add a "
 	    "[flow:NAME] section\n"));
-	want = expand("@: no flows: add a [flow:NAME] section\n");
+	want = expand("@: no flows: add a [flow:NAME] section\n" NEXT_DEFAULT);
 	ck_assert_str_eq(err, want);
 	free(want);
 	free(out);
@@ -636,6 +639,47 @@ START_TEST(encrypted_values_and_proxy_keys_are_carried_over)
 }
 END_TEST
 
+/*
+ * The per-record codec keys: the DIS Agent's names (dataEncryptEnabled,
+ * dataPassword) and the SDK's (data.encrypt.enabled, data.password,
+ * data.compress.enabled) all come across, an encrypted password as it is;
+ * a second spelling of a key is noted, never shown.
+ */
+START_TEST(record_codec_keys_are_carried_over)
+{
+	struct conf	*c;
+	struct buf	 y;
+	char		*pw, *out, *err, msg[1024];
+
+	pw = cred_encrypt("data-Pass-1", 11, "k3y");
+	buf_init(&y);
+	buf_printf(&y, "region: cn-north-1\nprojectId: p\nak: a\nsk: s\n"
+	    "encrypt.key: k3y\ndataEncryptEnabled: yes\ndataPassword: %s\n"
+	    "data.password: second-spelling\n"
+	    "data:\n  compress:\n    enabled: true\n"
+	    "flows:\n  - DISStream: s1\n    filePattern: /var/log/a.log\n",
+	    pw);
+	out = import_ok(y.data, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\ndata.encrypt.enabled = true\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ndata.compress.enabled = true\n"));
+	ck_assert_ptr_nonnull(strstr(out, pw));
+	ck_assert_ptr_nonnull(strstr(err, ":8: not carried over: "
+	    "data.password = (hidden) (already set above)"));
+	ck_assert_ptr_null(strstr(out, "second-spelling"));
+	ck_assert_ptr_null(strstr(err, "second-spelling"));
+	ck_assert_ptr_null(strstr(err, pw));
+	if (conf_load(ini, &c, msg, sizeof(msg)) != 0)
+		ck_abort_msg("%s\n%s", msg, out);
+	ck_assert(c->data_encrypt && c->data_compress);
+	ck_assert_str_eq(c->data_password, "data-Pass-1");
+	conf_free(c);
+	buf_cleanup(&y);
+	free(pw);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(wrong_shapes_fail)
 {
 	assert_fails("", "@: the file is empty\n");
@@ -676,6 +720,48 @@ START_TEST(alias_bombs_and_deep_nesting_fail)
 }
 END_TEST
 
+/*
+ * Where the DIS Agent keeps its checkpoints: checkpointFile, or its
+ * default, in the directory its start script runs it in (the parent of
+ * conf/ for conf/agent.yml), or a placeholder when that is not known.
+ */
+START_TEST(next_step_names_the_dis_agent_checkpoint_file)
+{
+	char		 home[PATH_MAX], conf[PATH_MAX], y[PATH_MAX], *p, *real;
+	char		 want[PATH_MAX + 32];
+	const char	*how;
+
+	tu_path(home, sizeof(home), dir, "dis-agent");
+	tu_path(conf, sizeof(conf), home, "conf");
+	ck_assert_int_eq(mkdir(home, 0755), 0);
+	ck_assert_int_eq(mkdir(conf, 0755), 0);
+	tu_path(y, sizeof(y), conf, "agent.yml");
+	tu_write_str(y, "region: r\n");
+	real = realpath(home, NULL);
+	ck_assert_ptr_nonnull(real);
+	p = importyml_checkpoint_path(y, NULL, &how);
+	snprintf(want, sizeof(want), "%s/conf/dis-agent_since.db", real);
+	ck_assert_str_eq(p, want);
+	ck_assert_ptr_nonnull(strstr(how, "NAME_since.db"));
+	free(p);
+	p = importyml_checkpoint_path(y, "data/cp.db", &how);
+	snprintf(want, sizeof(want), "%s/data/cp.db", real);
+	ck_assert_str_eq(p, want);
+	ck_assert_str_eq(how, "");
+	free(p);
+	p = importyml_checkpoint_path(y, "/var/cp.db", &how);
+	ck_assert_str_eq(p, "/var/cp.db");
+	ck_assert_str_eq(how, "");
+	free(p);
+	/* Not in a conf/ directory: where it runs is not known. */
+	p = importyml_checkpoint_path(yml, "cp.db", &how);
+	ck_assert_str_eq(p, "DIS-AGENT-DIR/cp.db");
+	ck_assert_ptr_nonnull(strstr(how, "DIS-AGENT-DIR: the directory"));
+	free(p);
+	free(real);
+}
+END_TEST
+
 static Suite *
 importyml_suite(void)
 {
@@ -700,8 +786,10 @@ importyml_suite(void)
 	tcase_add_test(tc, invalid_yaml_fails_with_its_line);
 	tcase_add_test(tc, unreadable_file_fails);
 	tcase_add_test(tc, encrypted_values_and_proxy_keys_are_carried_over);
+	tcase_add_test(tc, record_codec_keys_are_carried_over);
 	tcase_add_test(tc, wrong_shapes_fail);
 	tcase_add_test(tc, alias_bombs_and_deep_nesting_fail);
+	tcase_add_test(tc, next_step_names_the_dis_agent_checkpoint_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

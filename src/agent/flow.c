@@ -27,6 +27,7 @@
 #include "records/deadletter.h"
 #include "records/framer.h"
 #include "records/partkey.h"
+#include "records/reccodec.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
@@ -50,6 +51,8 @@ struct flow {
 	struct framer	*fr;		/* record framing options, compiled */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
+	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
+	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
 	char		 err[256];	/* why flow_start fails */
 	struct tailer	*reading;	/* the tailer being framed */
@@ -97,7 +100,7 @@ flush_cur(struct flow *f)
 
 	if (b == NULL || b->nrecs == 0)
 		return true;
-	if (sink_pending(f->sink) >= sink_window(f->sink))
+	if (!sink_has_room(f->sink))
 		return false;
 	f->cur = NULL;
 	uv_timer_stop(&f->age_timer);
@@ -114,11 +117,16 @@ on_age_timer(uv_timer_t *t)
 		set_window(f, WINDOW_FULL);
 }
 
+/* Full, with room left for the records waiting in the sink to resend,
+ * which ride in this batch's request (sink_riders). */
 static bool
 batch_full(const struct flow *f, const struct batch *b, size_t len)
 {
-	return b->nrecs >= (size_t)f->fc->max_buffer_records ||
-	    (b->nrecs > 0 && b->data.len + len > sink_request_cap(f->sink));
+	size_t	 rbytes, riders = sink_riders(f->sink, &rbytes);
+
+	return b->nrecs + riders >= (size_t)f->fc->max_buffer_records ||
+	    (b->nrecs > 0 &&
+	    b->data.len + rbytes + len > sink_request_cap(f->sink));
 }
 
 /* The memory budget (R11): a flow holding nothing may always take a
@@ -129,6 +137,17 @@ over_budget(const struct flow *f)
 	return f->mem->used >= f->mem->limit &&
 	    ((f->cur != NULL && f->cur->nrecs > 0) ||
 	    sink_pending(f->sink) > 0);
+}
+
+/*
+ * The most bytes of a record before the per-record codecs, so that what
+ * goes on the wire stays under the stream's record cap: the framer and
+ * the chain cut records to this.
+ */
+static size_t
+record_cap(const struct flow *f)
+{
+	return reccodec_plain_cap(f->codec, sink_record_cap(f->sink));
 }
 
 /* framer_cb: add one record, or refuse it when the window is closed. */
@@ -146,7 +165,7 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	 * the committed offset still moves past its bytes. */
 	if (f->conv != NULL) {
 		if (!convert_record(f->conv, data, len, tailer_path(t),
-		    start_off, sink_record_cap(f->sink), &f->conv_out, &cut)) {
+		    start_off, record_cap(f), &f->conv_out, &cut)) {
 			if (tailer_skip_to(t, end_off))
 				files_commit(f->files, t);
 			f->m.records_read++;
@@ -155,6 +174,20 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		}
 		data = f->conv_out.data;
 		len = f->conv_out.len;
+	}
+	/* The key is made from the record itself (DETERMINISTIC hashes
+	 * it), as the DIS Agent does before the SDK encodes it. */
+	partkey_make(f->pk, tailer_path(t), data, len, &f->key);
+	if (f->codec != NULL) {
+		/* libcrypto failing to encrypt leaves nothing safe to send;
+		 * nothing is committed, so a restart sends it again. */
+		if (reccodec_encode(f->codec, data, len, &f->codec_out) != 0)
+			fatalx("[%s] cannot encode a record of %s at offset "
+			    "%" PRIu64 " (data.compress.enabled, "
+			    "data.encrypt.enabled)", f->fc->name,
+			    tailer_path(t), start_off);
+		data = f->codec_out.data;
+		len = f->codec_out.len;
 	}
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
@@ -175,7 +208,6 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		    tailer_push(t, end_off));
 	else
 		tailer_extend(t, f->cur->segs[seg].range, end_off);
-	partkey_make(f->pk, tailer_path(t), data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, start_off);
 	f->m.records_read++;
@@ -278,7 +310,7 @@ flush_one(struct tailer *t, void *arg)
 		now = 0;
 	}
 	f->reading = t;
-	(void)tailer_flush_quiet(t, f->fr, &f->rb, sink_record_cap(f->sink),
+	(void)tailer_flush_quiet(t, f->fr, &f->rb, record_cap(f),
 	    now, &quiet, on_record, f);
 	q->more = q->more || tailer_waits_for_quiet(t, f->quiet.miss_last);
 	return true;
@@ -364,7 +396,7 @@ read_some(struct flow *f, size_t *budget)
 			return !files_held(f->files, hold(f));
 		f->reading = t;
 		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
-		    sink_record_cap(f->sink), on_record, f, &r);
+		    record_cap(f), on_record, f, &r);
 		f->m.records_truncated += r.truncated;
 		files_read_done(f->files, t, n, f->window != WINDOW_OPEN,
 		    r.committed);
@@ -486,6 +518,9 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->quiet_timer);
 	f->open_handles = 3;
 	buf_init(&f->conv_out);
+	buf_init(&f->codec_out);
+	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
+	    conf->data_encrypt, conf->data_password });
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
 }
@@ -600,6 +635,8 @@ flow_handle_closed(uv_handle_t *h)
 	framer_free(f->fr);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
+	reccodec_free(f->codec);
+	buf_cleanup(&f->codec_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
 	free(f);

@@ -1,8 +1,8 @@
 /*
  * agent.ini -> immutable configuration structs.  One declarative key table
- * (conf.c) drives parsing, defaults, bounds, the commented sample file and the
- * man page.  Errors are "FILE:LINE: message"; the secret key never appears in
- * any message.  The only file that includes <ini.h>.
+ * (conf_keys.c) drives parsing, defaults, bounds, the commented sample file
+ * and the man page.  Errors are "FILE:LINE: message"; the secret key never
+ * appears in any message.  conf.c is the only file that includes <ini.h>.
  */
 #ifndef DISAGENT_CONF_H
 #define DISAGENT_CONF_H
@@ -95,6 +95,11 @@ struct conf {
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*serialize_type;	/* body.serialize.type: json,
 						   protobuf */
+	bool		 data_compress;		/* data.compress.enabled */
+	bool		 data_encrypt;		/* data.encrypt.enabled */
+	char		*data_password;		/* data.password
+						   (DIS_DATA_PASSWORD); never
+						   logged */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	/* Credentials and proxies: secrets are zeroed by conf_free. */

@@ -48,6 +48,7 @@ struct imp {
 	size_t		 flow_start;	/* where the flow's text begins */
 	bool		 serialize_renamed;	/* [agent] has bodySerializeType */
 	size_t		 ndiffer;	/* carried, with another meaning */
+	char		*checkpoint;	/* checkpointFile, or NULL: new */
 };
 
 static inline const char *

@@ -29,7 +29,7 @@ enum rule_kind {
 	R_SKIP,		/* not carried over; arg says what instead */
 	R_INSTEAD,	/* a DIS Agent key with no equivalent: arg says what
 			   disagent does instead */
-	R_RENAME,	/* the same meaning under the name arg */
+	R_RENAME,	/* the same key, named arg in agent.ini */
 };
 
 struct rule {
@@ -49,8 +49,8 @@ static const struct rule rules[] = {
 	{ NULL, "log.level", R_DEAD, NULL },
 	{ NULL, "log.file", R_DEAD, NULL },
 	{ "agent", "checkpointFile", R_SKIP, "the DIS Agent's SQLite "
-	  "checkpoints cannot be read; disagent keeps its own state file and "
-	  "starts each file at initialPosition" },
+	  "checkpoints: disagent keeps its own state file; disagent "
+	  "import-state carries the positions over" },
 	{ "agent", "records.retries", R_SKIP, NO_LIMIT },
 	{ "agent", "exception.retries", R_SKIP, NO_LIMIT },
 	{ "agent", "backoff.max.interval.ms", R_SKIP,
@@ -59,8 +59,9 @@ static const struct rule rules[] = {
 	  "DOMAIN\\user" },
 	{ "agent", "PROXY_WORKSTATION", R_SKIP, "libcurl sends this host's "
 	  "name" },
-	{ "agent", "data.compress.enabled", R_SAME, "false" },
-	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
+	/* The DIS Agent's names of the SDK's per-record codec keys. */
+	{ "agent", "dataEncryptEnabled", R_RENAME, "data.encrypt.enabled" },
+	{ "agent", "dataPassword", R_RENAME, "data.password" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
 	  "ordered = true sends one request at a time" },
 	/*
@@ -129,8 +130,6 @@ static const struct rule rules[] = {
 	  "sk (or the ECS metadata's temporary keys), never an IAM token" },
 	{ "agent", "exception.retriable.error.code", R_INSTEAD, "every "
 	  "request-level error is retried, by its cause" },
-	{ "agent", "dataPassword", R_INSTEAD, "records are sent as read, as "
-	  "with dataEncryptEnabled = false" },
 	{ "agent", "checkpoints.connectionTimeoutSeconds", R_INSTEAD, "the "
 	  "state file is a JSON file, no database" },
 	{ "agent", "checkpoints.queryTimeoutSeconds", R_INSTEAD, "the state "
@@ -139,8 +138,8 @@ static const struct rule rules[] = {
 
 /* Values never shown in a comment or message. */
 static const char *const secret_keys[] = {
-	"sk", "dataPassword", "PROXY_PASSWORD", "auth.token", "security.token",
-	"encrypt.key", NULL,
+	"sk", "dataPassword", "data.password", "PROXY_PASSWORD", "auth.token",
+	"security.token", "encrypt.key", NULL,
 };
 
 /* --- values --------------------------------------------------------------- */
@@ -526,21 +525,6 @@ put_mode_key(struct imp *im, const struct entry *e, const char *v,
 	return true;
 }
 
-/*
- * A key the DIS Agent spells otherwise: written under name (when conf
- * takes the value) after a comment.  The DIS Agent's spelling wins over
- * the SDK's when both are set, so name's own entry, if any, is skipped
- * (imp_put_entry).
- */
-static void
-put_renamed(struct imp *im, const char *sect, size_t start,
-    const struct entry *e, const char *name, const char *v)
-{
-	imp_note(im, e->line, NULL, "%s is the DIS Agent's name of %s:",
-	    e->key, name);
-	put_key(im, sect, start, name, v, e->line);
-}
-
 /* One entry of section sect; start is where the section's text begins. */
 void
 imp_put_entry(struct imp *im, const char *sect, size_t start,
@@ -574,6 +558,8 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 		/* noted there */
 	} else if (strcmp(sect, "agent") == 0 && im->serialize_renamed &&
 	    strcmp(e->key, "body.serialize.type") == 0)
+		/* The DIS Agent sets the SDK's key from its own name over a
+		 * body.serialize.type of its own (AgentContext.java:264). */
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (bodySerializeType replaces it in the DIS Agent)",
 		    e->key, s);
@@ -585,8 +571,6 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (a DIS Agent key disagent has no equivalent for: %s)",
 		    e->key, s, r->arg);
-	else if (r != NULL && r->kind == R_RENAME)
-		put_renamed(im, sect, start, e, r->arg, v);
 	else if (r != NULL && r->kind == R_SAME && strcasecmp(v, r->arg) == 0)
 		imp_note(im, e->line, NULL, "same in disagent: %s = %s",
 		    e->key, s);
@@ -595,6 +579,8 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 	else if (r != NULL && r->kind == R_SKIP)
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (%s)", e->key, s, r->arg);
+	else if (r != NULL && r->kind == R_RENAME)
+		put_key(im, sect, start, r->arg, v, e->line);
 	else
 		put_key(im, sect, start, e->key, v, e->line);
 	free(s);

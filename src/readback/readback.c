@@ -12,7 +12,21 @@
  * from the description ("[first : next]": the newest record is next - 1),
  * so that renewing its first cursor never skips what was written
  * meanwhile.  Without --follow a partition ends at the number its
- * description gave as next (see at_end()).
+ * description gave as next (see at_end()).  With an app, the position a
+ * partition starts from is its committed checkpoint, looked up before
+ * its first cursor; a checkpoint a trim left behind (DIS.4224) is one
+ * WARN, and the partition goes on from the oldest record kept.
+ *
+ * Where a partition's next cursor starts is one state (enum from), each
+ * entered in set_from():
+ *
+ *   START, LATEST --the app's checkpoint--> CKPT
+ *   START, LATEST, CKPT --a record handed out--> LAST
+ *   LATEST, OLDEST --a cursor--> LAST (a last number known) or START
+ *   any --DIS.4224 for the cursor asked for--> OLDEST
+ *
+ * The memory goes once every timer is closed and no reply is awaited
+ * (base/closer.h).
  */
 #include "config.h"
 
@@ -22,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "readback/describe.h"
 #include "readback/rbcall.h"
@@ -38,16 +53,32 @@
 
 enum pstate { PS_IDLE, PS_ACTIVE, PS_DONE };
 
+static const char *const pstate_names[] = { "idle", "active", "done" };
+
+/* Where the next cursor starts (the diagram at the top). */
+enum from {
+	FROM_START,	/* as the options say (start) */
+	FROM_LATEST,	/* LATEST; renewed after last or as start says */
+	FROM_CKPT,	/* after last, the app's checkpoint; nothing handed
+			   out yet */
+	FROM_LAST,	/* after last, the last record handed out */
+	FROM_OLDEST,	/* TRIM_HORIZON: what followed last expired */
+};
+
+static const char *const from_names[] = {
+	"start", "latest", "checkpoint", "last", "oldest",
+};
+
 struct rb_part {
 	struct readback	*rb;
 	uv_timer_t	 timer;
 	char		 id[40];
 	enum rb_start	 start;
 	char		*cursor;	/* NULL: get one first */
-	int64_t		 last;		/* last sequence number handed out */
-	bool		 have_last;
-	bool		 from_oldest;	/* next cursor: TRIM_HORIZON */
-	bool		 latest;	/* next cursor: LATEST */
+	int64_t		 last;		/* last sequence number handed out,
+					   or the checkpoint; -1: none */
+	enum from	 from;		/* the next cursor */
+	bool		 placed;	/* the app's checkpoint is known */
 	int64_t		 first;		/* when described; -1 unknown */
 	int64_t		 end;		/* no follow: next number then */
 	size_t		 fetch;		/* max_fetch_bytes */
@@ -64,6 +95,7 @@ struct readback {
 	struct disapi	*api;
 	struct rb_opts	 o;
 	char		*stream;
+	char		*app;		/* NULL: no checkpoints */
 	char		**names;	/* partitions asked for, normalised */
 	size_t		 nnames;
 	struct rb_callbacks cb;
@@ -74,17 +106,16 @@ struct readback {
 	uv_timer_t	 timer;		/* rescans */
 	struct rb_part	*parts, **tail;
 	size_t		 active;
-	size_t		 inflight;
-	size_t		 closing;
+	struct closer	 closer;	/* the timers, the replies awaited */
 	bool		 stopped;
-	bool		 freeing;
 };
 
 static void	part_later(struct rb_part *, uint64_t);
 
 static void
-really_free(struct readback *rb)
+freed(struct closer *c)
 {
+	struct readback	*rb = container_of(c, struct readback, closer);
 	struct rb_part	*p;
 	size_t		 i;
 
@@ -97,6 +128,7 @@ really_free(struct readback *rb)
 		free(rb->names[i]);
 	free(rb->names);
 	free(rb->stream);
+	free(rb->app);
 	free(rb);
 }
 
@@ -104,12 +136,7 @@ really_free(struct readback *rb)
 static bool
 replied(struct readback *rb)
 {
-	rb->inflight--;
-	if (rb->freeing && rb->closing == 0 && rb->inflight == 0)
-		really_free(rb);
-	else if (!rb->stopped)
-		return true;
-	return false;
+	return !closer_drop(&rb->closer) && !rb->stopped;
 }
 
 /* Stop everything and call done, once. */
@@ -130,6 +157,28 @@ finish(struct readback *rb, int rc, const struct rb_error *e)
 
 /* --- partitions --------------------------------------------------------- */
 
+/* The one place a partition's state changes. */
+static void
+part_set_state(struct rb_part *p, enum pstate st)
+{
+	if (p->state == st)
+		return;
+	log_debug("stream %s partition %s: %s -> %s", p->rb->stream, p->id,
+	    pstate_names[p->state], pstate_names[st]);
+	p->state = st;
+}
+
+/* The one place where the next cursor starts changes. */
+static void
+set_from(struct rb_part *p, enum from from)
+{
+	if (p->from == from)
+		return;
+	log_debug("stream %s partition %s: next cursor from %s -> %s",
+	    p->rb->stream, p->id, from_names[p->from], from_names[from]);
+	p->from = from;
+}
+
 /*
  * Without --follow, after a reply of n records: is the partition read to
  * the end it had when described?  The end is "next" of "[first : next]",
@@ -144,8 +193,8 @@ at_end(struct rb_part *p, size_t n)
 	if (p->end < 0)
 		return n == 0;
 	if (n > 0)
-		return p->have_last && p->last >= p->end;
-	return p->end <= p->first || (p->have_last && p->last >= p->end - 1) ||
+		return p->last >= 0 && p->last >= p->end;
+	return p->end <= p->first || (p->last >= 0 && p->last >= p->end - 1) ||
 	    ++p->empty >= EMPTY_MAX;
 }
 
@@ -157,7 +206,7 @@ start_next(struct readback *rb)
 
 	for (p = rb->parts; p != NULL && rb->active < max; p = p->next)
 		if (p->state == PS_IDLE) {
-			p->state = PS_ACTIVE;
+			part_set_state(p, PS_ACTIVE);
 			rb->active++;
 			part_later(p, 0);
 		}
@@ -169,7 +218,7 @@ part_done(struct rb_part *p)
 	struct readback	*rb = p->rb;
 	struct rb_part	*q;
 
-	p->state = PS_DONE;
+	part_set_state(p, PS_DONE);
 	rb->active--;
 	start_next(rb);
 	for (q = rb->parts; q != NULL; q = q->next)
@@ -229,12 +278,17 @@ part_failed(struct rb_part *p, enum rb_act a, const struct rb_error *e)
 static const char *
 cursor_type(const struct rb_part *p)
 {
-	if (p->from_oldest)
+	switch (p->from) {
+	case FROM_OLDEST:
 		return "TRIM_HORIZON";
-	if (p->latest)
+	case FROM_LATEST:
 		return "LATEST";
-	if (p->have_last)
+	case FROM_CKPT:
+	case FROM_LAST:
 		return "AFTER_SEQUENCE_NUMBER";
+	case FROM_START:
+		break;
+	}
 	switch (p->start) {
 	case RB_LATEST:
 		return "LATEST";
@@ -255,7 +309,7 @@ part_get(struct rb_part *p, const char *path, const char *query,
 	struct rb_error	 e;
 
 	if (rb_get(p->rb->api, path, query, cb, p) == 0) {
-		p->rb->inflight++;
+		closer_hold(&p->rb->closer);
 		return;
 	}
 	memset(&e, 0, sizeof(e));
@@ -266,6 +320,20 @@ part_get(struct rb_part *p, const char *path, const char *query,
 
 static void	on_cursor(const struct http_response *, void *);
 static void	on_records(const struct http_response *, void *);
+static void	on_checkpoint(const struct http_response *, void *);
+
+static void
+get_checkpoint(struct rb_part *p)
+{
+	struct readback	*rb = p->rb;
+	struct buf	 q;
+
+	buf_init(&q);
+	buf_printf(&q, "app_name=%s&checkpoint_type=LAST_READ&stream_name=%s&"
+	    "partition_id=%s", rb->app, rb->stream, p->id);
+	part_get(p, "checkpoints/", q.data, on_checkpoint);
+	buf_cleanup(&q);
+}
 
 static void
 get_cursor(struct rb_part *p)
@@ -307,7 +375,9 @@ on_part_timer(uv_timer_t *t)
 
 	if (p->rb->stopped || p->state != PS_ACTIVE)
 		return;
-	if (p->cursor == NULL)
+	if (!p->placed)
+		get_checkpoint(p);
+	else if (p->cursor == NULL)
 		get_cursor(p);
 	else
 		get_records(p);
@@ -347,21 +417,27 @@ out_of_range(struct rb_part *p, const struct rb_error *e)
 {
 	struct readback	*rb = p->rb;
 
-	if (!p->from_oldest && !p->have_last &&
+	if (p->from != FROM_OLDEST && p->last < 0 &&
 	    p->start == RB_AT_SEQUENCE) {
 		sequence_out_of_range(p, e);
 		return;
 	}
-	if (p->from_oldest) {
+	if (p->from == FROM_OLDEST) {
 		finish(rb, -ERANGE, e);
 		return;
 	}
-	if (p->have_last)
+	if (p->from == FROM_CKPT)
+		log_warn("stream %s partition %s: app %s's checkpoint %" PRId64
+		    " is outside the records the partition holds (trimmed: "
+		    "the records after it expired before they were read); "
+		    "going on from the oldest record kept", rb->stream, p->id,
+		    rb->app, p->last);
+	else if (p->last >= 0)
 		log_warn("stream %s partition %s: records after sequence "
 		    "number %" PRId64 " expired before they were read; going "
 		    "on from the oldest record kept", rb->stream, p->id,
 		    p->last);
-	p->from_oldest = true;
+	set_from(p, FROM_OLDEST);
 	part_later(p, 0);
 }
 
@@ -388,9 +464,43 @@ on_cursor(const struct http_response *r, void *arg)
 		part_failed(p, a == RB_RENEW ? RB_RETRY : a, &e);
 		return;
 	}
-	p->from_oldest = p->latest = false;
+	if (p->from == FROM_OLDEST || p->from == FROM_LATEST)
+		set_from(p, p->last >= 0 ? FROM_LAST : FROM_START);
 	p->attempt = p->throttles = 0;
 	get_records(p);
+}
+
+/* The app's checkpoint of p: where p starts. */
+static void
+on_checkpoint(const struct http_response *r, void *arg)
+{
+	struct rb_part	*p = arg;
+	struct rb_error	 e;
+	char		 what[160], *meta = NULL;
+	int64_t		 seq;
+	enum rb_act	 a;
+
+	if (!replied(p->rb))
+		return;
+	snprintf(what, sizeof(what), "GetCheckpoint app %s stream %s "
+	    "partition %s", p->rb->app, p->rb->stream, p->id);
+	a = rb_classify(r, what, &e);
+	if (a == RB_OK && codec_parse_checkpoint(r->body, r->bodylen, &seq,
+	    &meta) != 0)
+		a = rb_unreadable(what, &e);
+	free(meta);
+	if (a != RB_OK) {
+		part_failed(p, a, &e);
+		return;
+	}
+	p->placed = true;
+	p->attempt = p->throttles = 0;
+	if (seq >= 0) {
+		/* After the checkpoint, whatever the start asked for. */
+		p->last = seq;
+		set_from(p, FROM_CKPT);
+	}
+	part_later(p, 0);
 }
 
 /* Hand out the records of a reply; false when a callback stopped us. */
@@ -405,10 +515,10 @@ hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
 	for (i = 0; i < n; i++) {
 		codec_records_get(recs, i, &rec);
 		/* After a renewal DIS may repeat what we had. */
-		if (p->have_last && rec.seq <= p->last)
+		if (rec.seq <= p->last)
 			continue;
 		p->last = rec.seq;
-		p->have_last = true;
+		set_from(p, FROM_LAST);
 		(*given)++;
 		*bytes += rec.data64_len / 4 * 3;
 		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
@@ -503,20 +613,20 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	p->rb = rb;
 	snprintf(p->id, sizeof(p->id), "%s", cp->id);
 	p->start = start;
+	p->last = -1;
 	p->first = cp->seq_first;
 	p->end = cp->seq_next;
 	p->fetch = rb->advanced ? 5 * MIB : MIB;
+	p->placed = rb->app == NULL;
 	/* LATEST: DIS's own for the first cursor; should that one expire
 	 * before a record comes, the renewal goes on after the newest record
 	 * the description gave (next - 1), or from the oldest when there was
 	 * none, and so skips nothing written meanwhile. */
 	if (start == RB_LATEST && cp->seq_next >= 0) {
 		p->start = RB_TRIM_HORIZON;
-		p->latest = true;
-		if (cp->seq_next > cp->seq_first) {
-			p->have_last = true;
+		p->from = FROM_LATEST;
+		if (cp->seq_next > cp->seq_first)
 			p->last = cp->seq_next - 1;
-		}
 	}
 	uv_timer_init(rb->loop, &p->timer);
 	*rb->tail = p;
@@ -680,6 +790,8 @@ readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
 	rb->o = *o;
 	rb->stream = xstrdup(o->stream);
 	rb->o.stream = rb->stream;
+	rb->app = o->app != NULL ? xstrdup(o->app) : NULL;
+	rb->o.app = rb->app;
 	rb->o.partitions = NULL;
 	if (rb->o.poll_ms == 0)
 		rb->o.poll_ms = POLL_MS;
@@ -694,6 +806,7 @@ readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
 	rb->arg = arg;
 	rb->desc = describe_new(loop, api, rb->stream, on_described, rb);
 	rb->tail = &rb->parts;
+	closer_init(&rb->closer, freed);
 	uv_timer_init(loop, &rb->timer);
 	return rb;
 }
@@ -716,15 +829,6 @@ readback_stop(struct readback *rb)
 		uv_timer_stop(&p->timer);
 }
 
-static void
-timer_closed(uv_handle_t *h)
-{
-	struct readback	*rb = h->data;
-
-	if (--rb->closing == 0 && rb->inflight == 0)
-		really_free(rb);
-}
-
 void
 readback_free(struct readback *rb)
 {
@@ -734,13 +838,8 @@ readback_free(struct readback *rb)
 		return;
 	readback_stop(rb);
 	describe_free(rb->desc);
-	rb->freeing = true;
-	rb->closing = 1;
-	rb->timer.data = rb;
-	uv_close((uv_handle_t *)&rb->timer, timer_closed);
-	for (p = rb->parts; p != NULL; p = p->next) {
-		rb->closing++;
-		p->timer.data = rb;
-		uv_close((uv_handle_t *)&p->timer, timer_closed);
-	}
+	closer_close(&rb->closer, (uv_handle_t *)&rb->timer);
+	for (p = rb->parts; p != NULL; p = p->next)
+		closer_close(&rb->closer, (uv_handle_t *)&p->timer);
+	closer_release(&rb->closer);
 }

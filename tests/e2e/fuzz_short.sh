@@ -1,9 +1,10 @@
 #!/bin/sh
 # Short libFuzzer runs: builds the targets of tests/fuzz (the PutRecords
 # replies in JSON and protobuf, the download and ECS metadata replies, the
-# state file, agent.ini, agent.yml, the converters) with clang (ASan with
-# leak detection, UBSan) and runs each for FUZZ_SECONDS (default 10) from
-# its seed corpus, copied to a temporary directory.  Fails
+# state file, agent.ini, agent.yml, the converters, the per-record codecs)
+# with clang (ASan with leak detection, UBSan) and runs each for
+# FUZZ_SECONDS (default 10) from its seed corpus, copied to a temporary
+# directory.  Fails
 # on any crash, leak or sanitizer report, naming the reproducer.  Skips
 # (77) only when clang or its libFuzzer runtime is not installed; scripts/
 # deps installs them (Debian: clang libclang-rt-14-dev).

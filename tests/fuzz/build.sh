@@ -1,9 +1,9 @@
 #!/bin/sh
-# build.sh OUTDIR: compile the libFuzzer targets (FUZZ_ALL below: the
-# PutRecords replies in JSON and protobuf, the download replies, the ECS
-# metadata replies, the state file, agent.ini, agent.yml and the
-# converters) into OUTDIR with clang, AddressSanitizer (leak detection
-# included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
+# build.sh OUTDIR: compile the libFuzzer targets (below: the PutRecords
+# replies in JSON and protobuf, the download replies, the ECS metadata
+# replies, the state file, agent.ini, agent.yml, the converters and the
+# per-record codecs) into OUTDIR with clang, AddressSanitizer (leak
+# detection included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
 # target needs are compiled directly (no configure, no build tree); OUTDIR
 # gets a minimal config.h with what configure's would provide to them.
 # Environment: CLANG (default clang), PKG_CONFIG (default pkg-config),
@@ -47,6 +47,7 @@ cat >"$out/config.h" <<EOH
 # define _GNU_SOURCE 1
 #endif
 #define PACKAGE_VERSION "fuzz"
+#define SNAPPY_SONAME "libsnappy.so.1"
 EOH
 
 pkgs="jansson inih libpcre2-8 liblz4 libzstd libcrypto libuv zlib yaml-0.1"
@@ -78,8 +79,9 @@ compile() {
 
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
-    statedir cred proxyconf cleanconf pattern"
-conv="jackson jackson_parse logparse convert convert_build deadletter codec"
+    statedir cred pwcrypt reccodec proxyconf cleanconf pattern"
+conv="jackson jackson_parse re logparse convert convert_build deadletter codec"
+# (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
 for f in util log codec_read pbuf $confparts $conv importyml importyml_put \
     ymlopts ecsmeta_parse statefile statefile_v1 regtable atomicfile; do
 	compile "$f" "$(srcfile "$f")"
@@ -108,6 +110,7 @@ target fuzz_put_reply codec_read pbuf $conv
 target fuzz_conf $confparts $conv
 # shellcheck disable=SC2086
 target fuzz_convert $conv
+target fuzz_reccodec pwcrypt reccodec
 target fuzz_pbuf pbuf
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
