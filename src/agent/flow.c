@@ -613,7 +613,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     bool once, flow_cb cb, void *arg)
 {
 	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL,
-	    on_sending };
+	    on_sending, once };
 	struct flow	*f;
 	char		*dlq_path;
 

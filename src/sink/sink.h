@@ -59,6 +59,9 @@ struct sink_cbs {
 	 * Called from inside sink_submit too: it must not call back in.
 	 */
 	void	(*sending)(void *arg);
+	/* --once: a halt ends the run, so the log does not promise the
+	 * slow retries of a daemon. */
+	bool	 once;
 };
 
 /*
