@@ -461,6 +461,43 @@ START_TEST(floors_are_the_least_pin)
 }
 END_TEST
 
+/* Two requests in one (a remnant riding in another): the joined pin holds
+ * per partition the least either knew, so neither's floor is lost. */
+START_TEST(joined_pins_keep_the_least_of_both)
+{
+	struct seqmark	*m = seqmark_new();
+	struct seqsnap	*p1, *p2, *j;
+	struct floor_out o;
+
+	seqmark_seed(m, 0, 99);
+	p1 = seqmark_pin(m);			/* nothing known of 1 */
+	seqmark_ack(m, 0, 120);
+	seqmark_ack(m, 1, 7);
+	p2 = seqmark_pin(m);
+	seqmark_ack(m, 0, 200);
+	seqmark_ack(m, 1, 30);
+	j = seqsnap_join(p2, p1);		/* the later one first */
+	memset(&o, 0, sizeof(o));
+	seqmark_floors(m, &j, 1, on_floor, &o);
+	ck_assert_int_eq(o.n, 2);
+	ck_assert_int_eq(o.v[0], 99);		/* p1's */
+	ck_assert_int_eq(o.v[1], 7);		/* p2's: p1 knew nothing */
+	j = seqsnap_join(j, NULL);
+	j = seqsnap_join(NULL, j);
+	p1 = seqmark_pin(m);
+	j = seqsnap_join(j, p1);
+	memset(&o, 0, sizeof(o));
+	seqmark_floors(m, &j, 1, on_floor, &o);
+	ck_assert_int_eq(o.v[0], 99);
+	ck_assert_int_eq(o.v[1], 7);
+	p1 = seqmark_pin(m);
+	p2 = seqmark_pin(m);
+	seqsnap_unpin(seqsnap_join(p1, p2));	/* the same copy twice */
+	seqsnap_unpin(j);
+	seqmark_free(m);
+}
+END_TEST
+
 static Suite *
 restart_suite(void)
 {
@@ -487,6 +524,7 @@ restart_suite(void)
 	tcase_add_test(tc, put_reply_gives_partition_and_sequence_number);
 	tcase_add_test(tc, protobuf_reply_gives_partition_and_sequence_number);
 	tcase_add_test(tc, floors_are_the_least_pin);
+	tcase_add_test(tc, joined_pins_keep_the_least_of_both);
 	suite_add_tcase(s, tc);
 	return s;
 }

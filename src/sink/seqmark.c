@@ -112,6 +112,38 @@ seqsnap_unpin(struct seqsnap *s)
 		free(s);
 }
 
+static int64_t
+least(int64_t a, int64_t b)
+{
+	if (a == SEQMARK_NONE)
+		return b;
+	if (b == SEQMARK_NONE)
+		return a;
+	return MIN(a, b);
+}
+
+struct seqsnap *
+seqsnap_join(struct seqsnap *a, struct seqsnap *b)
+{
+	struct seqsnap	*s;
+	size_t		 i;
+
+	if (a == NULL || a == b) {
+		if (a != NULL)
+			seqsnap_unpin(a);
+		return b;
+	}
+	if (b == NULL)
+		return a;
+	s = snap_new(MAX(a->n, b->n), NULL);
+	for (i = 0; i < s->n; i++)
+		s->last[i] = least(i < a->n ? a->last[i] : SEQMARK_NONE,
+		    i < b->n ? b->last[i] : SEQMARK_NONE);
+	seqsnap_unpin(a);
+	seqsnap_unpin(b);
+	return s;
+}
+
 void
 seqmark_floors(const struct seqmark *m, struct seqsnap *const *pins,
     size_t npins, void (*cb)(int32_t, int64_t, void *), void *arg)

@@ -45,6 +45,12 @@ void		 seqmark_ack(struct seqmark *, int32_t part, int64_t seq);
 struct seqsnap	*seqmark_pin(struct seqmark *);
 /* Drop a pin (NULL-safe). */
 void		 seqsnap_unpin(struct seqsnap *);
+/*
+ * One pin for what a and b pinned (the records of two requests now in
+ * one): per partition the least value either knows.  Consumes both
+ * references (either may be NULL) and returns a new one.
+ */
+struct seqsnap	*seqsnap_join(struct seqsnap *a, struct seqsnap *b);
 
 /*
  * The floor of every partition known (SEQMARK_NONE never): the least of

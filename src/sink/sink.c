@@ -375,18 +375,18 @@ sink_has_room(const struct sink *s)
 }
 
 /*
- * t, absorbed into b, leaves the sink's list; what it pinned (it was sent
- * before b: the older floors) and its uncertainty are b's now.
+ * t, absorbed into b, leaves the sink's list; what it pinned and its
+ * uncertainty are b's now.  b may hold a pin of its own (an earlier
+ * attempt of b's without a verdict), from before t's or after: b keeps
+ * the least of both, so the floors stay below every record of either
+ * that may have landed.
  */
 static void
 forget(struct sink *s, struct batch *t, struct batch *b)
 {
 	unlink_all(s, t);
-	if (t->pin != NULL) {
-		seqsnap_unpin(b->pin);
-		b->pin = t->pin;
-		t->pin = NULL;
-	}
+	b->pin = seqsnap_join(b->pin, t->pin);
+	t->pin = NULL;
 	b->uncertain = b->uncertain || t->uncertain;
 }
 
