@@ -744,6 +744,13 @@ add_flow(struct flow ***v, size_t *n, struct flow *f)
 	(*v)[(*n)++] = f;
 }
 
+/* Whether the keys carry record ids (dedupeOnRestart = auto). */
+static bool
+dedupe_auto(const struct agent *a)
+{
+	return strcmp(a->conf->dedupe_on_restart, "auto") == 0;
+}
+
 static struct flow *
 make_flow(struct agent *a, const struct conf_flow *fc)
 {
@@ -751,7 +758,7 @@ make_flow(struct agent *a, const struct conf_flow *fc)
 
 	f = flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
 	    a->once, on_flow_event, a);
-	if (strcmp(a->conf->dedupe_on_restart, "auto") == 0)
+	if (dedupe_auto(a))
 		flow_set_agent_key(f, &a->agent_key);
 	return f;
 }
@@ -862,6 +869,9 @@ plan_flows(struct agent *a, struct reload_plan *p, struct flow ***added,
 		f = a->flows[i];
 		if (reload_flow(p, flow_fc(f), flow_ready(f), &succ) ==
 		    RELOAD_KEPT) {
+			/* dedupeOnRestart, for the records read from now. */
+			flow_set_agent_key(f, dedupe_auto(a) ? &a->agent_key :
+			    NULL);
 			add_flow(&live, &n, f);
 			continue;
 		}

@@ -796,6 +796,10 @@ flow_free(struct flow *f)
 void
 flow_set_agent_key(struct flow *f, const struct hash_key *k)
 {
+	if (k == NULL) {
+		f->ids = false;
+		return;
+	}
 	f->agent_key = *k;
 	f->ids = partkey_carries_id(f->pk);
 }

@@ -87,8 +87,10 @@ void		 flow_free(struct flow *);
 struct hash_key;
 
 /*
- * The agent's key for the record ids (keyid.h), before flow_start; without
- * it, the keys carry no id.
+ * The agent's key for the record ids (keyid.h); without it (NULL), the
+ * keys carry no id.  Set before flow_start, or again at a reload that
+ * keeps the flow (dedupeOnRestart changed): records framed from then on
+ * follow it.
  */
 void		 flow_set_agent_key(struct flow *, const struct hash_key *);
 /* The stream as the state file names it: "NAME", or "id:ID". */

@@ -120,6 +120,7 @@ const struct key conf_keys[] = {
 	  "after the next start." },
 	{ KS_AGENT, "dedupeOnRestart", KT_WORD, dedupe_words,
 	  .off = AOFF(dedupe_on_restart), .def = "auto",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "What a start after a crash (kill -9, power loss) does with "
 	  "what the crashed run sent after its last save of checkpointFile. "
 	  "auto: the partition keys of flows with partitionKeyOption "
@@ -131,7 +132,8 @@ const struct key conf_keys[] = {
 	  "it, or when the stream no longer holds them, they are sent again "
 	  "and one INFO line says why. off: keys as configured, and what was "
 	  "in flight is sent again. After a clean stop nothing is read and "
-	  "nothing is sent twice either way." },
+	  "nothing is sent twice either way. A reload applies a change to "
+	  "the records read after it; the read happens only at a start." },
 	{ KS_AGENT, "checkpointTimeToLiveDays", KT_INT, .min = 0,
 	  .max = 3650, .off = AOFF(checkpoint_ttl_days), .def = "7",
 	  .flags = KF_RELOAD_AGENT,
