@@ -565,16 +565,6 @@ key_is(const char *k, size_t n, const char *want)
 	return n == strlen(want) && memcmp(k, want, n) == 0;
 }
 
-/*
- * The partitions of one reply seen so far: a reply's records go to a few
- * partitions, so their ids are compared, not parsed, after the first.
- */
-struct part_cache {
-	const char	*text[4];
-	size_t		 len[4];
-	int32_t		 part[4];
-	unsigned	 n, next;
-};
 
 /* a[0..n-1] == b[0..n-1], a word at a time (ids of about 18 bytes). */
 static inline bool
@@ -595,20 +585,41 @@ same_bytes(const char *a, const char *b, size_t n)
 	return true;
 }
 
-static int32_t
-cached_partition(struct part_cache *c, const char *v, size_t vn)
+/* An id of 17..24 bytes ("shardId-0000000003" is 18) as three words that
+ * cover it exactly: bytes 0..7, 8..15 and the last 8. */
+static inline void
+id_words(const char *v, size_t vn, uint64_t w[3])
 {
+	memcpy(&w[0], v, 8);
+	memcpy(&w[1], v + 8, 8);
+	memcpy(&w[2], v + vn - 8, 8);
+}
+
+int32_t
+codec_cached_partition(struct codec_part_cache *c, const char *v, size_t vn)
+{
+	uint64_t	 w[3];
 	unsigned	 i;
 	int32_t		 p;
+	bool		 words = vn > 16 && vn <= 24;
 
-	for (i = 0; i < c->n; i++)
-		if (c->len[i] == vn && same_bytes(c->text[i], v, vn))
-			return c->part[i];
+	if (words) {
+		id_words(v, vn, w);
+		for (i = 0; i < c->n; i++)
+			if (c->len[i] == vn && c->w[i][0] == w[0] &&
+			    c->w[i][1] == w[1] && c->w[i][2] == w[2])
+				return c->part[i];
+	} else
+		for (i = 0; i < c->n; i++)
+			if (c->len[i] == vn && same_bytes(c->text[i], v, vn))
+				return c->part[i];
 	p = codec_partition_index(v, vn);
 	i = c->n < 4 ? c->n++ : c->next++ % 4;
 	c->text[i] = v;
 	c->len[i] = vn;
 	c->part[i] = p;
+	if (words)
+		memcpy(c->w[i], w, sizeof(w));
 	return p;
 }
 
@@ -630,10 +641,10 @@ record_key(const char *k, size_t kn)
 }
 
 /* A record's partition_id or sequence_number (the latter parsed later,
- * only where it counts: parse_last_seqs). */
+ * only where it counts: codec_last_seqs). */
 static bool
 sc_where(struct scan *s, bool part, struct codec_result *res,
-    struct part_cache *c)
+    struct codec_part_cache *c)
 {
 	const char	*v, *q;
 	size_t		 vn;
@@ -647,7 +658,7 @@ sc_where(struct scan *s, bool part, struct codec_result *res,
 	s->p = q + 1;
 	vn = (size_t)(q - v);
 	if (part)
-		res->partition = cached_partition(c, v, vn);
+		res->partition = codec_cached_partition(c, v, vn);
 	else {
 		res->seq_at = v;
 		res->seq_len = (uint32_t)vn;
@@ -655,9 +666,8 @@ sc_where(struct scan *s, bool part, struct codec_result *res,
 	return true;
 }
 
-/* The sequence number of the last record of each partition in res. */
-static void
-parse_last_seqs(struct codec_result *res, size_t n)
+void
+codec_last_seqs(struct codec_result *res, size_t n)
 {
 	uint64_t	 seen = 0;
 	size_t		 i;
@@ -679,7 +689,7 @@ parse_last_seqs(struct codec_result *res, size_t n)
 /* One record object: true when it carries no non-empty error_code; its
  * partition and sequence number into *res. */
 static bool
-sc_record_ok(struct scan *s, struct codec_result *res, struct part_cache *c)
+sc_record_ok(struct scan *s, struct codec_result *res, struct codec_part_cache *c)
 {
 	const char	*k, *v;
 	size_t		 kn, vn;
@@ -721,7 +731,7 @@ all_acknowledged(const char *body, size_t len, struct codec_result *res,
     size_t n)
 {
 	struct scan	 s = { body, body + len };
-	struct part_cache c;
+	struct codec_part_cache c;
 	const char	*k;
 	size_t		 kn, count = 0;
 	bool		 seen = false;
@@ -756,7 +766,7 @@ all_acknowledged(const char *body, size_t len, struct codec_result *res,
 	sc_ws(&s);
 	if (s.p != s.end || !seen || count != n)
 		return false;
-	parse_last_seqs(res, n);
+	codec_last_seqs(res, n);
 	return true;
 }
 

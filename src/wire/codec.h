@@ -84,6 +84,28 @@ int32_t	codec_partition_index(const char *, size_t);
 int64_t	codec_seq_value(const char *, size_t);
 
 /*
+ * The partitions of one reply seen so far (zero n and next first): a
+ * reply's records go to a few partitions, so their ids are compared, not
+ * parsed, after the first.  The texts are the reply's, not copied.
+ */
+struct codec_part_cache {
+	const char	*text[4];
+	size_t		 len[4];
+	int32_t		 part[4];
+	uint64_t	 w[4][3];	/* ids of 17..24 bytes, as words */
+	unsigned	 n, next;
+};
+/* codec_partition_index of v[0..vn-1], through c. */
+int32_t	codec_cached_partition(struct codec_part_cache *c, const char *v,
+	    size_t vn);
+/*
+ * A reply parser leaves the sequence numbers' texts in seq_at/seq_len:
+ * parse only the last of each partition into seq (the others are lower,
+ * and only a partition's highest counts, seqmark.h); the rest stay -1.
+ */
+void	codec_last_seqs(struct codec_result *res, size_t n);
+
+/*
  * Parse a 200 PutRecords reply for a request of n records into res[0..n-1].
  * Returns the number of failed records (>= 0), or -EBADMSG when the body is
  * not JSON, has no "records" array, or its length is not n (the whole request
