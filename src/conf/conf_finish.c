@@ -264,7 +264,9 @@ finish_agent(struct parse *p)
 int
 conf_finish(struct parse *p)
 {
-	size_t	 i;
+	const char	*main_path = p->path;
+	size_t		 i;
+	int		 rc = 0;
 
 	if (p->agent.line == 0)
 		return conf_fail(p, 0, "missing [agent] section");
@@ -272,8 +274,11 @@ conf_finish(struct parse *p)
 		return -1;
 	if (p->conf->nflows == 0)
 		return conf_fail(p, 0, "no [flow:NAME] section");
-	for (i = 0; i < p->conf->nflows; i++)
-		if (check_flow(p, i) != 0)
-			return -1;
-	return finish_agent(p);
+	/* A flow's errors name the file it is in (agent.ini or a drop-in). */
+	for (i = 0; rc == 0 && i < p->conf->nflows; i++) {
+		p->path = p->flows[i].path;
+		rc = check_flow(p, i);
+	}
+	p->path = main_path;
+	return rc != 0 ? -1 : finish_agent(p);
 }

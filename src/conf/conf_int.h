@@ -59,6 +59,7 @@ struct key {
 
 /* Parse state of one section: its header line and where each key was set. */
 struct sect {
+	const char *path;	/* the file it is in (conf->files) */
 	int	 line;
 	int	*keyline;	/* [conf_nkeys]; 0: not set in the file */
 };
@@ -67,7 +68,8 @@ struct sect {
 #define CUR_AGENT	(-1)	/* >= 0: index of the flow */
 
 struct parse {
-	const char	*path;
+	const char	*path;		/* the file being read */
+	bool		 dropin;	/* it is one of agent.d/ */
 	FILE		*fp;
 	struct conf	*conf;
 	struct sect	 agent;
@@ -120,6 +122,11 @@ enum_at(void *base, const struct key *k)
 int PRINTFLIKE(3, 4)
 	conf_fail(struct parse *, int, const char *, ...);
 bool	conf_stashed(const struct key *);
+/* Read one file (path, opened as fp) into p: 0 or -1 (p->err says). */
+int	conf_parse_file(struct parse *, const char *path, FILE *fp);
+
+/* conf_dropin.c: the drop-ins after agent.ini, 0 or -1. */
+int	conf_read_dropins(struct parse *);
 
 /* conf_check.c: NULL, or why the value is not valid. */
 bool	conf_charset_ok(const char *, const char *, size_t);
