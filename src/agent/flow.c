@@ -1,8 +1,8 @@
 /*
- * A flow: the pump that reads its files into batches, and the window of
- * batches the sink has out.
+ * A flow: the pump that reads its source (its files, or the journal:
+ * source.h) into batches, and the window of batches the sink has out.
  *
- * Reading is pulled, never pushed: pump() reads from readable tailers only
+ * Reading is pulled, never pushed: pump() reads from the source only
  * while the window is open -- a batch being filled, fewer batches out than
  * the sink's window, and memory under the budget.  When it closes, reading
  * stops and the files are the buffer, so memory stays flat during any outage
@@ -18,11 +18,10 @@
 #include <string.h>
 
 #include "agent/flow.h"
+#include "agent/source.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
-#include "files/files.h"
-#include "files/tailer.h"
 #include "records/convert.h"
 #include "records/deadletter.h"
 #include "records/framer.h"
@@ -31,7 +30,6 @@
 #include "sink/sink.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
-#define READ_CHUNK	(256u * 1024)
 
 /* Whether the pump may take records. */
 enum window {
@@ -45,18 +43,14 @@ struct flow {
 	const struct conf *conf;
 	const struct conf_flow *fc;
 	struct sink	*sink;
-	struct files	*files;
+	struct source	*src;		/* its files, or the journal */
 	struct deadletter *dlq;		/* records that can never go */
-	struct framer	*fr;		/* record framing options, compiled */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
 	struct partkey	*pk;
 	char		 err[256];	/* why flow_start fails */
-	struct tailer	*reading;	/* the tailer being framed */
 	struct batch	*cur;		/* being filled */
-	struct readbuf	 rb;		/* read window */
 	struct buf	 key;		/* partition key being built */
-	struct tailer_quiet quiet;	/* when records waiting for quiet go */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
 	enum window	 window;
@@ -66,7 +60,6 @@ struct flow {
 	bool		 drained;	/* --once: all delivered, reported */
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
-	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
 	int		 open_handles;
 	flow_cb		 cb;
 	void		*arg;
@@ -131,24 +124,22 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
-/* framer_cb: add one record, or refuse it when the window is closed. */
+/* source_cbs: add one record, or refuse it when the window is closed. */
 static int
-on_record(void *arg, const char *data, size_t len, uint64_t start_off,
-    uint64_t end_off)
+on_record(void *arg, const struct source_rec *r)
 {
 	struct flow	*f = arg;
-	struct tailer	*t = f->reading;
-	size_t		 read_len = len;
+	const char	*data = r->data;
+	size_t		 len = r->len, read_len = r->len;
 	bool		 cut = false;
 	int		 seg;
 
 	/* A record the chain does not send (dead-lettered, dropped) is done:
 	 * the committed offset still moves past its bytes. */
 	if (f->conv != NULL) {
-		if (!convert_record(f->conv, data, len, tailer_path(t),
-		    start_off, sink_record_cap(f->sink), &f->conv_out, &cut)) {
-			if (tailer_skip_to(t, end_off))
-				files_commit(f->files, t);
+		if (!convert_record(f->conv, data, len, r->name, r->off,
+		    sink_record_cap(f->sink), &f->conv_out, &cut)) {
+			source_skip(f->src, r);
 			f->m.records_read++;
 			f->m.bytes_read += len;
 			return 0;
@@ -169,15 +160,15 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
-	seg = batch_seg_of(f->cur, tailer_id(t));
+	seg = batch_seg_of(f->cur, r->origin);
 	if (seg < 0)
-		seg = batch_add_seg(f->cur, tailer_id(t), tailer_path(t),
-		    tailer_push(t, end_off));
+		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
+		    source_push(f->src, r));
 	else
-		tailer_extend(t, f->cur->segs[seg].range, end_off);
-	partkey_make(f->pk, tailer_path(t), data, len, &f->key);
+		source_extend(f->src, r, f->cur->segs[seg].range);
+	partkey_make(f->pk, r->name, data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    (uint16_t)seg, start_off);
+	    (uint16_t)seg, r->off);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
 	f->m.records_truncated += cut;
@@ -208,7 +199,7 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 
 	if (delivered && !f->cancelled)
 		for (i = 0; i < b->nsegs; i++)
-			files_ack(f->files, b->segs[i].file, b->segs[i].range);
+			source_ack(f->src, b->segs[i].file, b->segs[i].range);
 	batch_free(b);
 }
 
@@ -248,131 +239,9 @@ on_halt(const char *reason, void *arg)
 	f->cb(f, FLOW_HALTED, reason, f->arg);
 }
 
-/* --- records that wait for quiet ---------------------------------------- */
-
-struct quiet_pass {
-	struct flow	*f;
-	uint64_t	 now;	/* 0: at once */
-	bool		 more;	/* something still waits */
-};
-
-static bool
-flush_one(struct tailer *t, void *arg)
-{
-	struct quiet_pass *q = arg;
-	struct flow	*f = q->f;
-	struct tailer_quiet quiet = f->quiet;
-	uint64_t	 now = q->now;
-
-	if (f->window != WINDOW_OPEN)
-		return false;
-	if (!tailer_waits_for_quiet(t, f->quiet.miss_last))
-		return true;
-	if (!f->fc->file_appendable) {
-		/* A whole file is complete up to its size when ready: what
-		 * waits at its end goes at once, nothing before its end
-		 * goes early, and nothing after it is read. */
-		if (tailer_readable(t) && !tailer_stalled(t))
-			return true;
-		quiet.miss_last = tailer_readable(t);
-		now = 0;
-	}
-	f->reading = t;
-	(void)tailer_flush_quiet(t, f->fr, &f->rb, sink_record_cap(f->sink),
-	    now, &quiet, on_record, f);
-	q->more = q->more || tailer_waits_for_quiet(t, f->quiet.miss_last);
-	return true;
-}
-
-static void
-flush_quiet(struct flow *f, uint64_t now, bool *more)
-{
-	struct quiet_pass q = { f, now, false };
-
-	files_each_open(f->files, flush_one, &q);
-	if (more != NULL)
-		*more = q.more;
-}
-
-static void
-on_quiet_timer(uv_timer_t *h)
-{
-	struct flow	*f = container_of(h, struct flow, quiet_timer);
-	bool		 more;
-
-	flush_quiet(f, mono_ms(), &more);
-	if (!more && f->window == WINDOW_OPEN)
-		uv_timer_stop(h);
-}
-
-struct quiet_find {
-	bool	 miss_last;
-	bool	 found;
-};
-
-static bool
-find_waiting(struct tailer *t, void *arg)
-{
-	struct quiet_find *q = arg;
-
-	q->found = tailer_waits_for_quiet(t, q->miss_last);
-	return !q->found;
-}
-
-static void
-arm_quiet_timer(struct flow *f)
-{
-	struct quiet_find q = { f->quiet.miss_last, false };
-	uint64_t	 ms;
-
-	if (f->once || uv_is_active((uv_handle_t *)&f->quiet_timer))
-		return;
-	files_each_open(f->files, find_waiting, &q);
-	if (!q.found)
-		return;
-	ms = MIN(f->quiet.flush_ms, f->quiet.last_ms) / 2;
-	uv_timer_start(&f->quiet_timer, on_quiet_timer, MAX(ms, 50),
-	    MAX(ms, 50));
-}
-
 /* --- the pump ----------------------------------------------------------- */
 
-static size_t
-hold(const struct flow *f)
-{
-	/* What a crash can make us send twice stays bounded by about this
-	 * many batches per file (lessons R3). */
-	return (size_t)f->fc->max_in_flight + 1;
-}
-
 static void	schedule_pump(struct flow *);
-
-/* Read until the window closes, nothing is left, or the turn's budget is
- * spent; whether nothing was left to read (a file held back by its ranges
- * in flight has something left: --once must not flush a batch that its
- * next read fills). */
-static bool
-read_some(struct flow *f, size_t *budget)
-{
-	struct tailer_read r;
-	struct tailer	*t;
-	long		 n;
-
-	while (*budget > 0 && f->window == WINDOW_OPEN) {
-		t = files_next_readable(f->files, hold(f));
-		if (t == NULL)
-			return !files_held(f->files, hold(f));
-		f->reading = t;
-		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
-		    sink_record_cap(f->sink), on_record, f, &r);
-		f->m.records_truncated += r.truncated;
-		files_read_done(f->files, t, n, f->window != WINDOW_OPEN,
-		    r.committed);
-		if (n > 0)
-			*budget -= MIN(*budget, (size_t)n);
-	}
-	return false;
-}
 
 static void
 pump(struct flow *f)
@@ -382,11 +251,7 @@ pump(struct flow *f)
 
 	if (f->stopping || f->cancelled)
 		return;
-	all_read = read_some(f, &budget);
-	if ((f->once || !f->fc->file_appendable) && all_read &&
-	    f->window == WINDOW_OPEN)
-		flush_quiet(f, 0, NULL);
-	arm_quiet_timer(f);
+	all_read = source_read(f->src, &budget, sink_record_cap(f->sink));
 	if (budget == 0 && f->window == WINDOW_OPEN)
 		schedule_pump(f);
 	else if (all_read && f->once && !flush_cur(f))
@@ -413,16 +278,25 @@ on_readable(void *arg)
 	pump(arg);
 }
 
+static bool
+window_open(void *arg)
+{
+	const struct flow *f = arg;
+
+	return f->window == WINDOW_OPEN;
+}
+
 /* --- lifecycle ---------------------------------------------------------- */
 
 /*
- * The processing chain, the framer and the files of the flow; 0, or -1
- * with the reason in f->err (flow_start reports it).
+ * The processing chain and the source of the flow; 0, or -1 with the
+ * reason in f->err (flow_start reports it).
  */
 static int
 reading_new(struct flow *f, const struct conf *conf,
     const struct conf_flow *fc, struct registry *reg)
 {
+	struct source_cbs cbs = { on_record, window_open, on_readable, f };
 	struct framer_opts fo;
 
 	conf_framer_opts(fc, &fo);
@@ -437,16 +311,11 @@ reading_new(struct flow *f, const struct conf *conf,
 			    "memory, as under MemoryDenyWriteExecute=yes, or no "
 			    "JIT support)");
 		convert_count_into(f->conv, f->m.records_unmatched);
-		/* The chain sees records with their delimiter, as the DIS
-		 * Agent's converters do, and drops it itself. */
-		fo.keep_delim = fo.keep_delim ||
-		    convert_keeps_delimiter(f->conv);
 	}
-	if (framer_new(&fo, &f->fr, f->err, sizeof(f->err)) != 0)
-		return -1;
-	f->files = files_new(f->loop, conf, fc, reg, f->fr, &f->m, f->once,
-	    on_readable, f, f->err, sizeof(f->err));
-	return f->files != NULL ? 0 : -1;
+	f->src = source_new(f->loop, conf, fc, reg, &f->m,
+	    f->conv != NULL && convert_keeps_delimiter(f->conv), f->once,
+	    &cbs, f->err, sizeof(f->err));
+	return f->src != NULL ? 0 : -1;
 }
 
 struct flow *
@@ -468,11 +337,6 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	f->m.name = fc->name;
 	f->m.stream = fc->stream_id[0] != '\0' ? fc->stream_id : fc->stream;
-	/* Whole files: the last record goes without a delimiter too. */
-	f->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
-	f->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
-	f->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
-	buf_init(&f->rb.b);
 	buf_init(&f->key);
 	f->pk = partkey_new(fc->partition_key_option);
 	dlq_path = conf_deadletter_path(conf);
@@ -482,8 +346,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
-	uv_timer_init(loop, &f->quiet_timer);
-	f->open_handles = 3;
+	f->open_handles = 2;
 	buf_init(&f->conv_out);
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
@@ -492,12 +355,12 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 int
 flow_start(struct flow *f)
 {
-	if (f->files == NULL) {
+	if (f->src == NULL) {
 		log_error("[%s] %s", f->fc->name, f->err);
 		return -EINVAL;
 	}
 	sink_start(f->sink);
-	files_start(f->files);
+	source_start(f->src);
 	pump(f);
 	return 0;
 }
@@ -506,8 +369,8 @@ void
 flow_stop(struct flow *f)
 {
 	f->stopping = true;
-	if (f->files != NULL)
-		files_stop(f->files);
+	if (f->src != NULL)
+		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
 	if (!flush_cur(f))
 		set_window(f, WINDOW_FULL);
@@ -532,7 +395,7 @@ flow_drained(const struct flow *f)
 	    sink_pending(f->sink) > 0 ||
 	    uv_is_active((const uv_handle_t *)&f->pump_timer))
 		return false;
-	return f->files == NULL || files_all_read(f->files, f->quiet.miss_last);
+	return f->src == NULL || source_all_read(f->src);
 }
 
 const char *
@@ -544,8 +407,8 @@ flow_name(const struct flow *f)
 const struct metrics_flow *
 flow_metrics(struct flow *f)
 {
-	if (f->files != NULL)
-		files_gauges(f->files, &f->m);
+	if (f->src != NULL)
+		source_gauges(f->src, &f->m);
 	f->m.paused = sink_state(f->sink) == SINK_PAUSED;
 	return &f->m;
 }
@@ -563,15 +426,15 @@ flow_kick(struct flow *f)
 void
 flow_saved(struct flow *f)
 {
-	if (f->files != NULL && !f->stopping)
-		files_saved(f->files);
+	if (f->src != NULL && !f->stopping)
+		source_saved(f->src);
 }
 
 void
 flow_touch(struct flow *f)
 {
-	if (f->files != NULL)
-		files_touch(f->files);
+	if (f->src != NULL)
+		source_touch(f->src);
 }
 
 void
@@ -579,11 +442,10 @@ flow_cancel(struct flow *f)
 {
 	f->cancelled = true;
 	f->stopping = true;
-	if (f->files != NULL)
-		files_stop(f->files);
+	if (f->src != NULL)
+		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
 	uv_timer_stop(&f->age_timer);
-	uv_timer_stop(&f->quiet_timer);
 	sink_cancel(f->sink);
 }
 
@@ -594,9 +456,7 @@ flow_handle_closed(uv_handle_t *h)
 
 	if (--f->open_handles > 0)
 		return;
-	buf_cleanup(&f->rb.b);
 	buf_cleanup(&f->key);
-	framer_free(f->fr);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
 	partkey_free(f->pk);
@@ -613,11 +473,9 @@ flow_free(struct flow *f)
 	batch_free(f->cur);
 	f->cur = NULL;
 	sink_free(f->sink);
-	files_free(f->files);
+	source_free(f->src);
 	f->age_timer.data = f;
 	f->pump_timer.data = f;
-	f->quiet_timer.data = f;
-	uv_close((uv_handle_t *)&f->quiet_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
 }
