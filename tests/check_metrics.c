@@ -52,6 +52,7 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->bytes_sent = 560;
 	f->records_retried = 2;
 	f->records_dead_lettered = 1;
+	f->records_filtered = 9;
 	f->records_unmatched[0] = 3;	/* deadletter */
 	f->records_unmatched[1] = 1;	/* raw */
 	f->bytes_lost[LOST_GONE] = 1234;
@@ -303,6 +304,11 @@ static const char expected_small[] =
 "written to the dead-letter file.\n"
 "# TYPE disagent_records_dead_lettered_total counter\n"
 "disagent_records_dead_lettered_total{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_records_filtered_total Records left out by "
+"lineIncludePattern or lineExcludePattern; their offsets are committed like "
+"those of records sent.\n"
+"# TYPE disagent_records_filtered_total counter\n"
+"disagent_records_filtered_total{flow=\"app\",stream=\"s1\"} 9\n"
 "# HELP disagent_backlog_bytes Bytes in the flow's files not yet "
 "acknowledged by DIS: how far tailing is behind.\n"
 "# TYPE disagent_backlog_bytes gauge\n"
@@ -403,7 +409,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 45);
+	ck_assert_int_eq(check_exposition(text), 46);
 	free(text);
 }
 END_TEST
@@ -531,10 +537,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 16 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
+	/* 4 agent-wide, 17 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 48 + 9 + 6 + 4 + 4 + 42 + 4);
+	    4 + 51 + 9 + 6 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

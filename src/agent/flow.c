@@ -24,6 +24,7 @@
 #include "conf/conf.h"
 #include "records/convert.h"
 #include "records/deadletter.h"
+#include "records/filter.h"
 #include "records/framer.h"
 #include "records/partkey.h"
 #include "sink/batch.h"
@@ -45,6 +46,7 @@ struct flow {
 	struct sink	*sink;
 	struct source	*src;		/* its files, or the journal */
 	struct deadletter *dlq;		/* records that can never go */
+	struct filter	*filt;		/* line filters; NULL: none */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
 	struct partkey	*pk;
@@ -124,6 +126,19 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/*
+ * A record the flow does not send (left out by a line filter,
+ * dead-lettered or dropped by the chain) is done: the committed offset
+ * still moves past its bytes.
+ */
+static void
+skip_record(struct flow *f, const struct source_rec *r)
+{
+	source_skip(f->src, r);
+	f->m.records_read++;
+	f->m.bytes_read += r->len;
+}
+
 /* source_cbs: add one record, or refuse it when the window is closed. */
 static int
 on_record(void *arg, const struct source_rec *r)
@@ -134,14 +149,15 @@ on_record(void *arg, const struct source_rec *r)
 	bool		 cut = false;
 	int		 seg;
 
-	/* A record the chain does not send (dead-lettered, dropped) is done:
-	 * the committed offset still moves past its bytes. */
+	if (f->filt != NULL && !filter_pass(f->filt, data, len)) {
+		skip_record(f, r);
+		f->m.records_filtered++;
+		return 0;
+	}
 	if (f->conv != NULL) {
 		if (!convert_record(f->conv, data, len, r->name, r->off,
 		    sink_record_cap(f->sink), &f->conv_out, &cut)) {
-			source_skip(f->src, r);
-			f->m.records_read++;
-			f->m.bytes_read += len;
+			skip_record(f, r);
 			return 0;
 		}
 		data = f->conv_out.data;
@@ -298,10 +314,16 @@ reading_new(struct flow *f, const struct conf *conf,
 {
 	struct source_cbs cbs = { on_record, window_open, on_readable, f };
 	struct framer_opts fo;
+	bool		 keep;
 
 	conf_framer_opts(fc, &fo);
 	if (convert_new(&fc->conv, fo.delim, fc->keep_delimiter, f->dlq,
 	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
+		return -1;
+	keep = fo.keep_delim ||
+	    (f->conv != NULL && convert_keeps_delimiter(f->conv));
+	if (filter_new(fc->line_include, fc->line_exclude,
+	    keep ? fo.delim : -1, &f->filt, NULL, f->err, sizeof(f->err)) != 0)
 		return -1;
 	if (f->conv != NULL) {
 		if (convert_regex_jit(f->conv) >= 0)
@@ -457,6 +479,7 @@ flow_handle_closed(uv_handle_t *h)
 	if (--f->open_handles > 0)
 		return;
 	buf_cleanup(&f->key);
+	filter_free(f->filt);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
 	partkey_free(f->pk);

@@ -269,6 +269,10 @@ static const struct {
 	{ P "records_dead_lettered_total", "counter",
 	  offsetof(struct metrics_flow, records_dead_lettered),
 	  "Records DIS rejected for good, written to the dead-letter file." },
+	{ P "records_filtered_total", "counter",
+	  offsetof(struct metrics_flow, records_filtered),
+	  "Records left out by lineIncludePattern or lineExcludePattern; "
+	  "their offsets are committed like those of records sent." },
 	{ P "backlog_bytes", "gauge",
 	  offsetof(struct metrics_flow, bytes_behind),
 	  "Bytes in the flow's files not yet acknowledged by DIS: how far "

@@ -76,6 +76,8 @@ struct metrics_flow {
 	uint64_t	 records_dead_lettered;
 	uint64_t	 records_failed;	/* failed in a reply, any code */
 	uint64_t	 records_truncated;	/* cut to the record limit */
+	uint64_t	 records_filtered;	/* left out by lineIncludePattern
+						   or lineExcludePattern */
 	uint64_t	 truncations;		/* files read again from 0 */
 	uint64_t	 files_done;		/* closed after full delivery */
 	uint64_t	 files_cleaned;		/* deleted, moved or renamed

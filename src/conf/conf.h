@@ -64,6 +64,9 @@ struct conf_flow {
 	char		*move_dir;		/* fileMoveToDir ("" = none) */
 	bool		 ignore_empty;		/* isIgnoreEmptyData */
 	long long	 delete_after_s;	/* deleteAfterDeliverySeconds */
+	/* Line filters (records/filter.h). */
+	char		*line_include;		/* lineIncludePattern */
+	char		*line_exclude;		/* lineExcludePattern */
 	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 

@@ -10,6 +10,7 @@
 
 #include "conf/conf_int.h"
 #include "conf/proxyconf.h"
+#include "records/filter.h"
 #include "records/logparse.h"
 
 _Static_assert(sizeof(enum conf_position) == sizeof(int),
@@ -375,6 +376,22 @@ const struct key conf_keys[] = {
 	  "pattern (renamed to a name it does not match) this many seconds "
 	  "after its last byte was delivered, if it did not change since. "
 	  "A file the pattern matches is never removed. 0: never." },
+	/* Line filters (filter.h): after framing, before the chain. */
+	{ KS_FLOW, "lineIncludePattern", KT_STRING, .off = FOFF(line_include),
+	  .def = "", .flags = KF_LONG, .check = filter_check_pattern,
+	  .help = "Regular expression (PCRE2, like Java's) a record must "
+	  "match, anywhere in it, to be sent: applied to each record once it "
+	  "is framed (a multi-line record as a whole) and before "
+	  "dataProcessingOptions. A record left out is not lost: its offset "
+	  "is committed like a sent one's, and it is counted in "
+	  "disagent_records_filtered_total. Empty: every record. Its line "
+	  "may be up to 4095 characters." },
+	{ KS_FLOW, "lineExcludePattern", KT_STRING, .off = FOFF(line_exclude),
+	  .def = "", .flags = KF_LONG, .check = filter_check_pattern,
+	  .help = "Regular expression (PCRE2): a record that matches it "
+	  "anywhere is not sent (as lineIncludePattern leaves records out), "
+	  "e.g. \\bDEBUG\\b. Empty: none. Its line may be up to 4095 "
+	  "characters." },
 	/* dataProcessingOptions: the DIS Agent's record processing
 	 * (convert.h).  One block; convert_new checks them together. */
 	{ KS_FLOW, "dataProcessingOptions", KT_STRING, .off = COFF(options),
