@@ -66,6 +66,7 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->whole_cleanup_pending = 7;
 	f->whole_cleanup_failing = 1;
 	f->paused = true;
+	f->rate_limited = true;
 	metrics_count_failed(f, "DIS.4303", 2);
 	metrics_count_failed(f, "DIS.4200", 1);
 	metrics_count_request(f, 200);
@@ -349,6 +350,11 @@ static const char expected_small[] =
 "operator (see the last error), else 0.\n"
 "# TYPE disagent_flow_paused gauge\n"
 "disagent_flow_paused{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_flow_rate_limited 1 while the flow reads no faster than "
+"maxBytesPerSecond or maxRecordsPerSecond let it (the rest waits in its "
+"files), else 0.\n"
+"# TYPE disagent_flow_rate_limited gauge\n"
+"disagent_flow_rate_limited{flow=\"app\",stream=\"s1\"} 1\n"
 "# HELP disagent_records_unmatched_total Lines LOGTOJSON could not parse, "
 "by what was done with them (LOGTOJSON.unmatched).\n"
 "# TYPE disagent_records_unmatched_total counter\n"
@@ -409,7 +415,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 46);
+	ck_assert_int_eq(check_exposition(text), 47);
 	free(text);
 }
 END_TEST
@@ -537,10 +543,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 17 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
+	/* 4 agent-wide, 18 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 51 + 9 + 6 + 4 + 4 + 42 + 4);
+	    4 + 54 + 9 + 6 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

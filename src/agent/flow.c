@@ -8,7 +8,8 @@
  * stops and the files are the buffer, so memory stays flat during any outage
  * (R11).  It opens again on an event, never by polling: a request ending
  * (the sink's ended callback) for a full window, the agent's kick after
- * another flow freed memory for the budget.
+ * another flow freed memory for the budget, the refill timer of a flow
+ * held by its rate limit (maxBytesPerSecond, maxRecordsPerSecond).
  */
 #include "config.h"
 
@@ -27,6 +28,7 @@
 #include "records/filter.h"
 #include "records/framer.h"
 #include "records/partkey.h"
+#include "records/ratelimit.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
@@ -37,6 +39,7 @@ enum window {
 	WINDOW_OPEN,
 	WINDOW_FULL,		/* the sink has its window of batches out */
 	WINDOW_MEMORY,		/* all flows hold maxMemoryBytes */
+	WINDOW_RATE,		/* held by its rate limit until a refill */
 };
 
 struct flow {
@@ -55,6 +58,8 @@ struct flow {
 	struct buf	 key;		/* partition key being built */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
+	struct ratelimit rl;		/* maxBytesPerSecond, ... */
+	uint64_t	 held_ms;	/* when the limit last held it */
 	enum window	 window;
 	bool		 once;
 	bool		 stopping;	/* no more reading; batches still go */
@@ -62,14 +67,19 @@ struct flow {
 	bool		 drained;	/* --once: all delivered, reported */
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
+	uv_timer_t	 rate_timer;	/* the refill of a flow held by its
+					   rate limit */
 	int		 open_handles;
 	flow_cb		 cb;
 	void		*arg;
 };
 
 static void	pump(struct flow *);
+static void	retry_cur(struct flow *);
 
-static const char *const window_names[] = { "open", "full", "memory" };
+static const char *const window_names[] = {
+	"open", "full", "memory", "rate",
+};
 
 /* The one place the window changes. */
 static void
@@ -126,6 +136,38 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/* --- the rate limit ------------------------------------------------------ */
+
+static void
+on_rate_timer(uv_timer_t *t)
+{
+	struct flow	*f = container_of(t, struct flow, rate_timer);
+
+	if (f->window != WINDOW_RATE || f->cancelled)
+		return;
+	set_window(f, WINDOW_OPEN);
+	retry_cur(f);
+	pump(f);
+}
+
+/*
+ * Whether the rate limit lets the next record in; if not, the window
+ * holds until the refill timer opens it (a held flow sleeps: the timer is
+ * its only wake-up, at most every 50 ms).
+ */
+static bool
+rate_admits(struct flow *f)
+{
+	uint64_t	 now = mono_ms(), wait;
+
+	if (!ratelimit_on(&f->rl) || ratelimit_admit(&f->rl, now, &wait))
+		return true;
+	f->held_ms = now;
+	set_window(f, WINDOW_RATE);
+	uv_timer_start(&f->rate_timer, on_rate_timer, wait, 0);
+	return false;
+}
+
 /*
  * A record the flow does not send (left out by a line filter,
  * dead-lettered or dropped by the chain) is done: the committed offset
@@ -154,6 +196,8 @@ on_record(void *arg, const struct source_rec *r)
 		f->m.records_filtered++;
 		return 0;
 	}
+	if (!rate_admits(f))
+		return 1;
 	if (f->conv != NULL) {
 		if (!convert_record(f->conv, data, len, r->name, r->off,
 		    sink_record_cap(f->sink), &f->conv_out, &cut)) {
@@ -185,6 +229,7 @@ on_record(void *arg, const struct source_rec *r)
 	partkey_make(f->pk, r->name, data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, r->off);
+	ratelimit_take(&f->rl, len);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
 	f->m.records_truncated += cut;
@@ -368,7 +413,10 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
-	f->open_handles = 2;
+	uv_timer_init(loop, &f->rate_timer);
+	f->open_handles = 3;
+	ratelimit_init(&f->rl, (uint64_t)fc->max_bytes_per_s,
+	    (uint64_t)fc->max_records_per_s, mono_ms());
 	buf_init(&f->conv_out);
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
@@ -432,6 +480,10 @@ flow_metrics(struct flow *f)
 	if (f->src != NULL)
 		source_gauges(f->src, &f->m);
 	f->m.paused = sink_state(f->sink) == SINK_PAUSED;
+	/* Held now, or a moment ago: a flow at its limit is held again and
+	 * again, between refills. */
+	f->m.rate_limited = f->window == WINDOW_RATE ||
+	    (f->held_ms != 0 && mono_ms() - f->held_ms < 1000);
 	return &f->m;
 }
 
@@ -468,6 +520,7 @@ flow_cancel(struct flow *f)
 		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
 	uv_timer_stop(&f->age_timer);
+	uv_timer_stop(&f->rate_timer);
 	sink_cancel(f->sink);
 }
 
@@ -499,6 +552,8 @@ flow_free(struct flow *f)
 	source_free(f->src);
 	f->age_timer.data = f;
 	f->pump_timer.data = f;
+	f->rate_timer.data = f;
+	uv_close((uv_handle_t *)&f->rate_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
 }

@@ -41,6 +41,7 @@ struct row {
 
 struct report {
 	FILE			*out;
+	const char		*metrics;	/* metricsFile, or NULL */
 	struct row		*rows;
 	size_t			 nrows;
 	struct metrics_error	*errs;
@@ -152,9 +153,31 @@ print_error(const struct report *r, const char *flow)
 	}
 }
 
+/* A flow the metrics file says its rate limit holds. */
+static void
+print_held(const struct report *r, const struct conf_flow *fc)
+{
+	double	 v;
+
+	if (fc == NULL || r->metrics == NULL ||
+	    (fc->max_bytes_per_s == 0 && fc->max_records_per_s == 0) ||
+	    metrics_read_gauge(r->metrics, "disagent_flow_rate_limited",
+	    fc->name, &v) != 0 || v != 1)
+		return;
+	fputs("  held by its rate limit (", r->out);
+	if (fc->max_bytes_per_s > 0)
+		fprintf(r->out, "maxBytesPerSecond = %lld%s",
+		    fc->max_bytes_per_s, fc->max_records_per_s > 0 ? ", " : "");
+	if (fc->max_records_per_s > 0)
+		fprintf(r->out, "maxRecordsPerSecond = %lld",
+		    fc->max_records_per_s);
+	fputs("): it reads no faster, the rest waits\n", r->out);
+}
+
 /* One flow: a summary line, its last error, then its files. */
 static void
-print_flow(const struct report *r, const char *name, const char *what)
+print_flow(const struct report *r, const struct conf_flow *fc,
+    const char *name, const char *what)
 {
 	size_t		 i, n = 0, done = 0;
 	uint64_t	 behind = 0;
@@ -168,6 +191,7 @@ print_flow(const struct report *r, const char *name, const char *what)
 	}
 	fprintf(r->out, "\n[flow:%s] %s: %zu file%s, %" PRIu64 " bytes "
 	    "behind\n", name, what, n, n == 1 ? "" : "s", behind);
+	print_held(r, fc);
 	if (done > 0)
 		fprintf(r->out, "  %zu whole file%s delivered, waiting for "
 		    "cleanup (deletePolicy, fileMoveToDir, fileSuffix)\n",
@@ -208,7 +232,7 @@ print_flows(const struct report *r, const struct conf *c)
 		else
 			what = xasprintf("stream %s%s", f->stream,
 			    f->enable ? "" : " (disabled)");
-		print_flow(r, f->name, what);
+		print_flow(r, f, f->name, what);
 		free(what);
 	}
 	/* Rows are sorted by flow: print each unknown flow once. */
@@ -216,7 +240,8 @@ print_flows(const struct report *r, const struct conf *c)
 		if (configured(c, r->rows[i].flow) || (i > 0 &&
 		    strcmp(r->rows[i].flow, r->rows[i - 1].flow) == 0))
 			continue;
-		print_flow(r, r->rows[i].flow, "not in the configuration");
+		print_flow(r, NULL, r->rows[i].flow,
+		    "not in the configuration");
 	}
 }
 
@@ -267,6 +292,7 @@ read_metrics(struct report *r, const struct conf *c)
 		fputs("metrics file:  none (metricsFile is not set)\n", r->out);
 		return;
 	}
+	r->metrics = c->metrics_file;
 	rc = metrics_read_errors(c->metrics_file, &r->errs, &r->nerrs);
 	if (rc == 0)
 		fprintf(r->out, "metrics file:  %s\n", c->metrics_file);

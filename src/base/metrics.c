@@ -330,6 +330,13 @@ render_plain(const struct metrics_snapshot *s, struct buf *b)
 		flow_sample(b, P "flow_paused", &s->flows[j], NULL, NULL);
 		buf_printf(b, "%d\n", s->flows[j].paused ? 1 : 0);
 	}
+	family(b, P "flow_rate_limited", "gauge", "1 while the flow reads no "
+	    "faster than maxBytesPerSecond or maxRecordsPerSecond let it (the "
+	    "rest waits in its files), else 0.");
+	for (j = 0; j < s->nflows; j++) {
+		flow_sample(b, P "flow_rate_limited", &s->flows[j], NULL, NULL);
+		buf_printf(b, "%d\n", s->flows[j].rate_limited ? 1 : 0);
+	}
 }
 
 static int

@@ -105,6 +105,8 @@ struct metrics_flow {
 	uint64_t	 whole_cleanup_pending;	/* delivered, to clean up */
 	uint64_t	 whole_cleanup_failing;	/* of those: last try failed */
 	bool		 paused;		/* waits for the operator */
+	bool		 rate_limited;		/* held by maxBytesPerSecond or
+						   maxRecordsPerSecond */
 	/* last error ("" code: none) */
 	char		 last_error_code[METRICS_CODE_LEN];
 	char		 last_error_message[METRICS_MSG_LEN];
@@ -169,5 +171,14 @@ struct metrics_error {
 int	metrics_read_errors(const char *path, struct metrics_error **out,
 	    size_t *n) WARN_UNUSED;
 void	metrics_errors_free(struct metrics_error *, size_t);
+
+/*
+ * The value of the sample of family name (a full name: "disagent_...")
+ * whose flow label is flow, read back from the metrics file at path into
+ * *value.  0; -ENOENT when there is no file or no such sample; another
+ * negative errno when it cannot be read.
+ */
+int	metrics_read_gauge(const char *path, const char *name,
+	    const char *flow, double *value) WARN_UNUSED;
 
 #endif

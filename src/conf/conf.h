@@ -67,6 +67,9 @@ struct conf_flow {
 	/* Line filters (records/filter.h). */
 	char		*line_include;		/* lineIncludePattern */
 	char		*line_exclude;		/* lineExcludePattern */
+	/* Rate limits (records/ratelimit.h); 0: none. */
+	long long	 max_bytes_per_s;	/* maxBytesPerSecond */
+	long long	 max_records_per_s;	/* maxRecordsPerSecond */
 	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 

@@ -392,6 +392,18 @@ const struct key conf_keys[] = {
 	  "anywhere is not sent (as lineIncludePattern leaves records out), "
 	  "e.g. \\bDEBUG\\b. Empty: none. Its line may be up to 4095 "
 	  "characters." },
+	/* Rate limits (ratelimit.h). */
+	{ KS_FLOW, "maxBytesPerSecond", KT_INT, .min = 0, .max = 1073741824,
+	  .off = FOFF(max_bytes_per_s), .def = "0",
+	  .help = "Most bytes of record data (as sent, after "
+	  "dataProcessingOptions) the flow sends per second, so one runaway "
+	  "log cannot take the stream's capacity: the flow reads no faster "
+	  "and the rest waits in its files, nothing is dropped (a second's "
+	  "worth may go at once). It holds with --once too. 0: no limit." },
+	{ KS_FLOW, "maxRecordsPerSecond", KT_INT, .min = 0, .max = 10000000,
+	  .off = FOFF(max_records_per_s), .def = "0",
+	  .help = "Most records the flow sends per second, as "
+	  "maxBytesPerSecond limits bytes. 0: no limit." },
 	/* dataProcessingOptions: the DIS Agent's record processing
 	 * (convert.h).  One block; convert_new checks them together. */
 	{ KS_FLOW, "dataProcessingOptions", KT_STRING, .off = COFF(options),
