@@ -9,6 +9,10 @@
  * whole file that is delivered and waits for its cleanup also has
  * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; a file without that
  * optional field (all files written before it existed) loads as before.
+ * The entry of a journal flow (source = journal) has dev and ino 0, the
+ * path "journal:" and the directory or "system", and "cursor":"s=...",
+ * the sd-journal cursor of its last committed entry: a release that does
+ * not know the field loads it as the entry of a file no scan finds.
  * The crc32 covers every byte after the header line and the header counts
  * the entries, so a torn write (a prefix of the file), a flipped byte or a
  * lost line is caught before any entry is believed.  Each line is parsed
@@ -105,6 +109,8 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(c, "tail", json_string(fp));
 		json_object_set_new(o, "complete", c);
 	}
+	if (e->cursor != NULL)
+		json_object_set_new(o, "cursor", json_text(e->cursor));
 	return o;
 }
 
@@ -205,7 +211,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	struct reg_done	 done = { 0 };
 	struct reg_entry *e;
 	bool		 complete;
-	const char	*flow, *path, *fp;
+	const char	*flow, *path, *fp, *cursor;
 	json_int_t	 dev, ino, off, upd, size = 0;
 	uint32_t	 fcrc, flen;
 
@@ -224,6 +230,10 @@ statefile_entry(json_t *o, struct reg_table *t)
 		return "bad size";
 	if (!parse_complete(o, &done, &complete))
 		return "bad complete";
+	cursor = get_str(o, "cursor");
+	if (json_object_get(o, "cursor") != NULL &&
+	    (cursor == NULL || *cursor == '\0'))
+		return "bad cursor";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
 		return "duplicate entry";
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
@@ -237,6 +247,8 @@ statefile_entry(json_t *o, struct reg_table *t)
 		e->done = xmalloc(sizeof(*e->done));
 		*e->done = done;
 	}
+	if (cursor != NULL)
+		e->cursor = xstrdup(cursor);
 	return NULL;
 }
 
