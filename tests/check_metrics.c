@@ -53,6 +53,8 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->records_retried = 2;
 	f->records_dead_lettered = 1;
 	f->records_filtered = 9;
+	f->journal_gaps = 1;
+	f->journal_entries_lost = 12;
 	f->records_unmatched[0] = 3;	/* deadletter */
 	f->records_unmatched[1] = 1;	/* raw */
 	f->bytes_lost[LOST_GONE] = 1234;
@@ -310,6 +312,16 @@ static const char expected_small[] =
 "those of records sent.\n"
 "# TYPE disagent_records_filtered_total counter\n"
 "disagent_records_filtered_total{flow=\"app\",stream=\"s1\"} 9\n"
+"# HELP disagent_journal_gaps_total Times a journal flow's last delivered "
+"entry was no longer in the journal (rotated away before the entries after "
+"it were read).\n"
+"# TYPE disagent_journal_gaps_total counter\n"
+"disagent_journal_gaps_total{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_journal_entries_lost_total Journal entries known to have "
+"been rotated away before they were read (of all units: journalMatch may "
+"not have selected them).\n"
+"# TYPE disagent_journal_entries_lost_total counter\n"
+"disagent_journal_entries_lost_total{flow=\"app\",stream=\"s1\"} 12\n"
 "# HELP disagent_backlog_bytes Bytes in the flow's files not yet "
 "acknowledged by DIS: how far tailing is behind.\n"
 "# TYPE disagent_backlog_bytes gauge\n"
@@ -415,7 +427,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 47);
+	ck_assert_int_eq(check_exposition(text), 49);
 	free(text);
 }
 END_TEST
@@ -543,10 +555,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 18 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
+	/* 4 agent-wide, 20 plain x 3, unmatched 3 x 3, lost 2 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 54 + 9 + 6 + 4 + 4 + 42 + 4);
+	    4 + 60 + 9 + 6 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

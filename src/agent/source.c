@@ -15,6 +15,9 @@ source_new(uv_loop_t *loop, const struct conf *conf,
     bool keep_delim, bool once, const struct source_cbs *cbs, char *err,
     size_t errlen)
 {
+	if (fc->source == SOURCE_JOURNAL)
+		return source_journal_new(loop, conf, fc, reg, m, keep_delim,
+		    once, cbs, err, errlen);
 	return source_files_new(loop, conf, fc, reg, m, keep_delim, once, cbs,
 	    err, errlen);
 }

@@ -101,6 +101,10 @@ struct source	*source_files_new(uv_loop_t *, const struct conf *,
 		    const struct conf_flow *fc, struct registry *,
 		    struct metrics_flow *m, bool keep_delim, bool once,
 		    const struct source_cbs *, char *err, size_t errlen);
+struct source	*source_journal_new(uv_loop_t *, const struct conf *,
+		    const struct conf_flow *fc, struct registry *,
+		    struct metrics_flow *m, bool keep_delim, bool once,
+		    const struct source_cbs *, char *err, size_t errlen);
 
 /* First scan, watches, timers. */
 void		 source_start(struct source *);

@@ -33,6 +33,7 @@ struct row {
 	uint64_t	 ino;
 	uint64_t	 offset;
 	bool		 complete;	/* a whole file waiting for cleanup */
+	char		*cursor;	/* a journal flow's position */
 	bool		 has_size;	/* path still names this file */
 	uint64_t	 size;
 	uint64_t	 behind;
@@ -63,6 +64,8 @@ collect(const struct reg_entry *e, void *arg)
 	w->ino = e->ino;
 	w->offset = e->offset;
 	w->complete = e->done != NULL;
+	if (e->cursor != NULL)
+		w->cursor = xstrdup(e->cursor);
 }
 
 static int
@@ -86,6 +89,8 @@ measure(struct row *w)
 	struct stat	 st;
 
 	w->note = "";
+	if (w->cursor != NULL)
+		return;		/* a journal's position: no file */
 	if (stat(w->path, &st) == -1) {
 		w->note = w->complete ? "(delivered; cleaned up)" : "(missing)";
 		return;
@@ -174,6 +179,33 @@ print_held(const struct report *r, const struct conf_flow *fc)
 	fputs("): it reads no faster, the rest waits\n", r->out);
 }
 
+/* The committed cursor of the journal flow name, or NULL. */
+static const char *
+cursor_of(const struct report *r, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].cursor != NULL &&
+		    strcmp(r->rows[i].flow, name) == 0)
+			return r->rows[i].cursor;
+	return NULL;
+}
+
+/* A journal flow: where it is and how far behind, its last error. */
+static void
+print_journal_flow(const struct report *r, const struct conf_flow *fc,
+    const char *what)
+{
+	fprintf(r->out, "\n[flow:%s] %s: journal %s%s%s\n", fc->name, what,
+	    fc->journal_dir[0] != '\0' ? fc->journal_dir : "(system)",
+	    fc->journal_match[0] != '\0' ? ", journalMatch = " : "",
+	    fc->journal_match);
+	status_journal(r->out, fc, cursor_of(r, fc->name));
+	print_held(r, fc);
+	print_error(r, fc->name);
+}
+
 /* One flow: a summary line, its last error, then its files. */
 static void
 print_flow(const struct report *r, const struct conf_flow *fc,
@@ -182,8 +214,13 @@ print_flow(const struct report *r, const struct conf_flow *fc,
 	size_t		 i, n = 0, done = 0;
 	uint64_t	 behind = 0;
 
+	if (fc != NULL && fc->source == SOURCE_JOURNAL) {
+		print_journal_flow(r, fc, what);
+		return;
+	}
 	for (i = 0; i < r->nrows; i++) {
-		if (strcmp(r->rows[i].flow, name) != 0)
+		if (strcmp(r->rows[i].flow, name) != 0 ||
+		    r->rows[i].cursor != NULL)
 			continue;
 		n++;
 		done += r->rows[i].complete;
@@ -202,7 +239,8 @@ print_flow(const struct report *r, const struct conf_flow *fc,
 	fprintf(r->out, "  %14s %14s %14s  %s\n", "OFFSET", "SIZE", "BEHIND",
 	    "PATH");
 	for (i = 0; i < r->nrows; i++)
-		if (strcmp(r->rows[i].flow, name) == 0)
+		if (strcmp(r->rows[i].flow, name) == 0 &&
+		    r->rows[i].cursor == NULL)
 			print_row(r->out, &r->rows[i]);
 }
 
@@ -251,7 +289,7 @@ read_state(struct report *r, const struct conf *c)
 {
 	struct registry	*reg;
 	bool		 from_bak;
-	size_t		 i;
+	size_t		 i, njournal = 0;
 	int		 rc;
 
 	reg = registry_new(c->checkpoint_file);
@@ -269,12 +307,19 @@ read_state(struct report *r, const struct conf *c)
 		    "%s\n", c->checkpoint_file, strerror(-rc));
 		return -1;
 	}
+	for (i = 0; i < r->nrows; i++)
+		njournal += r->rows[i].cursor != NULL;
 	fprintf(r->out, "state file:    %s", c->checkpoint_file);
 	if (rc == -ENOENT)
 		fputs(" (none yet: nothing delivered)\n", r->out);
-	else
+	else if (njournal == 0)
 		fprintf(r->out, "%s (%zu file%s)\n", from_bak ? ".bak" : "",
 		    r->nrows, r->nrows == 1 ? "" : "s");
+	else
+		fprintf(r->out, "%s (%zu file%s, %zu journal position%s)\n",
+		    from_bak ? ".bak" : "", r->nrows - njournal,
+		    r->nrows - njournal == 1 ? "" : "s", njournal,
+		    njournal == 1 ? "" : "s");
 	if (r->nrows > 0)
 		qsort(r->rows, r->nrows, sizeof(*r->rows), row_cmp);
 	for (i = 0; i < r->nrows; i++)
@@ -339,6 +384,7 @@ done:
 	for (i = 0; i < r.nrows; i++) {
 		free(r.rows[i].flow);
 		free(r.rows[i].path);
+		free(r.rows[i].cursor);
 	}
 	free(r.rows);
 	metrics_errors_free(r.errs, r.nerrs);

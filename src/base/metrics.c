@@ -273,6 +273,14 @@ static const struct {
 	  offsetof(struct metrics_flow, records_filtered),
 	  "Records left out by lineIncludePattern or lineExcludePattern; "
 	  "their offsets are committed like those of records sent." },
+	{ P "journal_gaps_total", "counter",
+	  offsetof(struct metrics_flow, journal_gaps),
+	  "Times a journal flow's last delivered entry was no longer in the "
+	  "journal (rotated away before the entries after it were read)." },
+	{ P "journal_entries_lost_total", "counter",
+	  offsetof(struct metrics_flow, journal_entries_lost),
+	  "Journal entries known to have been rotated away before they were "
+	  "read (of all units: journalMatch may not have selected them)." },
 	{ P "backlog_bytes", "gauge",
 	  offsetof(struct metrics_flow, bytes_behind),
 	  "Bytes in the flow's files not yet acknowledged by DIS: how far "

@@ -78,6 +78,9 @@ struct metrics_flow {
 	uint64_t	 records_truncated;	/* cut to the record limit */
 	uint64_t	 records_filtered;	/* left out by lineIncludePattern
 						   or lineExcludePattern */
+	uint64_t	 journal_gaps;		/* committed cursors rotated
+						   away (journal.h) */
+	uint64_t	 journal_entries_lost;	/* entries known lost to them */
 	uint64_t	 truncations;		/* files read again from 0 */
 	uint64_t	 files_done;		/* closed after full delivery */
 	uint64_t	 files_cleaned;		/* deleted, moved or renamed

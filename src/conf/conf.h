@@ -20,6 +20,12 @@ enum conf_position {
 	POS_END_OF_FILE,
 };
 
+/* What a flow reads (source): in the order of journalconf_sources. */
+enum conf_source {
+	SOURCE_FILES,
+	SOURCE_JOURNAL,
+};
+
 /* One [flow:NAME] section. */
 struct conf_flow {
 	char		*name;		/* NAME of [flow:NAME] */
@@ -30,8 +36,15 @@ struct conf_flow {
 	char		*stream;	/* DISStream */
 	char		*stream_id;	/* streamId ("" = none) */
 	char		*stream_type;	/* streamType: COMMON or ADVANCED */
+	enum conf_source source;	/* source: files, journal */
 	char		*file_pattern;	/* filePattern (absolute path glob) */
 	enum conf_position initial_position;	/* initialPosition */
+	/* source = journal (conf/journalconf.h, journal/journal.h) */
+	char		*journal_match;		/* journalMatch ("" = all) */
+	char		*journal_dir;		/* journalDirectory ("" = the
+						   system journal) */
+	int		 journal_format;	/* journalFormat: enum
+						   journal_format */
 	long long	 max_buffer_age_ms;	/* maxBufferAgeMillis */
 	long long	 max_buffer_records;	/* maxBufferSizeRecords */
 	long long	 max_buffer_bytes;	/* maxBufferSizeBytes */

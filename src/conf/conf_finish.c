@@ -54,6 +54,12 @@ line_of(struct sect *s, const char *name)
 	return k == NULL ? 0 : s->keyline[k - conf_keys];
 }
 
+int
+conf_key_line(struct sect *s, const char *name)
+{
+	return line_of(s, name);
+}
+
 /*
  * dataProcessingOptions and its keys together, compiled as the flow will
  * compile them: the error names the line of the key at fault, or of
@@ -112,7 +118,8 @@ check_flow(struct parse *p, size_t i)
 	char			 label[FLOW_NAME_MAX + 8];
 
 	snprintf(label, sizeof(label), "[flow:%s]", f->name);
-	if (check_required(p, KS_FLOW, s, label) != 0)
+	if (check_required(p, KS_FLOW, s, label) != 0 ||
+	    conf_check_source(p, f, s, label) != 0)
 		return -1;
 	if (line_of(s, "DISStream") == 0 && f->stream_id[0] == '\0')
 		return conf_fail(p, s->line, "%s is missing required key "

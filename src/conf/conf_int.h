@@ -153,5 +153,11 @@ const struct key *conf_key_find(enum ksect, const char *, bool);
 
 /* conf_finish.c */
 int	conf_finish(struct parse *);
+/* The line key name is set at in s; 0: not set. */
+int	conf_key_line(struct sect *, const char *);
+
+/* journalconf.c: the keys of the flow's source (files, journal). */
+int	conf_check_source(struct parse *, struct conf_flow *, struct sect *,
+	    const char *label);
 
 #endif
