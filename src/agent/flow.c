@@ -430,7 +430,8 @@ flow_start(struct flow *f)
 		return -EINVAL;
 	}
 	sink_start(f->sink);
-	source_start(f->src);
+	if (source_start(f->src) != 0)
+		return -EINVAL;
 	pump(f);
 	return 0;
 }

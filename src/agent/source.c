@@ -22,10 +22,10 @@ source_new(uv_loop_t *loop, const struct conf *conf,
 	    err, errlen);
 }
 
-void
+int
 source_start(struct source *s)
 {
-	s->ops->start(s);
+	return s->ops->start(s);
 }
 
 void

@@ -28,6 +28,8 @@
 
 #include <uv.h>
 
+#include "base/util.h"
+
 struct conf;
 struct conf_flow;
 struct metrics_flow;
@@ -64,7 +66,7 @@ struct source_cbs {
 
 /* A source's functions; NULL where a kind has nothing to do. */
 struct source_ops {
-	void		(*start)(struct source *);
+	int		(*start)(struct source *);
 	void		(*stop)(struct source *);
 	void		(*free)(struct source *);
 	bool		(*read)(struct source *, size_t *budget,
@@ -106,8 +108,8 @@ struct source	*source_journal_new(uv_loop_t *, const struct conf *,
 		    struct metrics_flow *m, bool keep_delim, bool once,
 		    const struct source_cbs *, char *err, size_t errlen);
 
-/* First scan, watches, timers. */
-void		 source_start(struct source *);
+/* First scan, watches, timers; 0 or a negative errno (logged). */
+int		 source_start(struct source *) WARN_UNUSED;
 /* No more reading (stop, reload, cancel). */
 void		 source_stop(struct source *);
 /* Free it (NULL-safe). */

@@ -244,10 +244,11 @@ sf_ack(struct source *s, uint64_t origin, uint64_t range)
 
 /* --- the rest of the interface ------------------------------------------ */
 
-static void
+static int
 sf_start(struct source *s)
 {
 	files_start(sf_of(s)->files);
+	return 0;
 }
 
 static void

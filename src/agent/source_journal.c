@@ -241,22 +241,26 @@ on_changed(void *arg)
 
 /* --- the rest of the interface ------------------------------------------ */
 
-static void
+static int
 sj_start(struct source *s)
 {
 	struct source_journal *sj = sj_of(s);
 	struct reg_entry *e;
 	char		*start = NULL;
+	int		 r;
 
 	e = registry_find(sj->reg, sj->fc->name, 0, 0);
 	if (e != NULL && e->cursor != NULL)
 		sj->committed = xstrdup(e->cursor);
-	if (journal_start(sj->j, sj->committed, &start) != 0)
-		return;		/* logged; nothing is read */
+	/* A cursor sd-journal refuses (a state file edited by hand) stops
+	 * the flow: reading from elsewhere would resend or skip. */
+	if ((r = journal_start(sj->j, sj->committed, &start)) != 0)
+		return r;
 	/* From the end: that is the position until an entry is sent. */
 	if (start != NULL)
 		commit(sj, start);
 	free(start);
+	return 0;
 }
 
 static void

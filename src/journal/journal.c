@@ -509,16 +509,23 @@ journal_peek(struct journal *jr, size_t max_record, struct journal_entry *e)
 {
 	int	 r;
 
-	if (!jr->have) {
+	while (!jr->have) {
 		r = next_entry(jr);
 		if (r == 0)
 			return 0;
-		if (r > 0)
-			r = build(jr, max_record);
 		if (r < 0) {
 			log_error("[%s] %s: cannot read the next entry: %s",
 			    jr->fc->name, what(jr->fc), strerror(-r));
 			return r;
+		}
+		/* An entry that cannot be read would stop the flow for
+		 * good if it were tried again: it is skipped, and counted. */
+		if ((r = build(jr, max_record)) < 0) {
+			log_error("[%s] %s: skipping an entry that cannot be "
+			    "read: %s", jr->fc->name, what(jr->fc),
+			    strerror(-r));
+			jr->m->journal_entries_lost++;
+			continue;
 		}
 		jr->have = true;
 	}

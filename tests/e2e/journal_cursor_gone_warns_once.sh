@@ -3,8 +3,9 @@
 # file was rotated away or the files replaced): the agent goes on from the
 # first entry after it, logs one WARN naming the gap, and counts it in
 # disagent_journal_gaps_total; --once reads a journal to its end and exits
-# 0, and initialPosition = END_OF_FILE starts at the end but keeps the
-# entries logged while the agent was stopped after its first start.
+# 0; a cursor sd-journal refuses stops the run; and initialPosition =
+# END_OF_FILE starts at the end but keeps the entries logged while the
+# agent was stopped after its first start.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/journal_lib.sh"
 
@@ -43,6 +44,28 @@ journal_entries "$J/b.journal" app 300 310 --expect "$TMP/all.exp"
 [ "$(grep -c WARN "$TMP/agent.log")" = 1 ] || fail "more WARNs: $(grep WARN "$TMP/agent.log")"
 records verify --records "$TMP/records.jsonl" --stream s1 \
     --expect "$TMP/all.exp" || fail "the third run: records differ"
+
+# A cursor sd-journal refuses (a state file edited by hand) stops the run
+# with an error naming it, rather than read from elsewhere.
+cp "$TMP/state/state.json" "$TMP/state.good"
+"$PYTHON3" - "$TMP/state/state.json" <<'PY'
+import json, sys, zlib
+path = sys.argv[1]
+lines = open(path, "rb").read().split(b"\n")[1:-1]
+ents = [json.loads(l) for l in lines]
+for e in ents:
+    if e["flow"] == "j":
+        e["cursor"] = "garbage"
+body = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in ents)
+head = '{"version":2,"crc32":"%08x","entries":%d}\n' % (zlib.crc32(body), len(ents))
+open(path, "wb").write(head.encode() + body)
+PY
+rc=0
+"$DISAGENT" -c "$TMP/agent.ini" --once >"$TMP/bad.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "--once with a bad cursor exited $rc: $(cat "$TMP/bad.log")"
+grep -q "ERROR.*\[j\] $J: cannot seek to garbage: Invalid argument" "$TMP/bad.log" ||
+	fail "no error naming the cursor: $(cat "$TMP/bad.log")"
+cp "$TMP/state.good" "$TMP/state/state.json"
 
 # END_OF_FILE: the first start skips what is there; what is logged while
 # the agent is stopped after it is sent.
