@@ -74,10 +74,11 @@ compile() {
 }
 
 # The agent.ini reader, in the files it is split into.
-confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts"
+confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
+conf_dropin journalconf"
 for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
     pattern jackson jackson_parse \
-    logparse convert convert_build deadletter; do
+    logparse convert convert_build deadletter filter; do
 	compile "$f" "$(srcfile "$f")"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
@@ -98,7 +99,8 @@ for f in $confparts; do confo="$confo $out/$f.o"; done
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
     "$out/log.o" $confo "$out/cred.o" "$out/proxyconf.o" \
-    "$out/cleanconf.o" "$out/pattern.o" $conv $deps -o "$out/fuzz_conf"
+    "$out/cleanconf.o" "$out/pattern.o" "$out/filter.o" $conv $deps \
+    -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
     "$out/log.o" $conv $deps -o "$out/fuzz_convert"
