@@ -815,6 +815,64 @@ START_TEST(load_accepts_members_in_any_order_and_unknown_keys)
 }
 END_TEST
 
+/*
+ * The entry of a spool file keeps, through a save and a load, where the
+ * spool file is and which file it came from; an entry without it (every
+ * file written before it existed) loads with none, and a bad one is
+ * refused like any bad field.
+ */
+START_TEST(spool_entry_round_trips_and_is_optional)
+{
+	struct registry		*reg, *r2;
+	struct reg_entry	*e;
+	int			 r;
+
+	reg = registry_new(spath);
+	fill_variant(reg, 1);
+	e = registry_set(reg, "app", 64768, 99, 0x0a1b2c3d, 512,
+	    "/var/log/a.log", 1000);
+	e->size = 5000;
+	registry_set_spool(reg, e, "/var/lib/disagent/spool/app-1-2-1000.spool",
+	    1, 2);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_entries(r2, 1);
+	e = registry_find(r2, "app", 64768, 99);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(e->spool);
+	ck_assert_str_eq(e->spool->file,
+	    "/var/lib/disagent/spool/app-1-2-1000.spool");
+	ck_assert_uint_eq(e->spool->dev, 1);
+	ck_assert_uint_eq(e->spool->ino, 2);
+	ck_assert_uint_eq(e->offset, 1000);
+	ck_assert_uint_eq(e->size, 5000);
+	ck_assert_str_eq(e->path, "/var/log/a.log");
+	/* The others have none. */
+	ck_assert_ptr_null(registry_find(r2, "app", 2049, 100)->spool);
+	registry_remove(r2, "app", 64768, 99);
+	ck_assert_int_eq(registry_save(r2, false), 0);
+	registry_free(r2);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	check_entries(r2, 1);
+	ck_assert_ptr_null(registry_find(r2, "app", 64768, 99));
+	registry_free(r2);
+	registry_free(reg);
+	/* A spool that is not an object with an absolute file is refused
+	 * (no .bak to fall back to). */
+	ck_assert_int_eq(unlink(sbak), 0);
+	write_with_crc(spath, 1, "[{\"flow\":\"app\",\"dev\":1,\"ino\":2,"
+	    "\"fingerprint\":\"crc32:0a1b2c3d:512\",\"path\":\"/x\","
+	    "\"offset\":7,\"updated\":9,\"spool\":{\"file\":\"rel\","
+	    "\"dev\":1,\"ino\":2}}]");
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, -EBADMSG);
+	registry_free(reg);
+}
+END_TEST
+
 /* VmRSS or VmHWM of this process, in KiB; -1 when unknown. */
 static long
 status_kib(const char *key)
@@ -1726,6 +1784,7 @@ registry_suite(void)
 	tcase_add_test(tc, load_wrong_version_falls_back_to_bak);
 	tcase_add_test(tc, load_file_with_valid_crc_written_by_hand_is_accepted);
 	tcase_add_test(tc, load_accepts_members_in_any_order_and_unknown_keys);
+	tcase_add_test(tc, spool_entry_round_trips_and_is_optional);
 	tcase_add_test(tc,
 	    load_of_many_entries_builds_one_entry_tree_at_a_time);
 	tcase_add_test(tc, load_flipped_offset_digit_fails_crc_and_falls_back);

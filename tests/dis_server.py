@@ -3,11 +3,12 @@
 
 Implements the parts of the Huawei Cloud DIS v2 API the agent uses
 (spec/dis-api.md): PutRecords (sections 2-3, 7, 8), DescribeStream (5),
-GetCursor and GetRecords (10) and request authentication (6), plus fault
-injection and an unauthenticated control API under /_test/ that only this
-test server has.  Standard library plus lz4 and zstandard (Debian:
-python3-lz4, python3-zstandard); without them it refuses to start, naming
-the packages, rather than answer every compressed body with an error.
+GetCursor and GetRecords, apps and checkpoints (10) and request
+authentication (6), plus fault injection and an unauthenticated control
+API under /_test/ that only this test server has.  Standard library
+plus lz4 and zstandard (Debian: python3-lz4, python3-zstandard); without
+them it refuses to start, naming the packages, rather than answer every
+compressed body with an error.
 
 PutRecords bodies are JSON, or protobuf when the Content-Type is
 application/x-protobuf (section 1: PutRecordsRequest, field numbers as in
@@ -75,6 +76,49 @@ no such partition, DIS.4319 partition expired, DIS.4303 the partition's
 read limit (read_limit_bytes per second, default 2 MB COMMON, 10 MB
 ADVANCED; a token bucket one second deep that a reply may overdraw).
 
+Apps and checkpoints (section 10; shapes as in the DIS API reference and
+the official Java and Python SDKs), kept in memory, signed like every
+call.  App names are 1-200 characters of [A-Za-z0-9_-]; checkpoints are
+LAST_READ only, one per app and stream partition.
+  POST /v2/{pid}/apps {"app_name"}        CreateApp: 201, no body
+  GET /v2/{pid}/apps?limit&start_app_name&stream_name
+      ListApps: {"has_more_app", "apps": [app...], "total_number"}; apps
+      by name after start_app_name (exclusive), limit 1-100 (default 10),
+      stream_name: only apps with a checkpoint on that stream
+  GET /v2/{pid}/apps/{app}                DescribeApp: {"app_id",
+      "app_name", "create_time" (ms), "commit_checkpoint_stream_names"}
+  DELETE /v2/{pid}/apps/{app}             DeleteApp: 204, checkpoints too
+  POST /v2/{pid}/checkpoints {"app_name", "checkpoint_type": "LAST_READ",
+      "stream_name" or "stream_id", "partition_id", "sequence_number",
+      "metadata"?}                        CommitCheckpoint: 201, no body
+  GET /v2/{pid}/checkpoints?app_name&checkpoint_type&stream_name&
+      partition_id                        GetCheckpoint: 200
+      {"sequence_number", "metadata"}; "-1" and "" before a first commit
+      (the API reference says 204, which cannot carry a body)
+  DELETE /v2/{pid}/checkpoints?app_name&stream_name[&partition_id]
+      [&checkpoint_type]                  DeleteCheckpoint: 204; without
+      partition_id (as the Python SDK sends it) all of the stream's
+      partitions
+partition_id is "shardId-0000000003" or "3"; sequence_number and
+partition_id are JSON strings, as documented.  A checkpoint is stored
+as committed and kept when retention (or a trim) passes it.  Errors
+(400): DIS.4200 bad JSON, app_name, checkpoint_type, limit, a field
+missing or of the wrong type, metadata over 1000 characters; DIS.4330
+app exists; DIS.4329 more apps than app_quota (0: no limit); DIS.4331
+DeleteApp of an app marked in use (/_test/apps); DIS.4332 no such app;
+DIS.4301 no such stream; DIS.4201 malformed partition_id; DIS.4302 no
+such partition; DIS.4319 commit on an expired partition; DIS.4216
+sequence_number not a decimal number; DIS.4224 a commit outside the
+records the partition holds, [oldest, next - 1], with DIS's message
+"Sequence_number out of range. [N][ should be within ][A][ ][B]" (the
+API reference: the sequence number must lie in the valid range; 4224 is
+DIS's out-of-range code, and the Java SDK parses that message).
+
+Signatures over Host without its port (the Python SDK's signer, section
+6.3b) fail with DIS.4110 unless accept_portless_host is set (CLI
+--accept-portless-host or /_test/faults): then a mismatch is retried once
+with the port taken off Host, and counted in portless_host_signatures.
+
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
   put_latency_ms             PutRecords only, after put_requests counts it
@@ -94,6 +138,8 @@ A DIS API request is handled in this order: read the whole body; outage or
 drop (close without a reply); latency; route (404); authentication (441);
 project id (400 DIS.4117); PutRecords request faults; decode lz4/zstd; JSON
 or protobuf and stream checks (400); the 413 size check; per-record results.
+App and checkpoint calls, after the project id: fields (DIS.4200, 4216),
+app (4332), stream (4301), partition (4201, 4302, 4319), range (4224).
 
 Typical use (see tests/e2e/server_selftest.sh):
   sh tests/make_test_ca.sh DIR
@@ -104,7 +150,8 @@ Typical use (see tests/e2e/server_selftest.sh):
 then point the agent at https://127.0.0.1:$(cat DIR/port) with CA DIR/ca.pem.
 
 Knobs of the same API (CLI --cursor-ttl-ms ...): cursor_ttl_ms,
-read_limit_bytes, records_per_get (0: the defaults above).
+read_limit_bytes, records_per_get (0: the defaults above), app_quota,
+accept_portless_host.
 
 Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"name","type","partitions"}, DELETE /_test/streams/NAME, POST
@@ -113,7 +160,14 @@ Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 {"trim": ID, "before": SEQ} (drop its records below SEQ), POST
 /_test/credentials {"ak","sk"[,"token"]}, POST /_test/temporary_keys
 {"keys": [{"ak","sk","security_token"[,"expires_at": epoch]}, ...]} (these
-keys and no others from now on), GET /_test/stats.  Counters in
+keys and no others from now on), POST /_test/apps {"app_name"[,
+"in_use": bool]} (create the app if missing; mark it in use), POST
+/_test/checkpoints {"app_name","stream_name","partition_id",
+"sequence_number"[,"metadata"]} (set a checkpoint as if committed but
+with no range check, creating the app if missing; sequence_number null
+removes it; with a trim, this is how a test puts a checkpoint out of
+range), GET /_test/apps (every app and its checkpoints), GET
+/_test/stats.  Deleting a stream drops its checkpoints.  Counters in
 stats cover DIS API requests only; put_by_content_type counts PutRecords
 requests by media type ("application/json", "application/x-protobuf").
 """
@@ -416,6 +470,34 @@ def check_security_token(headers, ak, temporary, now=None):
         raise AuthError("DIS.4115", "the temporary access key has expired")
 
 
+def portless_host(host):
+    """host without its ":port", or None when it has none."""
+    m = re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]*):[0-9]+", host.strip())
+    return m.group(1) if m else None
+
+
+def authenticate_as_sent(state, method, path, query, headers, body,
+                         credentials, token, portless):
+    """authenticate() on the request as received; with portless, a
+    signature mismatch is tried once more with the port taken off Host:
+    the DIS Python SDK signs "host" without the port it sends (section
+    6.3b).  Counts such requests in portless_host_signatures."""
+    try:
+        return authenticate(method, path, query, headers, body,
+                            credentials, state.region, token)
+    except AuthError as e:
+        host = portless_host(headers.get("host", ""))
+        if not portless or e.code != "DIS.4110" or host is None:
+            raise
+        try:
+            ak = authenticate(method, path, query, dict(headers, host=host),
+                              body, credentials, state.region, token)
+        except AuthError:
+            raise e
+        state.count("portless_host_signatures")
+        return ak
+
+
 def parse_temporary_keys(obj):
     """{"keys": [...]} of /_test/temporary_keys -> (credentials, temporary)."""
     keys = obj.get("keys") if isinstance(obj, dict) else None
@@ -650,6 +732,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
+    "app_quota": int, "accept_portless_host": bool,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -706,7 +789,11 @@ class State:
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
+            "app_quota": args.app_quota,
+            "accept_portless_host": args.accept_portless_host,
         }
+        self.apps = {}
+        self.app_serial = 0
         self.reqno = 0
         self.stats = {"requests": 0, "put_requests": 0,
                       "records_received": 0, "records_accepted": 0,
@@ -716,7 +803,9 @@ class State:
                       "put_bytes_sent": 0, "put_bytes_decoded": 0,
                       "put_by_encoding": {}, "put_by_content_type": {},
                       "get_cursor_requests": 0, "get_records_requests": 0,
-                      "records_read": 0, "read_throttled": 0}
+                      "records_read": 0, "read_throttled": 0,
+                      "app_requests": 0, "checkpoint_requests": 0,
+                      "portless_host_signatures": 0}
         self.retain_records = args.retain_records
         self.records_fp = None
         if args.records_file:
@@ -1260,11 +1349,350 @@ def change_partitions(state, name, obj):
 
 
 # ---------------------------------------------------------------------------
+# Apps and checkpoints (section 10): consumer apps and, per app, one
+# LAST_READ checkpoint per stream partition, all in memory.
+
+APP_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,200}")
+SEQ_RE = re.compile(r"[0-9]{1,19}")
+CHECKPOINT_TYPE = "LAST_READ"
+METADATA_MAX = 1000
+LIST_APPS_DEFAULT = 10
+LIST_APPS_MAX = 100
+
+
+class App:
+    """A consumer app; checkpoints maps (stream name, partition index) to
+    (sequence number text, metadata)."""
+
+    def __init__(self, name, serial):
+        self.name = name
+        self.id = "app" + hashlib.md5(("%s:%d" % (name, serial)).encode()
+                                      ).hexdigest()[:16]
+        self.create_time = int(time.time() * 1000)
+        self.checkpoints = {}
+        self.in_use = False
+
+    def describe(self):
+        return {"app_id": self.id, "app_name": self.name,
+                "create_time": self.create_time,
+                "commit_checkpoint_stream_names":
+                sorted({s for s, _ in self.checkpoints})}
+
+
+def new_app(state, name):
+    """Create app name (state.lock held)."""
+    state.app_serial += 1
+    app = state.apps[name] = App(name, state.app_serial)
+    return app
+
+
+def query_dict(query):
+    return dict(urllib.parse.parse_qsl(query or "", keep_blank_values=True))
+
+
+def json_body(headers, body):
+    """The JSON object of a request body; raise DIS.4200."""
+    try:
+        obj = json.loads(decode_body(headers, body))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise dis_error(400, "DIS.4200", "invalid JSON body: %s" % e)
+    if not isinstance(obj, dict):
+        raise dis_error(400, "DIS.4200", "body must be a JSON object")
+    return obj
+
+
+def check_app_name(name):
+    if not isinstance(name, str) or not APP_NAME_RE.fullmatch(name):
+        raise dis_error(400, "DIS.4200", "Invalid request. [app_name must "
+                        "be 1-200 characters of A-Za-z0-9_-: %r]" % (name,))
+    return name
+
+
+def app_of(state, name):
+    """The app called name; raise DIS.4332 (state.lock held)."""
+    app = state.apps.get(name)
+    if app is None:
+        raise dis_error(400, "DIS.4332", "app not found. [%s]" % name)
+    return app
+
+
+def create_app(state, headers, body):
+    """CreateApp: POST /v2/{pid}/apps {"app_name"} -> 201, no body."""
+    name = check_app_name(json_body(headers, body).get("app_name"))
+    with state.lock:
+        if name in state.apps:
+            raise dis_error(400, "DIS.4330", "app already exist. [%s]"
+                            % name)
+        quota = state.faults["app_quota"]
+        if quota and len(state.apps) >= quota:
+            raise dis_error(400, "DIS.4329", "app quota exceeded. [%d]"
+                            % quota)
+        new_app(state, name)
+    return 201, None, "CreateApp app=%s" % name
+
+
+def list_apps(state, query):
+    """ListApps: apps by name after start_app_name (exclusive), at most
+    limit (1-100, default 10), only those with checkpoints on stream_name
+    when given."""
+    q = query_dict(query)
+    limit = q.get("limit", str(LIST_APPS_DEFAULT))
+    if not SEQ_RE.fullmatch(limit) or not 1 <= int(limit) <= LIST_APPS_MAX:
+        raise dis_error(400, "DIS.4200", "Invalid request. [limit must be "
+                        "1..%d]" % LIST_APPS_MAX)
+    limit = int(limit)
+    start = q.get("start_app_name", "")
+    sname = q.get("stream_name")
+    with state.lock:
+        if sname is not None and sname not in state.streams:
+            raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]"
+                            % sname)
+        names = sorted(n for n, a in state.apps.items() if sname is None
+                       or any(s == sname for s, _ in a.checkpoints))
+        after = [n for n in names if n > start]
+        apps = [state.apps[n].describe() for n in after[:limit]]
+    return (200, {"has_more_app": len(after) > limit, "apps": apps,
+                  "total_number": len(names)},
+            "ListApps apps=%d" % len(apps))
+
+
+def describe_app(state, name):
+    check_app_name(name)
+    with state.lock:
+        obj = app_of(state, name).describe()
+    return 200, obj, "DescribeApp app=%s" % name
+
+
+def delete_app(state, name):
+    """DeleteApp: 204; its checkpoints go with it."""
+    check_app_name(name)
+    with state.lock:
+        app = app_of(state, name)
+        if app.in_use:
+            raise dis_error(400, "DIS.4331", "app is using. [%s]" % name)
+        del state.apps[name]
+    return 204, None, "DeleteApp app=%s" % name
+
+
+def checkpoint_fields(src, delete=False):
+    """Check the fields every checkpoint call names (body or query):
+    app_name, checkpoint_type (optional on DELETE, which SDKPY leaves
+    out), stream_name or stream_id, partition_id (optional on DELETE:
+    then all of the stream's partitions); raise DIS.4200."""
+    check_app_name(src.get("app_name"))
+    ctype = src.get("checkpoint_type")
+    if ctype != CHECKPOINT_TYPE and not (delete and ctype is None):
+        raise dis_error(400, "DIS.4200", "Invalid request. [checkpoint_type "
+                        "must be %s: %r]" % (CHECKPOINT_TYPE, ctype))
+    if not isinstance(src.get("stream_name"), str) and \
+            not isinstance(src.get("stream_id"), str):
+        raise dis_error(400, "DIS.4200", "Invalid request. [stream_name or "
+                        "stream_id needed]")
+    pid = src.get("partition_id")
+    if not isinstance(pid, str) and not (delete and pid is None):
+        raise dis_error(400, "DIS.4200", "Invalid request. [partition_id "
+                        "must be a string: %r]" % (pid,))
+
+
+def checkpoint_target(state, src):
+    """(app, stream, partition index or None) that checked fields name;
+    raise DIS.4332, DIS.4301, DIS.4201, DIS.4302 (state.lock held)."""
+    app = app_of(state, src["app_name"])
+    name = src.get("stream_name")
+    if isinstance(name, str):
+        stream = state.streams.get(name)
+    else:
+        name = src["stream_id"]
+        stream = next((s for s in state.streams.values() if s.id == name),
+                      None)
+    if stream is None:
+        raise dis_error(400, "DIS.4301", "Stream does not exist. [%s]"
+                        % name)
+    pid = src.get("partition_id")
+    if pid is None:
+        return app, stream, None
+    p = parse_partition_id(pid)
+    if p is None:
+        raise dis_error(400, "DIS.4201", "Invalid partition_id. [%s]" % pid)
+    if p >= stream.partitions:
+        raise dis_error(400, "DIS.4302", "Partition does not exist. [%s]"
+                        % pid)
+    return app, stream, p
+
+
+def commit_checkpoint(state, headers, body):
+    """CommitCheckpoint: 201, no body.  sequence_number (a string) must
+    be a record the partition still holds: [oldest, next - 1]."""
+    req = json_body(headers, body)
+    checkpoint_fields(req)
+    seq = req.get("sequence_number")
+    if not isinstance(seq, str):
+        raise dis_error(400, "DIS.4200", "Invalid request. [sequence_number "
+                        "must be a string: %r]" % (seq,))
+    if not SEQ_RE.fullmatch(seq) or int(seq) > LONG_MAX:
+        raise dis_error(400, "DIS.4216", "Invalid sequence_number. [%s]"
+                        % seq)
+    meta = req.get("metadata")
+    if meta is None:
+        meta = ""
+    if not isinstance(meta, str) or len(meta) > METADATA_MAX:
+        raise dis_error(400, "DIS.4200", "Invalid request. [metadata must "
+                        "be a string of at most %d characters]"
+                        % METADATA_MAX)
+    n = int(seq)
+    with state.lock:
+        app, stream, p = checkpoint_target(state, req)
+        lg = stream.logs[p]
+        if lg.status == "EXPIRED":
+            raise dis_error(400, "DIS.4319", "Partition is expired. [%s]"
+                            % req["partition_id"])
+        if not lg.first <= n < stream.seq[p]:
+            raise dis_error(400, "DIS.4224", "Sequence_number out of range. "
+                            "[%d][ should be within ][%d][ ][%d]"
+                            % (n, lg.first, stream.seq[p] - 1))
+        app.checkpoints[(stream.name, p)] = (str(n), meta)
+    return 201, None, "CommitCheckpoint app=%s stream=%s partition=%d " \
+        "seq=%d" % (app.name, stream.name, p, n)
+
+
+def get_checkpoint(state, query):
+    """GetCheckpoint: {"sequence_number", "metadata"}; "-1" and "" when
+    the app has committed none for the partition."""
+    q = query_dict(query)
+    checkpoint_fields(q)
+    with state.lock:
+        app, stream, p = checkpoint_target(state, q)
+        seq, meta = app.checkpoints.get((stream.name, p), ("-1", ""))
+    return (200, {"sequence_number": seq, "metadata": meta},
+            "GetCheckpoint app=%s stream=%s partition=%d seq=%s" % (
+                app.name, stream.name, p, seq))
+
+
+def delete_checkpoint(state, query):
+    """DeleteCheckpoint: 204, whether or not there was one."""
+    q = query_dict(query)
+    checkpoint_fields(q, delete=True)
+    with state.lock:
+        app, stream, p = checkpoint_target(state, q)
+        gone = [k for k in app.checkpoints
+                if k[0] == stream.name and p in (None, k[1])]
+        for k in gone:
+            del app.checkpoints[k]
+    return 204, None, "DeleteCheckpoint app=%s stream=%s deleted=%d" % (
+        app.name, stream.name, len(gone))
+
+
+APP_OPS = {"CreateApp", "ListApps", "DescribeApp", "DeleteApp"}
+CHECKPOINT_OPS = {"CommitCheckpoint", "GetCheckpoint", "DeleteCheckpoint"}
+
+
+def app_op(state, op, name, query, headers, body):
+    """Run one app or checkpoint call: (status, reply or None, summary)."""
+    state.count("app_requests" if op in APP_OPS else "checkpoint_requests")
+    if op == "CreateApp":
+        return create_app(state, headers, body)
+    if op == "ListApps":
+        return list_apps(state, query)
+    if op == "DescribeApp":
+        return describe_app(state, name)
+    if op == "DeleteApp":
+        return delete_app(state, name)
+    if op == "CommitCheckpoint":
+        return commit_checkpoint(state, headers, body)
+    if op == "GetCheckpoint":
+        return get_checkpoint(state, query)
+    return delete_checkpoint(state, query)
+
+
+def control_apps(state, obj):
+    """POST /_test/apps {"app_name"[, "in_use": bool]}: create the app if
+    it is missing; in_use true makes DeleteApp answer DIS.4331."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    name = obj.get("app_name")
+    if not isinstance(name, str) or not APP_NAME_RE.fullmatch(name):
+        raise ValueError("bad app_name %r" % (name,))
+    in_use = obj.get("in_use", False)
+    if not isinstance(in_use, bool):
+        raise ValueError("in_use must be a boolean")
+    with state.lock:
+        app = state.apps.get(name)
+        created = app is None
+        if created:
+            app = new_app(state, name)
+        app.in_use = in_use
+        return 200, dict(app.describe(), in_use=app.in_use,
+                         created=created)
+
+
+def control_checkpoint(state, obj):
+    """POST /_test/checkpoints {"app_name", "stream_name", "partition_id",
+    "sequence_number"[, "metadata"]}: set a checkpoint as if committed,
+    without the range check (so it may lie outside the partition's
+    records); the app is created if missing; sequence_number null
+    removes the checkpoint."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    name = obj.get("app_name")
+    if not isinstance(name, str) or not APP_NAME_RE.fullmatch(name):
+        raise ValueError("bad app_name %r" % (name,))
+    seq = obj.get("sequence_number")
+    if seq is not None and not (
+            isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0
+            or isinstance(seq, str) and SEQ_RE.fullmatch(seq)):
+        raise ValueError("sequence_number must be a non-negative integer "
+                         "or null")
+    meta = obj.get("metadata", "")
+    if not isinstance(meta, str):
+        raise ValueError("metadata must be a string")
+    with state.lock:
+        stream = state.streams.get(obj.get("stream_name"))
+        if stream is None:
+            return 404, {"error": "no such stream"}
+        p = parse_partition_id(str(obj.get("partition_id")))
+        if p is None or p >= stream.partitions:
+            raise ValueError("no partition %r" % (obj.get("partition_id"),))
+        app = state.apps.get(name)
+        created = app is None
+        if created:
+            app = new_app(state, name)
+        if seq is None:
+            app.checkpoints.pop((stream.name, p), None)
+        else:
+            app.checkpoints[(stream.name, p)] = (str(int(seq)), meta)
+        return 200, {"app_name": name, "app_id": app.id,
+                     "created_app": created}
+
+
+def control_dump_apps(state):
+    """GET /_test/apps: every app with its checkpoints."""
+    out = {}
+    with state.lock:
+        for name, app in state.apps.items():
+            cps = {}
+            for (s, p), (seq, meta) in sorted(app.checkpoints.items()):
+                cps.setdefault(s, {})[partition_name(p)] = {
+                    "sequence_number": seq, "metadata": meta}
+            out[name] = dict(app.describe(), in_use=app.in_use,
+                             checkpoints=cps)
+    return 200, {"apps": out}
+
+
+# ---------------------------------------------------------------------------
 # HTTP layer.
 
 RECORDS_RE = re.compile(r"^/v2/([^/]+)/records/?$")
 CURSORS_RE = re.compile(r"^/v2/([^/]+)/cursors/?$")
 STREAM_RE = re.compile(r"^/v2/([^/]+)/streams/([^/]+)/?$")
+APPS_RE = re.compile(r"^/v2/([^/]+)/apps/?$")
+APP_RE = re.compile(r"^/v2/([^/]+)/apps/([^/]+)/?$")
+CHECKPOINTS_RE = re.compile(r"^/v2/([^/]+)/checkpoints/?$")
+ROUTES = (
+    (APPS_RE, {"POST": "CreateApp", "GET": "ListApps"}),
+    (APP_RE, {"GET": "DescribeApp", "DELETE": "DeleteApp"}),
+    (CHECKPOINTS_RE, {"POST": "CommitCheckpoint", "GET": "GetCheckpoint",
+                      "DELETE": "DeleteCheckpoint"}),
+)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -1341,14 +1769,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.readline(1024)
 
     def reply(self, status, obj, close=False):
+        """Send status and obj: JSON, a RawReply, or None for no body
+        (201 with Content-Length 0; 204 with no Content-Length at all, as
+        RFC 9110 asks)."""
         ctype = "application/json; charset=utf-8"
-        if isinstance(obj, RawReply):
+        if obj is None:
+            ctype, body = None, b""
+        elif isinstance(obj, RawReply):
             ctype, body = obj.ctype, obj.body
         else:
             body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
+        if ctype is not None:
+            self.send_header("Content-Type", ctype)
+        if status != 204:
+            self.send_header("Content-Length", str(len(body)))
         if close:
             self.send_header("Connection", "close")
             self.close_connection = True
@@ -1402,6 +1837,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if m and self.command == "GET":
             return ("DescribeStream", m.group(1),
                     urllib.parse.unquote(m.group(2)))
+        for regex, ops in ROUTES:
+            m = regex.match(path)
+            if m and self.command in ops:
+                name = m.group(2) if regex.groups > 1 else None
+                return (ops[self.command], m.group(1),
+                        name and urllib.parse.unquote(name))
         return None, None, None
 
     def api(self, path, query, body):
@@ -1439,8 +1880,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 creds = dict(state.credentials)
                 token = state.token
                 temporary = dict(state.temporary)
-            ak = authenticate(self.command, path, query, headers, body,
-                              creds, state.region, token)
+            ak = authenticate_as_sent(state, self.command, path, query,
+                                      headers, body, creds, token,
+                                      f["accept_portless_host"])
             check_security_token(headers, ak, temporary)
             with state.lock:
                 by_ak = state.stats["requests_by_ak"]
@@ -1456,6 +1898,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if op == "DescribeStream":
                 obj, summary = describe_stream(state, name, query)
                 return 200, obj, summary
+            if op in APP_OPS or op in CHECKPOINT_OPS:
+                return app_op(state, op, name, query, headers, body)
             if op in ("GetCursor", "GetRecords"):
                 op_fn = get_cursor if op == "GetCursor" else get_records
                 obj, summary = op_fn(state, query)
@@ -1527,7 +1971,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with state.lock:
                 if state.streams.pop(name, None) is None:
                     return 404, {"error": "no such stream"}
+                for app in state.apps.values():
+                    for k in [k for k in app.checkpoints if k[0] == name]:
+                        del app.checkpoints[k]
             return 200, {"deleted": name}
+        if path == "/_test/apps" and cmd == "GET":
+            return control_dump_apps(state)
+        if path == "/_test/apps" and cmd == "POST":
+            return control_apps(state, obj)
+        if path == "/_test/checkpoints" and cmd == "POST":
+            return control_checkpoint(state, obj)
         if path == "/_test/credentials" and cmd == "POST":
             if not isinstance(obj, dict):
                 raise ValueError("expected a JSON object")
@@ -1610,6 +2063,12 @@ def parse_args(argv):
     p.add_argument("--read-limit-bytes", type=int, default=0)
     p.add_argument("--records-per-get", type=int, default=0)
     p.add_argument("--retain-records", type=int, default=1000000)
+    p.add_argument("--app-quota", type=int, default=0,
+                   help="CreateApp answers DIS.4329 past this many apps "
+                   "(0: no limit)")
+    p.add_argument("--accept-portless-host", action="store_true",
+                   help="also accept a signature computed over Host "
+                   "without its :port (the DIS Python SDK's signer)")
     args = p.parse_args(argv)
     for k in ("rec_4303", "rec_5000", "req_500", "req_429", "req_400_4303",
               "drop"):

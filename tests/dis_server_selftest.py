@@ -11,7 +11,9 @@ a running server started by tests/e2e/server_selftest.sh with the streams
 app:COMMON:3, adv:ADVANCED:1 and verify:COMMON:1 and the credentials given
 here.  Covers the three signing dialects, token mode, authentication
 failures, DIS validation errors, fault injection, the /_test/ control API,
-lz4/zstd bodies, size limits, and dis_records.py on the records file.
+lz4/zstd bodies, size limits, the download API, apps and checkpoints
+(every reply and error code, signed), the accept_portless_host knob, and
+dis_records.py on the records file.
 
 Prints "ok - NAME" or "FAIL - NAME: detail" per check and "N passed, N
 failed" at the end; exit status 1 when any check failed.
@@ -996,6 +998,391 @@ def online_download(cl, o):
     set_faults(cl, read_limit_bytes=0)
 
 
+def api_call(cl, o, method, what, query=(), obj=None, raw=None, **kw):
+    """A signed DIS call on /v2/PID/what: (status, headers, JSON, raw)."""
+    path = "/v2/%s/%s" % (o.project_id, what)
+    body = raw if raw is not None else \
+        json.dumps(obj).encode() if obj is not None else b""
+    q = [(k, str(v)) for k, v in query]
+    return cl.send(method, path, body, cl.signed_headers(
+        method, path, q, body, **kw), query=q)
+
+
+def expect_error(name, got, status, code):
+    st, _, obj, _ = got
+    check("%s -> %d %s" % (name, status, code),
+          st == status and err_code(obj) == code, (st, obj))
+
+
+def no_body(got, status):
+    """A reply of status with no body: Content-Length 0 on 201, none at
+    all on 204."""
+    st, h, _, raw = got
+    cl_ok = "content-length" not in h if status == 204 else \
+        h.get("content-length") == "0"
+    return st == status and raw == b"" and cl_ok
+
+
+def create_app(cl, o, name):
+    return api_call(cl, o, "POST", "apps", obj={"app_name": name})
+
+
+def ckpt_query(app="ckapp", stream="ck", part="0", **extra):
+    q = {"app_name": app, "stream_name": stream, "partition_id": part,
+         "checkpoint_type": "LAST_READ"}
+    q.update(extra)
+    return [(k, v) for k, v in q.items() if v is not None]
+
+
+def commit(cl, o, seq, app="ckapp", stream="ck", part="0", **extra):
+    body = dict(ckpt_query(app, stream, part), sequence_number=seq)
+    body.update(extra)
+    return api_call(cl, o, "POST", "checkpoints",
+                    obj={k: v for k, v in body.items() if v is not None})
+
+
+def get_ckpt(cl, o, **kw):
+    return api_call(cl, o, "GET", "checkpoints", query=ckpt_query(**kw))
+
+
+def online_apps(cl, o):
+    """CreateApp, DescribeApp, ListApps, DeleteApp (section 10)."""
+    got = create_app(cl, o, "ckapp")
+    check("CreateApp -> 201 with no body", no_body(got, 201), got[:3])
+    expect_error("CreateApp of an existing app", create_app(cl, o, "ckapp"),
+                 400, "DIS.4330")
+    for label, name in (("empty", ""), ("a space", "a b"),
+                        ("201 characters", "x" * 201), ("a non-ASCII",
+                                                        "caf\u00e9"),
+                        ("a number", 7), ("a missing", None)):
+        expect_error("CreateApp with %s app_name" % label,
+                     api_call(cl, o, "POST", "apps", obj={} if name is None
+                              else {"app_name": name}), 400, "DIS.4200")
+    expect_error("CreateApp with a body that is not JSON", api_call(
+        cl, o, "POST", "apps", raw=b"{app_name"), 400, "DIS.4200")
+    got = create_app(cl, o, "A_" + "z" * 197 + "-")
+    check("CreateApp of 200 characters of [A-Za-z0-9_-] -> 201",
+          no_body(got, 201), got[:3])
+    expect_error("CreateApp with a wrong SK", api_call(
+        cl, o, "POST", "apps", obj={"app_name": "signed"}, sk="wrong"),
+        441, "DIS.4110")
+    st, _, obj, _ = api_call(cl, o, "POST", "apps",
+                             obj={"app_name": "signed"},
+                             extra={"X-Project-Id": "0" * 32})
+    check("CreateApp with another project id -> 400 DIS.4117",
+          st == 400 and err_code(obj) == "DIS.4117", (st, obj))
+
+    st, _, obj, _ = api_call(cl, o, "GET", "apps/ckapp")
+    check("DescribeApp -> app_name, app_id, create_time, no streams",
+          st == 200 and obj["app_name"] == "ckapp" and
+          isinstance(obj["app_id"], str) and obj["app_id"] and
+          isinstance(obj["create_time"], int) and
+          abs(obj["create_time"] - time.time() * 1000) < 600000 and
+          obj["commit_checkpoint_stream_names"] == [], (st, obj))
+    expect_error("DescribeApp of a missing app",
+                 api_call(cl, o, "GET", "apps/nosuch"), 400, "DIS.4332")
+    for bad in ("a.b", "x" * 201):
+        expect_error("DescribeApp of the bad name %.10s" % bad,
+                     api_call(cl, o, "GET", "apps/" + bad), 400, "DIS.4200")
+
+    for n in ("la-3", "la-1", "la-2"):
+        create_app(cl, o, n)
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=[("limit", 2)])
+    names = [a["app_name"] for a in obj["apps"]] if st == 200 else None
+    check("ListApps limit=2 -> first 2 by name, has_more_app, total",
+          st == 200 and names == ["A_" + "z" * 197 + "-", "ckapp"] and
+          obj["has_more_app"] is True and obj["total_number"] == 5 and
+          all("app_id" in a and "create_time" in a for a in obj["apps"]),
+          (st, obj))
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=[
+        ("limit", 2), ("start_app_name", "ckapp")])
+    check("ListApps after ckapp -> la-1, la-2, more",
+          st == 200 and [a["app_name"] for a in obj["apps"]] ==
+          ["la-1", "la-2"] and obj["has_more_app"] is True, (st, obj))
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=[
+        ("start_app_name", "la-2")])
+    check("ListApps default limit after la-2 -> la-3, no more",
+          st == 200 and [a["app_name"] for a in obj["apps"]] == ["la-3"]
+          and obj["has_more_app"] is False and obj["total_number"] == 5,
+          (st, obj))
+    for bad in ("0", "101", "x"):
+        expect_error("ListApps limit=%s" % bad, api_call(
+            cl, o, "GET", "apps", query=[("limit", bad)]), 400, "DIS.4200")
+    expect_error("ListApps on a missing stream", api_call(
+        cl, o, "GET", "apps", query=[("stream_name", "nosuch")]),
+        400, "DIS.4301")
+
+    got = api_call(cl, o, "DELETE", "apps/la-3/")
+    check("DeleteApp -> 204 with no body", no_body(got, 204), got[:3])
+    expect_error("DescribeApp after DeleteApp",
+                 api_call(cl, o, "GET", "apps/la-3"), 400, "DIS.4332")
+    expect_error("DeleteApp of a missing app",
+                 api_call(cl, o, "DELETE", "apps/la-3"), 400, "DIS.4332")
+    st, out = cl.control("POST", "/_test/apps",
+                         {"app_name": "la-2", "in_use": True})
+    check("POST /_test/apps in_use -> 200", st == 200 and out["in_use"] and
+          not out["created"], (st, out))
+    expect_error("DeleteApp of an app in use",
+                 api_call(cl, o, "DELETE", "apps/la-2"), 400, "DIS.4331")
+    cl.control("POST", "/_test/apps", {"app_name": "la-2", "in_use": False})
+    check("DeleteApp once no longer in use -> 204",
+          no_body(api_call(cl, o, "DELETE", "apps/la-2"), 204))
+
+    st, out = cl.control("GET", "/_test/apps")
+    set_faults(cl, app_quota=len(out["apps"]))
+    expect_error("CreateApp past app_quota", create_app(cl, o, "la-4"),
+                 400, "DIS.4329")
+    set_faults(cl, app_quota=0)
+    check("CreateApp with no quota -> 201",
+          no_body(create_app(cl, o, "la-4"), 201))
+
+
+def online_checkpoints(cl, o):
+    """CommitCheckpoint, GetCheckpoint, DeleteCheckpoint (section 10)."""
+    st, _ = cl.control("POST", "/_test/streams",
+                       {"name": "ck", "type": "COMMON", "partitions": 2})
+    check("POST /_test/streams ck -> 201", st == 201, st)
+    for i in range(3):
+        cl.put("ck", [rec(b"ck %d" % i, partition_id="0")])
+    st, _, obj, _ = get_ckpt(cl, o)
+    check("GetCheckpoint before any commit -> 200 sequence_number -1",
+          st == 200 and obj == {"sequence_number": "-1", "metadata": ""},
+          (st, obj))
+    got = commit(cl, o, "1", part="shardId-0000000000", metadata="m1")
+    check("CommitCheckpoint -> 201 with no body", no_body(got, 201),
+          got[:3])
+    st, _, obj, _ = get_ckpt(cl, o, part="0")
+    check("GetCheckpoint by the bare partition number -> 1, m1",
+          st == 200 and obj == {"sequence_number": "1", "metadata": "m1"},
+          (st, obj))
+    check("CommitCheckpoint of the last record -> 201",
+          no_body(commit(cl, o, "2"), 201))
+    st, _, obj, _ = get_ckpt(cl, o, part="shardId-0000000000")
+    check("GetCheckpoint after a commit without metadata -> 2, ''",
+          st == 200 and obj == {"sequence_number": "2", "metadata": ""},
+          (st, obj))
+    st, _, obj, _ = commit(cl, o, "3")
+    check("CommitCheckpoint past the last record -> 400 DIS.4224 with "
+          "the range", st == 400 and err_code(obj) == "DIS.4224" and
+          "[3][ should be within ][0][ ][2]" in obj["message"], (st, obj))
+    expect_error("CommitCheckpoint on an empty partition",
+                 commit(cl, o, "0", part="1"), 400, "DIS.4224")
+    st, _, obj, _ = get_ckpt(cl, o, part="1")
+    check("GetCheckpoint of another partition -> -1",
+          st == 200 and obj["sequence_number"] == "-1", (st, obj))
+    sid = dis_server_stream_id(cl, o, "ck")
+    check("CommitCheckpoint by stream_id -> 201", no_body(commit(
+        cl, o, "0", stream=None, stream_id=sid), 201))
+    st, _, obj, _ = api_call(cl, o, "GET", "checkpoints", query=ckpt_query(
+        stream=None, stream_id=sid))
+    check("GetCheckpoint by stream_id -> 0",
+          st == 200 and obj["sequence_number"] == "0", (st, obj))
+
+    for name, got, code in (
+            ("a missing app", commit(cl, o, "1", app="nosuch"), "DIS.4332"),
+            ("a missing stream", commit(cl, o, "1", stream="nosuch"),
+             "DIS.4301"),
+            ("a missing stream_id", commit(cl, o, "1", stream=None,
+                                           stream_id="nosuch"), "DIS.4301"),
+            ("partition 9", commit(cl, o, "1", part="9"), "DIS.4302"),
+            ("partition shardId-0000000002", commit(
+                cl, o, "1", part="shardId-0000000002"), "DIS.4302"),
+            ("partition 'bogus'", commit(cl, o, "1", part="bogus"),
+             "DIS.4201"),
+            ("no partition_id", commit(cl, o, "1", part=None), "DIS.4200"),
+            ("a numeric partition_id", commit(cl, o, "1", part=0),
+             "DIS.4200"),
+            ("sequence_number 'x'", commit(cl, o, "x"), "DIS.4216"),
+            ("sequence_number '-1'", commit(cl, o, "-1"), "DIS.4216"),
+            ("a numeric sequence_number", commit(cl, o, 1), "DIS.4200"),
+            ("no sequence_number", commit(cl, o, None), "DIS.4200"),
+            ("metadata of 1001 characters", commit(
+                cl, o, "1", metadata="x" * 1001), "DIS.4200"),
+            ("numeric metadata", commit(cl, o, "1", metadata=5),
+             "DIS.4200"),
+            ("checkpoint_type BOGUS", commit(cl, o, "1",
+                                             checkpoint_type="BOGUS"),
+             "DIS.4200"),
+            ("a bad app_name", commit(cl, o, "1", app="a/b"), "DIS.4200"),
+            ("a body that is not JSON", api_call(
+                cl, o, "POST", "checkpoints", raw=b"["), "DIS.4200")):
+        expect_error("CommitCheckpoint with %s" % name, got, 400, code)
+    check("CommitCheckpoint with metadata of 1000 characters -> 201",
+          no_body(commit(cl, o, "1", metadata="\u00e9" * 1000), 201))
+    st, _, obj, _ = get_ckpt(cl, o)
+    check("GetCheckpoint -> the 1000 characters of metadata",
+          st == 200 and obj["metadata"] == "\u00e9" * 1000, st)
+    for name, kw, code in (("a missing app", {"app": "nosuch"}, "DIS.4332"),
+                           ("a missing stream", {"stream": "nosuch"},
+                            "DIS.4301"),
+                           ("partition 5", {"part": "5"}, "DIS.4302"),
+                           ("no partition_id", {"part": None}, "DIS.4200"),
+                           ("no checkpoint_type", {"checkpoint_type": None},
+                            "DIS.4200")):
+        expect_error("GetCheckpoint with %s" % name, get_ckpt(cl, o, **kw),
+                     400, code)
+    expect_error("GetCheckpoint with a wrong SK", api_call(
+        cl, o, "GET", "checkpoints", query=ckpt_query(), sk="wrong"),
+        441, "DIS.4110")
+
+    st, _, obj, _ = api_call(cl, o, "GET", "apps/ckapp")
+    check("DescribeApp lists the stream it committed on",
+          st == 200 and obj["commit_checkpoint_stream_names"] == ["ck"],
+          (st, obj))
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=[
+        ("stream_name", "ck")])
+    check("ListApps stream_name=ck -> only ckapp",
+          st == 200 and [a["app_name"] for a in obj["apps"]] == ["ckapp"]
+          and obj["total_number"] == 1, (st, obj))
+
+    # A checkpoint that falls out of range, as an e2e test makes one.
+    st, out = cl.control("POST", "/_test/checkpoints", {
+        "app_name": "ckapp", "stream_name": "ck", "partition_id": "0",
+        "sequence_number": 0, "metadata": "preset"})
+    check("POST /_test/checkpoints -> 200", st == 200 and
+          out["created_app"] is False, (st, out))
+    cl.control("POST", "/_test/streams/ck/partitions",
+               {"trim": "0", "before": 2})
+    st, _, obj, _ = get_ckpt(cl, o)
+    check("GetCheckpoint keeps a checkpoint the trim left behind",
+          st == 200 and obj == {"sequence_number": "0",
+                                "metadata": "preset"}, (st, obj))
+    st, cur = dl_get(cl, o, "cursors", [
+        ("stream-name", "ck"), ("partition-id", "0"),
+        ("cursor-type", "AFTER_SEQUENCE_NUMBER"),
+        ("starting-sequence-number", obj["sequence_number"])])
+    check("GetCursor after that checkpoint -> 400 DIS.4224",
+          st == 400 and err_code(cur) == "DIS.4224", (st, cur))
+    expect_error("CommitCheckpoint below the oldest record kept",
+                 commit(cl, o, "1"), 400, "DIS.4224")
+    check("CommitCheckpoint of the oldest record kept -> 201",
+          no_body(commit(cl, o, "2"), 201))
+    st, out = cl.control("POST", "/_test/checkpoints", {
+        "app_name": "fresh", "stream_name": "ck", "partition_id": "1",
+        "sequence_number": "99"})
+    check("POST /_test/checkpoints creates the app, any sequence number",
+          st == 200 and out["created_app"] is True, (st, out))
+    st, _, obj, _ = get_ckpt(cl, o, app="fresh", part="1")
+    check("GetCheckpoint of the preset app -> 99",
+          st == 200 and obj["sequence_number"] == "99", (st, obj))
+    for body, want in (({"app_name": "fresh", "stream_name": "nosuch",
+                         "partition_id": "0", "sequence_number": 1}, 404),
+                       ({"app_name": "fresh", "stream_name": "ck",
+                         "partition_id": "7", "sequence_number": 1}, 400),
+                       ({"app_name": "a b", "stream_name": "ck",
+                         "partition_id": "0", "sequence_number": 1}, 400),
+                       ({"app_name": "fresh", "stream_name": "ck",
+                         "partition_id": "0", "sequence_number": -2}, 400)):
+        st, out = cl.control("POST", "/_test/checkpoints", body)
+        check("POST /_test/checkpoints %r -> %d" % (body, want),
+              st == want, (st, out))
+    cl.control("POST", "/_test/checkpoints", {
+        "app_name": "fresh", "stream_name": "ck", "partition_id": "1",
+        "sequence_number": None})
+    st, _, obj, _ = get_ckpt(cl, o, app="fresh", part="1")
+    check("POST /_test/checkpoints sequence_number null removes it",
+          st == 200 and obj["sequence_number"] == "-1", (st, obj))
+    cl.control("POST", "/_test/checkpoints", {
+        "app_name": "fresh", "stream_name": "ck", "partition_id": "1",
+        "sequence_number": 5})
+    st, out = cl.control("GET", "/_test/apps")
+    check("GET /_test/apps shows the checkpoints",
+          st == 200 and out["apps"]["ckapp"]["checkpoints"]["ck"][
+              "shardId-0000000000"] == {"sequence_number": "2",
+                                        "metadata": ""} and
+          out["apps"]["fresh"]["checkpoints"]["ck"][
+              "shardId-0000000001"]["sequence_number"] == "5", (st, out))
+
+    # Deleting: one partition, then the SDKPY form (no partition_id and
+    # no checkpoint_type): all of the stream's partitions.
+    cl.control("POST", "/_test/checkpoints", {
+        "app_name": "ckapp", "stream_name": "ck", "partition_id": "1",
+        "sequence_number": 7})
+    got = api_call(cl, o, "DELETE", "checkpoints", query=ckpt_query())
+    check("DeleteCheckpoint of one partition -> 204 with no body",
+          no_body(got, 204), got[:3])
+    a, b = get_ckpt(cl, o), get_ckpt(cl, o, part="1")
+    check("DeleteCheckpoint took partition 0 only",
+          a[2]["sequence_number"] == "-1" and
+          b[2]["sequence_number"] == "7", (a[2], b[2]))
+    got = api_call(cl, o, "DELETE", "checkpoints", query=[
+        ("stream_name", "ck"), ("app_name", "ckapp")])
+    check("DeleteCheckpoint without partition_id -> 204",
+          no_body(got, 204), got[:3])
+    st, _, obj, _ = get_ckpt(cl, o, part="1")
+    check("DeleteCheckpoint without partition_id took them all",
+          st == 200 and obj["sequence_number"] == "-1", (st, obj))
+    for name, q, code in (
+            ("a missing app", ckpt_query(app="nosuch"), "DIS.4332"),
+            ("a missing stream", ckpt_query(stream="nosuch"), "DIS.4301"),
+            ("partition 4", ckpt_query(part="4"), "DIS.4302"),
+            ("checkpoint_type BOGUS", ckpt_query(checkpoint_type="BOGUS"),
+             "DIS.4200")):
+        expect_error("DeleteCheckpoint with %s" % name, api_call(
+            cl, o, "DELETE", "checkpoints", query=q), 400, code)
+
+    # DeleteApp takes its checkpoints; a stream deleted takes its own.
+    commit(cl, o, "2")
+    api_call(cl, o, "DELETE", "apps/ckapp")
+    create_app(cl, o, "ckapp")
+    st, _, obj, _ = get_ckpt(cl, o)
+    check("an app deleted and created again has no checkpoint",
+          st == 200 and obj["sequence_number"] == "-1", (st, obj))
+    cl.control("POST", "/_test/streams",
+               {"name": "ck2", "type": "COMMON", "partitions": 1})
+    cl.control("POST", "/_test/checkpoints", {
+        "app_name": "ckapp", "stream_name": "ck2", "partition_id": "0",
+        "sequence_number": 3})
+    cl.control("DELETE", "/_test/streams/ck2")
+    st, out = cl.control("GET", "/_test/apps")
+    check("DELETE /_test/streams drops the stream's checkpoints",
+          st == 200 and "ck2" not in out["apps"]["ckapp"]["checkpoints"],
+          (st, out))
+    cl.control("POST", "/_test/streams/ck/partitions", {"expire": "1"})
+    expect_error("CommitCheckpoint on an expired partition",
+                 commit(cl, o, "0", part="1"), 400, "DIS.4319")
+
+
+def dis_server_stream_id(cl, o, name):
+    p = "/v2/%s/streams/%s/" % (o.project_id, name)
+    return cl.send("GET", p, b"", cl.signed_headers("GET", p, [], b""))[2][
+        "stream_id"]
+
+
+def online_portless_host(cl, o):
+    """accept_portless_host: the DIS Python SDK signs Host without the
+    port it sends (spec 6.3b); off by default, so the agent is held to
+    what it sends."""
+    path = "/v2/%s/apps" % o.project_id
+    q = [("limit", "1")]
+
+    def portless(**kw):
+        h = cl.signed_headers("GET", path, q, b"", host="127.0.0.1",
+                              dialect="v11", **kw)
+        h["Host"] = cl.host
+        return cl.send("GET", path, b"", h, query=q)
+
+    expect_error("signed over Host without port, knob off", portless(),
+                 441, "DIS.4110")
+    _, before = cl.control("GET", "/_test/stats")
+    set_faults(cl, accept_portless_host=True)
+    st, _, obj, _ = portless()
+    check("signed over Host without port, accept_portless_host -> 200",
+          st == 200 and "apps" in obj, (st, obj))
+    expect_error("accept_portless_host still checks the key",
+                 portless(sk="wrong"), 441, "DIS.4110")
+    st, _, obj, _ = api_call(cl, o, "GET", "apps", query=q)
+    check("accept_portless_host: signed with the port -> 200", st == 200,
+          (st, obj))
+    _, after = cl.control("GET", "/_test/stats")
+    check("portless_host_signatures counts the one accepted",
+          after["portless_host_signatures"] ==
+          before["portless_host_signatures"] + 1, after)
+    set_faults(cl, accept_portless_host=False)
+    expect_error("signed over Host without port, knob off again",
+                 portless(), 441, "DIS.4110")
+
+
 def online_stats(cl, o):
     st, s = cl.control("GET", "/_test/stats")
     check("GET /_test/stats", st == 200 and s["auth_failures"] >= 10 and
@@ -1010,7 +1397,8 @@ def online(o):
     cl = Client(o)
     for step in (online_auth, online_temporary_keys, online_api,
                  online_compression, online_faults, online_limits,
-                 online_records_tool, online_download, online_stats):
+                 online_records_tool, online_download, online_apps,
+                 online_checkpoints, online_portless_host, online_stats):
         try:
             step(cl, o)
         except Exception as e:

@@ -1,17 +1,28 @@
 /*
  * Agent lifecycle.  States, each entered in set_state():
  *
- *   RUNNING --HUP--> RELOADING --quiet or deadline--> (rebuilt) RUNNING
+ *   RUNNING --HUP--> RELOADING --changed flows quiet--> RUNNING
  *   RUNNING, RELOADING --TERM/INT, --once done--> STOPPING
  *   STOPPING --quiet or deadline--> FINISHING --handles closed--> (exit)
  *
- * Stopping (and reloading) stops reading, flushes the batches, and waits up
- * to shutdownTimeoutMillis for the requests on the wire -- not for batches
+ * A reload (reload.h) keeps every flow whose keys did not change running
+ * untouched; the changed and removed ones stop reading and send what is
+ * batched, and once nothing of theirs is on the wire (they wait for it, past
+ * shutdownTimeoutMillis if need be: nothing is cancelled, so nothing is sent
+ * twice) a changed flow hands its open files to its successor and a removed
+ * one spools its deleted-but-open files.  A new endpoint, keys, proxy or CA
+ * is a new HTTP client for every flow; the requests on the old one finish
+ * there, and it is closed once it has none.  RELOADING is RUNNING for the
+ * other flows.
+ *
+ * Stopping stops reading, flushes the batches, and waits up to
+ * shutdownTimeoutMillis for the requests on the wire -- not for batches
  * held back by a backoff or a pause, whose offsets have not moved.  Then it
- * saves the state, cancels what is left (its offsets do not move), closes
- * the http client, frees the flows, and runs the loop until every handle is
- * closed.  Checks run only after a flow's event (a request ended, --once
- * drained), deferred to one idle turn: a waiting agent sleeps.
+ * cancels what is left (its offsets do not move), spools the unread rest of
+ * the files deleted while open, saves the state, closes the http clients,
+ * frees the flows, and runs the loop until every handle is closed.  Checks
+ * run only after a flow's event (a request ended, --once drained),
+ * deferred to one idle turn: a waiting agent sleeps.
  */
 #include "config.h"
 
@@ -26,6 +37,7 @@
 #include "agent/agent.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
+#include "agent/reload.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/notify.h"
@@ -33,6 +45,7 @@
 #include "dis/disapi.h"
 #include "dis/ecsmeta.h"
 #include "dis/http.h"
+#include "files/spool.h"
 #include "state/registry.h"
 
 #define MAX_CONNECTIONS	16
@@ -49,17 +62,26 @@ struct agent {
 	struct conf	**confp;	/* owned by the caller, replaced on HUP */
 	const struct conf *conf;	/* *confp */
 	const char	*conf_path;
-	struct conf	*next_conf;	/* being switched to */
+	struct conf	**retired;	/* earlier confs that kept flows use */
+	size_t		 nretired;
 	struct mem_budget mem;
 	struct http	*http;
+	struct http	**old_http;	/* replaced by a reload, requests on
+					   the wire: closed once they end */
+	size_t		 nold_http;
+	size_t		 closing;	/* clients closing at the finish */
 	struct disapi	*api;		/* signs every DIS call; uses http */
 	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
 	struct registry	*reg;
-	struct flow	**flows;
+	struct flow	**flows;	/* running */
 	size_t		 nflows;
+	struct flow	**going;	/* a reload drains them: changed ones
+					   (succ[i] is the successor) and
+					   removed ones (succ[i] NULL) */
+	const struct conf_flow **succ;
+	size_t		 ngoing;
 	enum agent_state state;
 	bool		 once;
-	bool		 closing_http;	/* http_close called, not yet done */
 	int		 exit_code;
 	uint64_t	 start_ms;
 	uv_signal_t	 sig_term;
@@ -80,6 +102,7 @@ struct agent {
 static void	finish(struct agent *);
 static void	finish_reload(struct agent *);
 static int	start_flows(struct agent *);
+static void	check_soon(struct agent *);
 
 static const char *const state_names[] = {
 	"running", "reloading", "stopping", "finishing",
@@ -164,8 +187,6 @@ open_client(struct agent *a)
 
 static void	on_save_timer(uv_timer_t *);
 
-static void	check_soon(struct agent *);
-
 static int
 save_state(struct agent *a, bool force)
 {
@@ -182,9 +203,10 @@ save_state(struct agent *a, bool force)
 			    SAVE_RETRY_MS, 0);
 		return rc;
 	}
-	/* Whole files whose complete mark is now on disk can go (only while
-	 * running: the flows of a stop or a reload are on their way out). */
-	if (a->state == AGENT_RUNNING) {
+	/* Whole files whose complete mark is now on disk can go, spool files
+	 * whose entry is gone from it (only while running: the flows of a
+	 * stop are on their way out, as those a reload drains). */
+	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
 		for (i = 0; i < a->nflows; i++)
 			flow_saved(a->flows[i]);
 		check_soon(a);		/* --once: cleanups may settle it */
@@ -258,8 +280,7 @@ on_metrics_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, metrics_timer);
 
-	if (a->state != AGENT_RELOADING)
-		write_metrics(a);
+	write_metrics(a);
 }
 
 static void
@@ -283,6 +304,7 @@ on_status_timer(uv_timer_t *t)
 
 /* --- state checks, deferred out of flow callbacks ----------------------- */
 
+/* Whether pred holds for every flow, running and going. */
 static bool
 all(struct agent *a, bool (*pred)(const struct flow *))
 {
@@ -290,6 +312,20 @@ all(struct agent *a, bool (*pred)(const struct flow *))
 
 	for (i = 0; i < a->nflows; i++)
 		if (!pred(a->flows[i]))
+			return false;
+	for (i = 0; i < a->ngoing; i++)
+		if (!pred(a->going[i]))
+			return false;
+	return true;
+}
+
+static bool
+all_going_quiet(struct agent *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->ngoing; i++)
+		if (!flow_quiet(a->going[i]))
 			return false;
 	return true;
 }
@@ -301,7 +337,33 @@ inflight(struct agent *a)
 
 	for (i = 0; i < a->nflows; i++)
 		n += flow_inflight(a->flows[i]);
+	for (i = 0; i < a->ngoing; i++)
+		n += flow_inflight(a->going[i]);
 	return n;
+}
+
+static void
+on_old_http_closed(void *arg)
+{
+	(void)arg;
+}
+
+/* A client a reload replaced goes once its last request ended. */
+static void
+close_idle_clients(struct agent *a)
+{
+	size_t	 i, kept = 0;
+
+	for (i = 0; i < a->nold_http; i++) {
+		if (http_inflight(a->old_http[i]) > 0) {
+			a->old_http[kept++] = a->old_http[i];
+			continue;
+		}
+		log_debug("reload: the replaced HTTP client has no request "
+		    "left; closing it");
+		http_close(a->old_http[i], on_old_http_closed, a);
+	}
+	a->nold_http = kept;
 }
 
 static void
@@ -311,15 +373,17 @@ on_check_idle(uv_idle_t *h)
 	size_t		 i;
 
 	uv_idle_stop(h);
+	if (a->state != AGENT_FINISHING)
+		close_idle_clients(a);
 	switch (a->state) {
 	case AGENT_STOPPING:
 		if (all(a, flow_quiet))
 			finish(a);
 		return;
 	case AGENT_RELOADING:
-		if (!a->closing_http && all(a, flow_quiet))
+		if (all_going_quiet(a))
 			finish_reload(a);
-		return;
+		break;		/* the other flows run on */
 	case AGENT_FINISHING:
 		return;
 	case AGENT_RUNNING:
@@ -364,15 +428,21 @@ static void
 on_stop_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, stop_timer);
-	size_t		 n = inflight(a);
+	size_t		 i, n = 0;
 
 	if (a->state == AGENT_RELOADING) {
-		log_warn("reload: %zu request%s in flight did not finish "
-		    "within %lld ms; their records will be sent again", n,
-		    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
-		finish_reload(a);
+		/* Cancelled, they might have landed and be sent again by
+		 * the successor: wait (each ends within socketTimeOut). */
+		for (i = 0; i < a->ngoing; i++)
+			n += flow_inflight(a->going[i]);
+		log_warn("reload: %zu request%s in flight of the changed or "
+		    "removed flows did not finish within %lld ms; waiting for "
+		    "them (at most socketTimeOutSeconds, %lld s)", n,
+		    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
+		    a->conf->socket_timeout_s);
 		return;
 	}
+	n = inflight(a);
 	log_warn("shutdown: %zu request%s in flight did not finish within "
 	    "%lld ms; their records will be sent again at the next start",
 	    n, n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
@@ -399,95 +469,275 @@ stop(struct agent *a, const char *why)
 		return;
 	(void)notify_stopping();
 	log_info("%s: stopping; sending what is batched", why);
-	if (a->state == AGENT_RELOADING && a->closing_http) {
-		/* The old flows are going already; their close callback
-		 * sees FINISHING and does not start new ones. */
-		finish(a);
-		return;
-	}
+	/* A reload under way is abandoned: its changed and removed flows
+	 * stop with the others (their successors never start). */
 	set_state(a, AGENT_STOPPING);
 	drain(a);
 }
 
+/* --- the spool ----------------------------------------------------------- */
+
+static struct spool *
+spool_open(struct agent *a)
+{
+	struct spool	*sp;
+	char		*dir = conf_spool_dir(a->conf);
+
+	sp = spool_new(dir, (uint64_t)a->conf->spool_max_bytes);
+	free(dir);
+	return sp;
+}
+
+/* The deleted-but-open files of the flows in v (cancelled) into the spool,
+ * its directory synced: the state saved next names them. */
+static void
+spool_flows(struct agent *a, struct flow **v, size_t n)
+{
+	struct spool	*sp;
+	size_t		 i;
+	int		 rc;
+
+	if (n == 0)
+		return;
+	sp = spool_open(a);
+	for (i = 0; i < n; i++)
+		flow_spool(v[i], sp);
+	rc = spool_sync(sp);
+	if (rc != 0)
+		log_error("spool: cannot sync directory %s: %s", spool_dir(sp),
+		    strerror(-rc));
+	spool_free(sp);
+}
+
 /* --- reload (SIGHUP) ----------------------------------------------------- */
 
+static void
+add_flow(struct flow ***v, size_t *n, struct flow *f)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = f;
+}
+
+static struct flow *
+make_flow(struct agent *a, const struct conf_flow *fc)
+{
+	return flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
+	    a->once, on_flow_event, a);
+}
+
+/* Free the earlier confs that no flow uses any more. */
+static void
+release_confs(struct agent *a)
+{
+	size_t	 i, j, kept = 0;
+	bool	 used;
+
+	for (i = 0; i < a->nretired; i++) {
+		used = false;
+		for (j = 0; j < a->nflows && !used; j++)
+			used = flow_conf(a->flows[j]) == a->retired[i];
+		for (j = 0; j < a->ngoing && !used; j++)
+			used = flow_conf(a->going[j]) == a->retired[i];
+		if (used)
+			a->retired[kept++] = a->retired[i];
+		else
+			conf_free(a->retired[i]);
+	}
+	a->nretired = kept;
+}
+
+/* nc is the configuration from now on; the old one stays while a flow
+ * built from it runs. */
+static void
+switch_conf(struct agent *a, struct conf *nc)
+{
+	a->retired = xrealloc(a->retired,
+	    (a->nretired + 1) * sizeof(*a->retired));
+	a->retired[a->nretired++] = *a->confp;
+	*a->confp = nc;
+	a->conf = nc;
+	a->mem.limit = (size_t)nc->max_memory_bytes;
+	if (strcmp(a->retired[a->nretired - 1]->checkpoint_file,
+	    nc->checkpoint_file) != 0)
+		log_warn("reload: checkpointFile changes at the next start; "
+		    "offsets are saved to %s until then",
+		    a->retired[a->nretired - 1]->checkpoint_file);
+}
+
+/* Every flow on the new conf's client: a new one for a new endpoint, keys,
+ * proxy or CA, whose predecessor closes once its requests ended. */
+static void
+switch_client(struct agent *a, bool fresh)
+{
+	struct http	*h = a->http, *old;
+
+	if (fresh)
+		h = disapi_http_new(&a->loop, a->conf, MAX_CONNECTIONS);
+	old = disapi_rebind(a->api, h, a->conf);
+	a->http = h;
+	if (old != h) {
+		a->old_http = xrealloc(a->old_http,
+		    (a->nold_http + 1) * sizeof(*a->old_http));
+		a->old_http[a->nold_http++] = old;
+	}
+	attach_keys(a);
+}
+
+/* The reload is complete. */
+static void
+reload_done(struct agent *a)
+{
+	set_state(a, AGENT_RUNNING);
+	release_confs(a);
+	log_info("configuration reloaded: %zu flow%s", a->nflows,
+	    a->nflows == 1 ? "" : "s");
+	(void)notify_ready();
+	check_soon(a);
+}
+
+/* Start flows v[0..n) (made, not started), added to the running ones;
+ * one that cannot start stops the agent, as at the first start. */
+static void
+start_new(struct agent *a, struct flow **v, size_t n)
+{
+	size_t	 i;
+	int	 rc = 0;
+
+	for (i = 0; i < n; i++) {
+		add_flow(&a->flows, &a->nflows, v[i]);
+		if (rc == 0)
+			rc = flow_start(v[i]);
+	}
+	if (rc != 0) {
+		a->exit_code = 1;
+		finish(a);
+	}
+}
+
 /*
- * Read the configuration again; if it is valid, drain the flows like a
- * shutdown would, then rebuild them (and the http client) from the new one.
- * Offsets live in the registry, which stays: changed and re-added flows
- * resume where they were.  An invalid file changes nothing.
+ * Decide every flow's fate (reload.h): the kept ones stay, the changed and
+ * removed ones stop reading and go to a->going; the added ones are made.
+ * One line says which.  The added flows into *added (not started).
+ */
+static void
+plan_flows(struct agent *a, struct reload_plan *p, struct flow ***added,
+    size_t *nadded)
+{
+	struct flow	**live = NULL, *f;
+	const struct conf_flow *succ;
+	size_t		 i, n = 0;
+
+	for (i = 0; i < a->nflows; i++) {
+		f = a->flows[i];
+		if (reload_flow(p, flow_fc(f), flow_ready(f), &succ) ==
+		    RELOAD_KEPT) {
+			add_flow(&live, &n, f);
+			continue;
+		}
+		flow_stop(f);
+		add_flow(&a->going, &a->ngoing, f);
+		a->succ = xrealloc(a->succ, a->ngoing * sizeof(*a->succ));
+		a->succ[a->ngoing - 1] = succ;
+	}
+	free(a->flows);
+	a->flows = live;
+	a->nflows = n;
+	for (i = 0; i < a->conf->nflows; i++)
+		if (a->conf->flows[i].enable &&
+		    reload_added(p, &a->conf->flows[i]))
+			add_flow(added, nadded, make_flow(a,
+			    &a->conf->flows[i]));
+	reload_plan_log(p);
+}
+
+/*
+ * Read the configuration again; if it is valid, keep what did not change
+ * and drain what did (see the top of this file).  Offsets live in the
+ * registry, which stays.  An invalid file changes nothing.
  */
 static void
 reload(struct agent *a)
 {
+	struct reload_plan p;
+	struct flow	**added = NULL;
 	struct conf	*nc;
+	size_t		 nadded = 0;
 	char		 err[1024];
 
-	if (a->state != AGENT_RUNNING || a->once)
+	if (a->once || a->state == AGENT_STOPPING ||
+	    a->state == AGENT_FINISHING)
 		return;
+	if (a->state == AGENT_RELOADING) {
+		log_warn("SIGHUP: the last reload is still draining its "
+		    "changed flows; send SIGHUP again once it is done");
+		return;
+	}
 	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
 		log_error("SIGHUP: %s; keeping the running configuration", err);
 		return;
 	}
 	log_info("SIGHUP: reloading %s", a->conf_path);
 	(void)notify_reloading();
-	set_state(a, AGENT_RELOADING);
-	a->next_conf = nc;
-	drain(a);
-}
-
-static void
-free_flows(struct agent *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->nflows; i++)
-		flow_free(a->flows[i]);
-	a->nflows = 0;
-	free(a->flows);
-	a->flows = NULL;
-	disapi_free(a->api);
-	a->api = NULL;
-}
-
-static void
-reload_http_closed(void *arg)
-{
-	struct agent	*a = arg;
-
-	a->closing_http = false;
-	free_flows(a);
-	if (a->state == AGENT_FINISHING)  /* a stop signal came meanwhile */
+	reload_plan_init(&p, a->conf, nc);
+	switch_conf(a, nc);
+	switch_client(a, reload_new_client(&p));
+	plan_flows(a, &p, &added, &nadded);
+	reload_plan_cleanup(&p);
+	start_new(a, added, nadded);
+	free(added);
+	if (a->state == AGENT_FINISHING)
 		return;
-	conf_free(*a->confp);
-	*a->confp = a->next_conf;
-	a->conf = a->next_conf;
-	a->next_conf = NULL;
-	a->mem.limit = (size_t)a->conf->max_memory_bytes;
-	open_client(a);
-	set_state(a, AGENT_RUNNING);
-	if (start_flows(a) != 0) {
-		a->exit_code = 1;
-		finish(a);
+	if (a->ngoing == 0) {
+		reload_done(a);
 		return;
 	}
-	log_info("configuration reloaded: %zu flow%s", a->nflows,
-	    a->nflows == 1 ? "" : "s");
-	(void)notify_ready();
+	set_state(a, AGENT_RELOADING);
+	uv_timer_start(&a->stop_timer, on_stop_timer,
+	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
+	check_soon(a);
 }
 
+/*
+ * Nothing of the going flows is on the wire: each changed one hands its
+ * open files to its successor, each removed one spools its deleted-but-open
+ * files; they go, and the successors start.
+ */
 static void
 finish_reload(struct agent *a)
 {
-	size_t	 i;
+	struct flow	**next = NULL, **removed = NULL;
+	size_t		 i, nnext = 0, nremoved = 0;
 
 	uv_timer_stop(&a->stop_timer);
+	for (i = 0; i < a->ngoing; i++) {
+		flow_cancel(a->going[i]);
+		/* A successor that sends whole files takes no open file:
+		 * what only a descriptor holds goes to the spool, as for a
+		 * removed flow. */
+		if (a->succ[i] == NULL || !a->succ[i]->file_appendable)
+			add_flow(&removed, &nremoved, a->going[i]);
+	}
+	spool_flows(a, removed, nremoved);
+	for (i = 0; i < a->ngoing; i++) {
+		if (a->succ[i] == NULL)
+			continue;
+		add_flow(&next, &nnext, make_flow(a, a->succ[i]));
+		flow_adopt(next[nnext - 1], flow_hand_over(a->going[i]));
+	}
 	(void)save_state(a, true);
-	for (i = 0; i < a->nflows; i++)
-		flow_cancel(a->flows[i]);
-	a->closing_http = true;
-	http_close(a->http, reload_http_closed, a);
-	a->http = NULL;
+	for (i = 0; i < a->ngoing; i++)
+		flow_free(a->going[i]);
+	free(a->going);
+	free(a->succ);
+	free(removed);
+	a->going = NULL;
+	a->succ = NULL;
+	a->ngoing = 0;
+	set_state(a, AGENT_RUNNING);
+	start_new(a, next, nnext);
+	free(next);
+	if (a->state != AGENT_FINISHING)
+		reload_done(a);
 }
 
 static void
@@ -524,15 +774,37 @@ on_signal(uv_signal_t *h, int signum)
 }
 
 static void
+free_flows(struct agent *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nflows; i++)
+		flow_free(a->flows[i]);
+	for (i = 0; i < a->ngoing; i++)
+		flow_free(a->going[i]);
+	a->nflows = a->ngoing = 0;
+	free(a->flows);
+	free(a->going);
+	free(a->succ);
+	a->flows = a->going = NULL;
+	a->succ = NULL;
+	disapi_free(a->api);
+	a->api = NULL;
+}
+
+/* The last client closed: nothing can call into a flow any more. */
+static void
 http_closed(void *arg)
 {
 	struct agent	*a = arg;
 
+	if (--a->closing > 0)
+		return;
 	a->http = NULL;
 	free_flows(a);
 }
 
-/* Save, cancel what is left, and close every handle. */
+/* Cancel what is left, spool, save, and close every handle. */
 static void
 finish(struct agent *a)
 {
@@ -546,11 +818,17 @@ finish(struct agent *a)
 		    "the next run continues from the saved offsets");
 		a->exit_code = 1;
 	}
+	/* Cancelled first: nothing moves an offset while the deleted files
+	 * are spooled from their committed offsets. */
+	for (i = 0; i < a->nflows; i++)
+		flow_cancel(a->flows[i]);
+	for (i = 0; i < a->ngoing; i++)
+		flow_cancel(a->going[i]);
+	spool_flows(a, a->flows, a->nflows);
+	spool_flows(a, a->going, a->ngoing);
 	(void)save_state(a, true);
 	report(a);
 	write_metrics(a);
-	for (i = 0; i < a->nflows; i++)
-		flow_cancel(a->flows[i]);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
 	uv_close((uv_handle_t *)&a->save_timer, NULL);
 	uv_close((uv_handle_t *)&a->status_timer, NULL);
@@ -563,13 +841,26 @@ finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
 	ecsmeta_close(a->meta);
 	a->meta = NULL;
-	/* During a reload the old client is already closing; its close
-	 * callback frees the flows and sees FINISHING. */
-	if (a->http != NULL)
-		http_close(a->http, http_closed, a);
+	/* The flows go once every client closed: their requests' callbacks
+	 * (cancelled) reach the sinks until then. */
+	a->closing = 1 + a->nold_http;
+	for (i = 0; i < a->nold_http; i++)
+		http_close(a->old_http[i], http_closed, a);
+	a->nold_http = 0;
+	http_close(a->http, http_closed, a);
 }
 
 /* --- start -------------------------------------------------------------- */
+
+/* Spool files the state does not name are left over: remove them. */
+static void
+sweep_spool(struct agent *a)
+{
+	struct spool	*sp = spool_open(a);
+
+	spool_sweep(sp, a->reg);
+	spool_free(sp);
+}
 
 /* WATCHDOG=1 from the loop itself: a stuck loop gets restarted. */
 static void
@@ -665,6 +956,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_loop_close(&a.loop);
 		return 1;
 	}
+	sweep_spool(&a);
 	open_client(&a);
 	start_handles(&a);
 	registry_on_dirty(a.reg, on_registry_dirty, &a);
@@ -691,7 +983,10 @@ agent_run(struct conf **confp, const char *path, bool once)
 		log_warn("event loop closed with handles still open");
 	registry_free(a.reg);
 	free(a.flows);
-	conf_free(a.next_conf);
+	free(a.old_http);
+	while (a.nretired > 0)
+		conf_free(a.retired[--a.nretired]);
+	free(a.retired);
 	log_info("peak memory held in records: %zu bytes (budget %zu)",
 	    a.mem.peak, a.mem.limit);
 	return a.exit_code;

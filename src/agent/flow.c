@@ -558,3 +558,47 @@ flow_free(struct flow *f)
 	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
 	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
 }
+
+/* --- transitions -------------------------------------------------------- */
+
+const struct conf *
+flow_conf(const struct flow *f)
+{
+	return f->conf;
+}
+
+const struct conf_flow *
+flow_fc(const struct flow *f)
+{
+	return f->fc;
+}
+
+bool
+flow_ready(const struct flow *f)
+{
+	return sink_state(f->sink) == SINK_READY;
+}
+
+struct files_handover *
+flow_hand_over(struct flow *f)
+{
+	return f->src != NULL ? source_hand_over(f->src) : NULL;
+}
+
+void
+flow_adopt(struct flow *f, struct files_handover *h)
+{
+	size_t	 n;
+
+	n = source_adopt(f->src, h);
+	if (n > 0)
+		log_info("[%s] reading on %zu open file%s of the flow it "
+		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
+}
+
+void
+flow_spool(struct flow *f, struct spool *sp)
+{
+	if (f->src != NULL)
+		source_spool(f->src, sp);
+}

@@ -19,6 +19,8 @@
 struct conf;
 struct conf_flow;
 struct disapi;
+struct files_handover;
+struct spool;
 struct registry;
 struct flow;
 struct metrics_flow;
@@ -72,5 +74,27 @@ void		 flow_saved(struct flow *);
 void		 flow_cancel(struct flow *);
 /* Free everything; handles close asynchronously. */
 void		 flow_free(struct flow *);
+
+/* --- transitions (reload, stop) ------------------------------------------ */
+
+/* The configuration it was made from (borrowed: the agent keeps it), and
+ * its section there. */
+const struct conf *flow_conf(const struct flow *);
+const struct conf_flow *flow_fc(const struct flow *);
+/* Its sink is sending (not describing the stream, not paused). */
+bool		 flow_ready(const struct flow *);
+/*
+ * A reload changed the flow: after flow_cancel, its open files with their
+ * committed offsets, for its successor (new; files.h).
+ */
+struct files_handover *flow_hand_over(struct flow *);
+/* Between flow_new and flow_start: read on the files its predecessor
+ * handed over (steals h). */
+void		 flow_adopt(struct flow *, struct files_handover *h);
+/*
+ * A stop, or a reload that removed the flow: after flow_cancel, the unread
+ * rest of its files deleted while open goes into the spool.
+ */
+void		 flow_spool(struct flow *, struct spool *);
 
 #endif

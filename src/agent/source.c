@@ -8,6 +8,7 @@
 
 #include "agent/source.h"
 #include "conf/conf.h"
+#include "files/files.h"
 
 struct source *
 source_new(uv_loop_t *loop, const struct conf *conf,
@@ -96,4 +97,29 @@ source_saved(struct source *s)
 {
 	if (s->ops->saved != NULL)
 		s->ops->saved(s);
+}
+
+struct files_handover *
+source_hand_over(struct source *s)
+{
+	return s->ops->hand_over != NULL ? s->ops->hand_over(s) : NULL;
+}
+
+size_t
+source_adopt(struct source *s, struct files_handover *h)
+{
+	/* A flow that reads no files now (the journal, or none at all)
+	 * has no use for its predecessor's files. */
+	if (s == NULL || s->ops->adopt == NULL) {
+		files_handover_free(h);
+		return 0;
+	}
+	return s->ops->adopt(s, h);
+}
+
+void
+source_spool(struct source *s, struct spool *sp)
+{
+	if (s->ops->spool != NULL)
+		s->ops->spool(s, sp);
 }

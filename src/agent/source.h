@@ -32,9 +32,11 @@
 
 struct conf;
 struct conf_flow;
+struct files_handover;
 struct metrics_flow;
 struct registry;
 struct source;
+struct spool;
 
 /* One record, borrowed for the record callback. */
 struct source_rec {
@@ -81,6 +83,11 @@ struct source_ops {
 	void		(*gauges)(const struct source *, struct metrics_flow *);
 	void		(*touch)(struct source *);
 	void		(*saved)(struct source *);
+	/* Transitions (files.h): what a changed flow's successor reads on,
+	 * and the spool of a stop. */
+	struct files_handover *(*hand_over)(struct source *);
+	size_t		(*adopt)(struct source *, struct files_handover *);
+	void		(*spool)(struct source *, struct spool *);
 };
 
 /* The part every kind embeds first; private: use the functions below. */
@@ -140,5 +147,14 @@ void		 source_gauges(const struct source *, struct metrics_flow *m);
 void		 source_touch(struct source *);
 /* A save of the registry succeeded. */
 void		 source_saved(struct source *);
+/*
+ * A reload changed the flow: after source_stop, what its successor reads
+ * on (new; files.h: the open files with their offsets), or NULL.
+ */
+struct files_handover *source_hand_over(struct source *);
+/* Read on what h holds (steals it; NULL-safe, s too): the files adopted. */
+size_t		 source_adopt(struct source *, struct files_handover *h);
+/* A stop: the unread rest of the files deleted while open to sp. */
+void		 source_spool(struct source *, struct spool *sp);
 
 #endif

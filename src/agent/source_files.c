@@ -286,6 +286,24 @@ sf_saved(struct source *s)
 	files_saved(sf_of(s)->files);
 }
 
+static struct files_handover *
+sf_hand_over(struct source *s)
+{
+	return files_hand_over(sf_of(s)->files);
+}
+
+static size_t
+sf_adopt(struct source *s, struct files_handover *h)
+{
+	return files_adopt(sf_of(s)->files, h);
+}
+
+static void
+sf_spool(struct source *s, struct spool *sp)
+{
+	files_spool(sf_of(s)->files, sp);
+}
+
 static void
 sf_closed(uv_handle_t *h)
 {
@@ -320,6 +338,9 @@ static const struct source_ops files_ops = {
 	.gauges = sf_gauges,
 	.touch = sf_touch,
 	.saved = sf_saved,
+	.hand_over = sf_hand_over,
+	.adopt = sf_adopt,
+	.spool = sf_spool,
 };
 
 struct source *

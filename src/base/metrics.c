@@ -518,7 +518,7 @@ static void
 render_unmatched(const struct metrics_snapshot *s, struct buf *b)
 {
 	static const char *const action[] = { "deadletter", "raw", "drop" };
-	static const char *const reason[] = { "gone", "unreadable" };
+	static const char *const reason[] = { "gone", "unreadable", "spool" };
 
 	render_labelled(s, b, P "records_unmatched_total", "Lines LOGTOJSON "
 	    "could not parse, by what was done with them "
@@ -526,8 +526,10 @@ render_unmatched(const struct metrics_snapshot *s, struct buf *b)
 	    offsetof(struct metrics_flow, records_unmatched));
 	render_labelled(s, b, P "bytes_lost_total", "Bytes of log files that "
 	    "could not be delivered: the file went before it was read and no "
-	    "compressed successor holds them (gone), or it is compressed in a "
-	    "format the agent cannot read (unreadable).", "reason", reason,
+	    "compressed successor holds them (gone), it is compressed in a "
+	    "format the agent cannot read (unreadable), or it was deleted "
+	    "while open and its rest did not fit the spool at a stop "
+	    "(spool).", "reason", reason,
 	    ARRAY_SIZE(reason), offsetof(struct metrics_flow, bytes_lost));
 }
 

@@ -38,6 +38,8 @@ enum lost_reason {
 				   compressed successor holds the rest */
 	LOST_UNREADABLE,	/* compressed in a format the agent cannot
 				   read (xz, bzip2), or corrupt */
+	LOST_SPOOL,		/* deleted while open and not spooled at a
+				   stop: beyond spoolMaxBytes, disk full */
 	METRICS_NLOST
 };
 

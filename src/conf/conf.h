@@ -107,6 +107,9 @@ struct conf {
 	char		*dead_letter_file;	/* deadLetterFile ("" = beside
 						   checkpointFile) */
 	long long	 paused_retry_s;	/* pausedRetrySeconds */
+	char		*spool_dir;	/* spoolDirectory ("" = spool/ beside
+					   checkpointFile) */
+	long long	 spool_max_bytes;	/* spoolMaxBytes */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
 	bool		 compress;		/* body.compress.enabled */
@@ -199,6 +202,30 @@ int	conf_key_check(const char *section, const char *key,
 #define CONF_LONG_LINE	8191
 size_t	conf_line_max(const char *section, const char *key);
 
+/*
+ * What a reload compares, key by key from the key table (conf_diff.c).
+ * conf_flow_diff: NULL when flows a and b have the same name and every
+ * [flow] key the same value, else the name of the first key that differs
+ * (borrowed, static).  conf_agent_diff: which kinds of [agent] keys differ
+ * between a and b, CONF_DIFF_* or'ed (0: none); *first (when first is not
+ * NULL) names the first key of the costliest kind, or NULL.
+ */
+#define CONF_DIFF_AGENT		0x01	/* timers, logging, memory: the
+					   agent's own */
+#define CONF_DIFF_CLIENT	0x02	/* endpoint, keys, proxy, CA, TLS,
+					   timeouts: a new HTTP client */
+#define CONF_DIFF_FLOWS		0x04	/* keys every flow reads (body
+					   format, retries, dead letters) */
+const char *conf_flow_diff(const struct conf_flow *a,
+	    const struct conf_flow *b);
+bool	conf_flow_same(const struct conf_flow *a, const struct conf_flow *b);
+unsigned conf_agent_diff(const struct conf *a, const struct conf *b,
+	    const char **first);
+bool	conf_agent_same(const struct conf *a, const struct conf *b);
+/* The enabled flow of c called name (borrowed from c), or NULL. */
+const struct conf_flow *conf_flow_named(const struct conf *c,
+	    const char *name);
+
 /* recordDelimiter as written ("x", "\\n", ...) -> its byte, or -1. */
 /*
  * The framing options of flow fc (recordDelimiter, isRemainRecordDelimiter,
@@ -215,6 +242,8 @@ bool	conf_flow_matches(const struct conf_flow *fc, const char *path);
 
 /* deadLetterFile, or deadletter.jsonl beside checkpointFile: new. */
 char	*conf_deadletter_path(const struct conf *);
+/* spoolDirectory, or spool beside checkpointFile: new. */
+char	*conf_spool_dir(const struct conf *);
 int	conf_delimiter(const char *);
 
 /*

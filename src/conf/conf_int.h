@@ -33,6 +33,10 @@ enum ksect {
 #define KF_CRED		0x08	/* required with credentialSource = static */
 #define KF_DIR		0x10	/* may come from $CREDENTIALS_DIRECTORY */
 #define KF_LONG		0x20	/* its line may be up to LONG_LINE_MAX */
+/* What a change of an [agent] key costs at a reload (conf_diff.c); an
+ * unflagged [agent] key is read by the flows: every flow is rebuilt. */
+#define KF_RELOAD_CLIENT 0x40	/* a new HTTP client; the flows are kept */
+#define KF_RELOAD_AGENT	0x80	/* the agent's own settings; nothing more */
 
 struct key {
 	enum ksect	 sect;

@@ -40,29 +40,33 @@ static const char *const position_words[] = {
 
 const struct key conf_keys[] = {
 	{ KS_AGENT, "region", KT_STRING, .off = AOFF(region),
-	  .flags = KF_REQUIRED | KF_NONEMPTY, .example = "cn-north-4",
+	  .flags = KF_REQUIRED | KF_NONEMPTY | KF_RELOAD_CLIENT,
+	  .example = "cn-north-4",
 	  .check = conf_check_region,
 	  .help = "Huawei Cloud region of the DIS service, e.g. cn-north-4. "
 	  "It names the endpoint host and is part of every request "
 	  "signature." },
 	{ KS_AGENT, "projectId", KT_STRING, .off = AOFF(project_id),
-	  .flags = KF_REQUIRED | KF_NONEMPTY,
+	  .flags = KF_REQUIRED | KF_NONEMPTY | KF_RELOAD_CLIENT,
 	  .example = "0123456789abcdef0123456789abcdef", .check = conf_check_id,
 	  .help = "Project ID of the account in that region, as shown under "
 	  "My Credentials in the console." },
 	{ KS_AGENT, "endpoint", KT_STRING, .off = AOFF(endpoint), .def = "",
 	  .check = conf_check_url,
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "URL of the DIS service. Empty means "
 	  "https://dis.REGION.myhuaweicloud.com." },
 	{ KS_AGENT, "ak", KT_STRING, .off = AOFF(ak),
-	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY, .env = "DIS_AK",
+	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY | KF_RELOAD_CLIENT,
+	  .env = "DIS_AK",
 	  .example = "YOUR_ACCESS_KEY_ID", .check = conf_check_credential,
 	  .help = "Access key ID used to sign requests; may be encrypted "
 	  "(see encrypt.key). Required unless credentialSource = "
 	  "ecs-metadata; when it is not set here, the systemd credential ak "
 	  "($CREDENTIALS_DIRECTORY/ak) is used." },
 	{ KS_AGENT, "sk", KT_STRING, .off = AOFF(sk),
-	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY | KF_SECRET, .env = "DIS_SK",
+	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY | KF_SECRET |
+	  KF_RELOAD_CLIENT, .env = "DIS_SK",
 	  .example = "YOUR_SECRET_ACCESS_KEY", .check = conf_check_credential,
 	  .help = "Secret access key used to sign requests; may be encrypted "
 	  "(see encrypt.key). It is never logged; keep this file readable by "
@@ -75,28 +79,35 @@ const struct key conf_keys[] = {
 	  "delivered, so a restart resumes where it stopped." },
 	{ KS_AGENT, "caFile", KT_STRING, .off = AOFF(ca_file), .def = "",
 	  .check = conf_check_ca_file,
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "CA bundle (PEM) used to verify the endpoint's "
 	  "certificate. Empty means the system's trusted CAs." },
 	{ KS_AGENT, "sslVerify", KT_BOOL, .off = AOFF(ssl_verify),
 	  .def = "true",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Verify the endpoint's TLS certificate and host name. "
 	  "Turn it off only for testing." },
 	{ KS_AGENT, "logLevel", KT_WORD, level_words, .off = AOFF(log_level),
 	  .def = "INFO",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "Least severe message that is logged." },
 	{ KS_AGENT, "connectionTimeOutSeconds", KT_INT, .min = 1, .max = 600,
 	  .off = AOFF(connect_timeout_s), .def = "30",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Time allowed to connect to the endpoint, in seconds." },
 	{ KS_AGENT, "socketTimeOutSeconds", KT_INT, .min = 1, .max = 3600,
 	  .off = AOFF(socket_timeout_s), .def = "60",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Time allowed for a whole request, in seconds; a request "
 	  "that takes longer fails and is retried." },
 	{ KS_AGENT, "log.statusReportingPeriodSeconds", KT_INT, .min = 1,
 	  .max = 86400, .off = AOFF(status_period_s), .def = "30",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "How often a progress line (lines read, records sent, "
 	  "failures) is logged, in seconds." },
 	{ KS_AGENT, "checkpointIntervalMillis", KT_INT, .min = 10,
 	  .max = 600000, .off = AOFF(checkpoint_interval_ms), .def = "100",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "How soon after an acknowledgement moved an offset the "
 	  "offsets are saved to checkpointFile, in milliseconds; the "
 	  "acknowledgements of that time are saved together (and the wait "
@@ -104,11 +115,13 @@ const struct key conf_keys[] = {
 	  "written while nothing is delivered." },
 	{ KS_AGENT, "shutdownTimeoutMillis", KT_INT, .min = 0, .max = 600000,
 	  .off = AOFF(shutdown_timeout_ms), .def = "10000",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "How long a stopping agent keeps sending buffered records, "
 	  "in milliseconds. Records not delivered by then are sent again "
 	  "after the next start." },
 	{ KS_AGENT, "checkpointTimeToLiveDays", KT_INT, .min = 0,
 	  .max = 3650, .off = AOFF(checkpoint_ttl_days), .def = "7",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "Days after which the saved offset of a file that is no "
 	  "longer seen is forgotten. 0 keeps offsets forever." },
 	{ KS_AGENT, "body.compress.enabled", KT_BOOL, .off = AOFF(compress),
@@ -134,6 +147,20 @@ const struct key conf_keys[] = {
 	  .help = "File that receives, as JSON lines, the records DIS "
 	  "rejected as invalid (flow, file, offset, code, message, data). "
 	  "Empty means deadletter.jsonl beside checkpointFile." },
+	{ KS_AGENT, "spoolDirectory", KT_STRING, .off = AOFF(spool_dir),
+	  .def = "", .check = conf_check_abs_path, .flags = KF_RELOAD_AGENT,
+	  .help = "Directory that receives, at a stop (and for the flows a "
+	  "reload removes), the unread rest of every file that was deleted "
+	  "while the agent still had it open: the descriptor was the only "
+	  "way left to those bytes. After the restart the spool is shipped "
+	  "first and each spool file removed once it is delivered. Empty "
+	  "means spool/ beside checkpointFile." },
+	{ KS_AGENT, "spoolMaxBytes", KT_INT, .min = 0, .max = 1099511627776LL,
+	  .off = AOFF(spool_max_bytes), .def = "268435456",
+	  .flags = KF_RELOAD_AGENT,
+	  .help = "Most bytes the spool holds. What does not fit (or does not "
+	  "fit on the disk) is logged with its file and counted in "
+	  "disagent_bytes_lost_total{reason=\"spool\"}. 0: no spool." },
 	{ KS_AGENT, "pausedRetrySeconds", KT_INT, .min = 1, .max = 3600,
 	  .off = AOFF(paused_retry_s), .def = "60",
 	  .help = "While delivery is paused by an error only the operator "
@@ -141,12 +168,14 @@ const struct key conf_keys[] = {
 	  "is tried again, in seconds." },
 	{ KS_AGENT, "maxMemoryBytes", KT_INT, .min = 1048576,
 	  .max = 1073741824, .off = AOFF(max_memory_bytes), .def = "4194304",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "Most bytes of records held in memory (batches being "
 	  "filled, waiting and in flight) over all flows. When it is "
 	  "reached, reading stops until DIS acknowledges records: the log "
 	  "files are the buffer." },
 	{ KS_AGENT, "metricsFile", KT_STRING, .off = AOFF(metrics_file),
 	  .def = "", .check = conf_check_abs_path,
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "File the agent rewrites with its metrics in the Prometheus "
 	  "text format, for node_exporter's textfile collector: put it in "
 	  "the collector's directory with a name ending in .prom. "
@@ -154,10 +183,12 @@ const struct key conf_keys[] = {
 	  "no metrics file." },
 	{ KS_AGENT, "metricsIntervalMillis", KT_INT, .min = 1000,
 	  .max = 600000, .off = AOFF(metrics_interval_ms), .def = "5000",
+	  .flags = KF_RELOAD_AGENT,
 	  .help = "How often metricsFile is rewritten, in milliseconds." },
 	/* Credentials and proxies (cred.c, ecsmeta.c, proxy.c). */
 	{ KS_AGENT, "security.token", KT_STRING, .off = AOFF(security_token),
-	  .def = "", .flags = KF_SECRET | KF_DIR, .env = "DIS_SECURITY_TOKEN",
+	  .def = "", .flags = KF_SECRET | KF_DIR | KF_RELOAD_CLIENT,
+	  .env = "DIS_SECURITY_TOKEN",
 	  .check = conf_check_token,
 	  .help = "Security token of temporary keys: with the temporary ak "
 	  "and sk it is sent as X-Security-Token and signed. Empty: ak and "
@@ -165,18 +196,21 @@ const struct key conf_keys[] = {
 	  "credential security.token is used. Never logged." },
 	{ KS_AGENT, "credentialSource", KT_WORD, source_words,
 	  .off = AOFF(credential_source), .def = "static",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Where the keys come from. static: ak, sk and "
 	  "security.token from this file, the environment or systemd "
 	  "credentials. ecs-metadata: temporary keys of the ECS server's "
 	  "agency, from the metadata service, renewed before they expire "
 	  "and never written anywhere: no key on the server." },
 	{ KS_AGENT, "ecsMetadataEndpoint", KT_STRING, .off = AOFF(ecs_endpoint),
-	  .def = "http://169.254.169.254", .flags = KF_NONEMPTY,
+	  .def = "http://169.254.169.254",
+	  .flags = KF_NONEMPTY | KF_RELOAD_CLIENT,
 	  .check = conf_check_url,
 	  .help = "URL of the ECS metadata service (credentialSource = "
 	  "ecs-metadata). It is reached directly, never through a proxy." },
 	{ KS_AGENT, "encrypt.key", KT_STRING, .off = AOFF(encrypt_key),
-	  .def = "", .flags = KF_SECRET | KF_DIR, .env = "DIS_ENCRYPT_KEY",
+	  .def = "", .flags = KF_SECRET | KF_DIR | KF_RELOAD_CLIENT,
+	  .env = "DIS_ENCRYPT_KEY",
 	  .help = "Key of encrypted values (made by disagent encrypt, or by "
 	  "the DIS Agent): values of ak, sk and PROXY_PASSWORD of 168 "
 	  "characters or more are decrypted with it at start. Keep it out "
@@ -185,28 +219,33 @@ const struct key conf_keys[] = {
 	  "public." },
 	{ KS_AGENT, "PROXY_HOST", KT_STRING, .off = AOFF(proxy_host),
 	  .def = "", .check = proxy_check_host,
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Host name or address of the proxy that requests to DIS go "
 	  "through. Empty: no proxy, unless the https_proxy environment "
 	  "variable names one (no_proxy applies then)." },
 	{ KS_AGENT, "PROXY_PORT", KT_INT, .min = 1, .max = 65535,
 	  .off = AOFF(proxy_port), .def = "80",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Port of the proxy." },
 	{ KS_AGENT, "PROXY_PROTOCOL", KT_WORD, proxy_words,
 	  .off = AOFF(proxy_protocol), .def = "http",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "How the proxy is reached: http, or https for a TLS proxy. "
 	  "Requests to an https endpoint are encrypted end to end either "
 	  "way; https also protects PROXY_PASSWORD." },
 	{ KS_AGENT, "PROXY_USERNAME", KT_STRING, .off = AOFF(proxy_username),
 	  .def = "",
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "User name for the proxy (Basic, Digest or NTLM, as the "
 	  "proxy asks). Empty: no proxy authentication." },
 	{ KS_AGENT, "PROXY_PASSWORD", KT_STRING, .off = AOFF(proxy_password),
-	  .def = "", .flags = KF_SECRET,
+	  .def = "", .flags = KF_SECRET | KF_RELOAD_CLIENT,
 	  .help = "Password for the proxy; may be encrypted (see "
 	  "encrypt.key). Never logged." },
 	{ KS_AGENT, "NON_PROXY_HOSTS", KT_STRING,
 	  .off = AOFF(non_proxy_hosts), .def = "",
 	  .check = conf_check_non_proxy,
+	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Hosts reached without the proxy, separated by | (or "
 	  "commas): host names (which also cover the hosts under them), "
 	  "*.domain, IP addresses, IPv4 prefixes such as 10.1.* and * for "

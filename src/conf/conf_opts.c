@@ -1,7 +1,7 @@
 /*
  * What other layers take from a flow's keys, derived in one place: the
  * framing options the agent's flows and `disagent verify` share, the
- * dead-letter file's path, and which files a flow picks.
+ * dead-letter file's path and the spool's, and which files a flow picks.
  */
 #include "config.h"
 
@@ -24,18 +24,31 @@ conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
 	out->skip_header = (unsigned long)fc->skip_header_lines;
 }
 
-char *
-conf_deadletter_path(const struct conf *c)
+/* set, or name in the directory of checkpointFile: new. */
+static char *
+beside_checkpoint(const struct conf *c, const char *set, const char *name)
 {
 	const char	*slash;
 
-	if (c->dead_letter_file[0] != '\0')
-		return xstrdup(c->dead_letter_file);
+	if (set[0] != '\0')
+		return xstrdup(set);
 	slash = strrchr(c->checkpoint_file, '/');
 	if (slash == NULL)
-		return xstrdup("deadletter.jsonl");
-	return xasprintf("%.*s/deadletter.jsonl",
-	    (int)(slash - c->checkpoint_file), c->checkpoint_file);
+		return xstrdup(name);
+	return xasprintf("%.*s/%s", (int)(slash - c->checkpoint_file),
+	    c->checkpoint_file, name);
+}
+
+char *
+conf_deadletter_path(const struct conf *c)
+{
+	return beside_checkpoint(c, c->dead_letter_file, "deadletter.jsonl");
+}
+
+char *
+conf_spool_dir(const struct conf *c)
+{
+	return beside_checkpoint(c, c->spool_dir, "spool");
 }
 
 bool

@@ -40,9 +40,11 @@ struct disapi {
 	void		*submit_ctx;
 };
 
-/* A call whose reply is looked at (for auth_cb) before the caller's. */
+/* A call whose reply is looked at (auth_cb, a replaced client) before
+ * the caller's. */
 struct call {
 	struct disapi	*d;
+	struct http	*http;		/* the client it was sent on */
 	http_done_cb	 cb;
 	void		*arg;
 	uint64_t	 keys;		/* the keys' generation it was signed
@@ -72,42 +74,74 @@ host_of(const char *endpoint)
 	return h;
 }
 
-struct disapi *
-disapi_new(struct http *http, const struct conf *conf)
+/* Endpoint, Host, project and keys from conf. */
+static void
+bind_conf(struct disapi *d, struct http *http, const struct conf *conf)
 {
-	struct disapi	*d;
 	const char	*ep = conf->endpoint;
 	size_t		 n = strlen(ep);
 
 	while (n > 0 && ep[n - 1] == '/')
 		n--;
-	d = xcalloc(1, sizeof(*d));
+	free(d->base);
+	free(d->host);
+	free(d->prefix);
 	d->http = http;
 	d->conf = conf;
 	d->base = xstrndup(ep, n);
 	d->host = host_of(ep);
 	d->prefix = xasprintf("/v2/%s/", conf->project_id);
 	disapi_set_keys(d, conf->ak, conf->sk, conf->security_token);
-	return d;
+	d->expires = 0;
+	free(d->key_error);
+	d->key_error = NULL;
 }
 
 struct disapi *
-disapi_open(uv_loop_t *loop, const struct conf *conf, long max_conns,
-    struct http **httpp)
+disapi_new(struct http *http, const struct conf *conf)
+{
+	struct disapi	*d;
+
+	d = xcalloc(1, sizeof(*d));
+	bind_conf(d, http, conf);
+	return d;
+}
+
+struct http *
+disapi_http_new(uv_loop_t *loop, const struct conf *conf, long max_conns)
 {
 	struct http_opts ho;
 	struct proxy_strings ps;
+	struct http	*h;
 
 	memset(&ho, 0, sizeof(ho));
 	ho.ca_file = conf->ca_file[0] ? conf->ca_file : NULL;
 	ho.ssl_verify = conf->ssl_verify;
 	ho.max_host_connections = max_conns;
 	proxy_init(&ps, conf, &ho);	/* PROXY_*, NON_PROXY_HOSTS */
-	*httpp = http_new(loop, &ho);
+	h = http_new(loop, &ho);
 	proxy_cleanup(&ps);
-	if (*httpp == NULL)
+	if (h == NULL)
 		fatalx("cannot set up the HTTP client");
+	return h;
+}
+
+struct disapi *
+disapi_open(uv_loop_t *loop, const struct conf *conf, long max_conns,
+    struct http **httpp)
+{
+	*httpp = disapi_http_new(loop, conf, max_conns);
 	return disapi_new(*httpp, conf);
+}
+
+struct http *
+disapi_rebind(struct disapi *d, struct http *http, const struct conf *conf)
+{
+	struct http	*old = d->http;
+
+	bind_conf(d, http, conf);
+	d->renewing = false;
+	return old;
 }
 
 void
@@ -187,8 +221,19 @@ static void
 on_call_done(const struct http_response *r, void *arg)
 {
 	struct call	 c = *(struct call *)arg;
+	struct http_response resent;
 
 	free(arg);
+	if (r->result == HTTP_ERR_CANCELLED && c.http != c.d->http) {
+		/* Its client was replaced (a reload) and closed under it:
+		 * a transport failure to the caller, which sends it again,
+		 * on the new client. */
+		resent = *r;
+		resent.result = HTTP_ERR_NETWORK;
+		resent.error = "the HTTP client was replaced (reload) before "
+		    "the reply; sending again";
+		r = &resent;
+	}
 	if (r->result == HTTP_OK && (r->status == 401 || r->status == 441)) {
 		if (c.keys != c.d->keys)
 			c.d->stale_reply = true;
@@ -312,15 +357,13 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	req.timeout_ms = c->timeout_ms > 0 ? c->timeout_ms :
 	    d->conf->socket_timeout_s * 1000;
 	req.max_response = c->max_response > 0 ? c->max_response : 4 * MIB;
-	if (d->auth_cb != NULL) {
-		call = xmalloc(sizeof(*call));
-		call->d = d;
-		call->cb = cb;
-		call->arg = arg;
-		call->keys = d->keys;
-	}
-	rc = transport(d, &req, call != NULL ? on_call_done : cb,
-	    call != NULL ? (void *)call : arg);
+	call = xmalloc(sizeof(*call));
+	call->d = d;
+	call->http = d->http;
+	call->cb = cb;
+	call->arg = arg;
+	call->keys = d->keys;
+	rc = transport(d, &req, on_call_done, call);
 	if (rc != 0)
 		free(call);
 	for (i = 0; i < nlines; i++)

@@ -37,6 +37,23 @@ void		 disapi_free(struct disapi *);
  */
 struct disapi	*disapi_open(uv_loop_t *, const struct conf *, long max_conns,
 		    struct http **httpp);
+/* disapi_open's HTTP client alone (new). */
+struct http	*disapi_http_new(uv_loop_t *, const struct conf *,
+		    long max_conns);
+
+/*
+ * A reload changed the endpoint, the keys, the proxy or the CA: calls from
+ * now on go to conf's endpoint and project over http, signed with conf's
+ * keys (conf and http borrowed; they outlive d).  Calls already on the
+ * wire finish on the client they were sent on, with their reply as usual;
+ * one that client cancels (closed under it) reaches its callback as
+ * HTTP_ERR_NETWORK, so the caller sends it again, on the new client --
+ * never as HTTP_ERR_CANCELLED, which callers take for their own stop.
+ * Returns the previous client: the caller closes it once http_inflight
+ * is 0 (or at its deadline), and frees d only after that close is done.
+ */
+struct http	*disapi_rebind(struct disapi *, struct http *,
+		    const struct conf *);
 
 /*
  * Sign with these keys from now on (copied; the previous copies are zeroed

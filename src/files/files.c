@@ -86,8 +86,8 @@ files_commit(struct files *fs, struct tailer *t)
 	e->size = tailer_size(t);
 }
 
-static void
-link_tailer(struct files *fs, struct tailer *t, bool gone)
+struct tracked *
+files_link(struct files *fs, struct tailer *t, bool gone)
 {
 	struct tracked	*k;
 
@@ -112,6 +112,13 @@ link_tailer(struct files *fs, struct tailer *t, bool gone)
 	fs->ntracked++;
 	if (tailer_is_open(t))
 		fs->nopen++;
+	return k;
+}
+
+bool
+files_tracks(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	return find_dev_ino(fs, dev, ino) != NULL;
 }
 
 void
@@ -122,6 +129,8 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 		fs->cursor = NULL;
 	if (tailer_is_open(k->t))
 		fs->nopen--;
+	if (k->spool)
+		fs->nspool--;
 	fs->ntracked--;
 	idmap_del(&fs->byid, tailer_id(k->t));
 	forget_ino(fs, k);
@@ -170,7 +179,7 @@ files_track(struct files *fs, const char *path, const struct stat *st,
 		t = tailer_open(path, st, off, fp, fs->fr);
 	if (t == NULL)
 		return 0;
-	link_tailer(fs, t, gone);
+	(void)files_link(fs, t, gone);
 	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
 	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
 	    gone ? " (rotated away; reading it to the end)" : "",
@@ -466,13 +475,39 @@ can_read(const struct tracked *k, size_t hold)
 	    !k->truncate_pending;
 }
 
+/*
+ * The spool is shipped first: a spool file that can be read, or NULL --
+ * and then *wait when one still has bytes that only its ranges in flight
+ * hold back, so that no other file is read before it.
+ */
+static struct tracked *
+next_spooled(struct files *fs, size_t hold, bool *wait)
+{
+	struct tracked	*k;
+
+	*wait = false;
+	for (k = fs->list; k != NULL && fs->nspool > 0; k = k->next) {
+		if (!k->spool)
+			continue;
+		if (can_read(k, hold))
+			return k;
+		if (can_read(k, SIZE_MAX))
+			*wait = true;
+	}
+	return NULL;
+}
+
 static struct tracked *
 next_tracked(struct files *fs, size_t hold)
 {
 	struct tracked	*k, *start;
+	bool		 wait;
 
 	if (fs->list == NULL)
 		return NULL;
+	k = next_spooled(fs, hold, &wait);
+	if (k != NULL || wait)
+		return k;
 	start = fs->cursor ? fs->cursor : fs->list;
 	k = start;
 	do {
@@ -613,6 +648,7 @@ void
 files_saved(struct files *fs)
 {
 	wholefile_saved(fs->wf);
+	files_spool_saved(fs);
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -654,6 +690,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 void
 files_start(struct files *fs)
 {
+	files_spool_resume(fs);
 	scan(fs, true);
 	if (!fs->once)
 		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
@@ -691,6 +728,7 @@ files_free(struct files *fs)
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
+	files_spool_free(fs);
 	while (fs->norphans > 0)	/* kept for a successor still written */
 		free(fs->orphans[--fs->norphans].path);
 	free(fs->orphans);

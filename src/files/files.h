@@ -28,8 +28,10 @@ struct conf_flow;
 struct framer;
 struct metrics_flow;
 struct registry;
+struct spool;
 struct tailer;
 struct files;
+struct files_handover;
 
 /* There may be bytes to read now (a scan or an event found growth). */
 typedef void	(*files_cb)(void *arg);
@@ -96,6 +98,34 @@ bool		 files_all_read(const struct files *, bool miss_last);
  * wrote can be cleaned up now (wholefile.h).
  */
 void		 files_saved(struct files *);
+
+/* --- transitions: a reload, a stop (files_handover.c, files_spool.c) --- */
+
+/*
+ * A reload changed the flow: its open descriptors, each with its path and
+ * committed offset, for the flow that succeeds it (new; fs's tailers are
+ * left parked, to be freed).  The flow must be cancelled: nothing moves
+ * its offsets any more.
+ */
+struct files_handover *files_hand_over(struct files *);
+size_t		 files_handover_count(const struct files_handover *);
+void		 files_handover_free(struct files_handover *);
+/*
+ * Before files_start: track the handed files this flow reads (those its
+ * pattern matches; deleted, rotated-away and spool files, read to their
+ * end) on their descriptors, from their committed offsets; close the rest.
+ * Steals h.  Returns how many it took.
+ */
+size_t		 files_adopt(struct files *, struct files_handover *h);
+
+/*
+ * A stop, or a reload that removed the flow: copy the unread rest (from
+ * the committed offset) of every open file that was deleted into the
+ * spool, and let its spool file's registry entry take the original's.
+ * What does not fit is logged and counted in bytes_lost.  The flow must be
+ * cancelled, and the state saved after this (spool_sync first).
+ */
+void		 files_spool(struct files *, struct spool *);
 
 /* --- for wholefile.c ---------------------------------------------------- */
 

@@ -71,9 +71,13 @@ files_drop_finished(struct files *fs)
 		    fs->fc->name, tailer_path(t), (uintmax_t)tailer_ino(t),
 		    (uintmax_t)tailer_committed(t));
 		/* The entry stays (until checkpointTimeToLiveDays): a file
-		 * moved away and back resumes instead of starting over. */
+		 * moved away and back resumes instead of starting over.  A
+		 * spool file's goes, and the file after the next save. */
 		fs->m->files_done++;
-		reaper_add(fs->reap, t);
+		if (k->spool)
+			files_spool_finished(fs, k);
+		else
+			reaper_add(fs->reap, t);
 		files_unlink(fs, pp, k);
 	}
 }
@@ -159,8 +163,11 @@ collect_orphan(const struct reg_entry *e, void *arg)
 {
 	struct files	*fs = arg;
 
-	if (strcmp(e->flow, fs->fc->name) == 0 &&
-	    !successors_was_seen(fs->succ, e->dev, e->ino))
+	/* Not one it reads already (handed over by a reload, a spool file:
+	 * files_spool.c says what became of those). */
+	if (strcmp(e->flow, fs->fc->name) == 0 && e->spool == NULL &&
+	    !successors_was_seen(fs->succ, e->dev, e->ino) &&
+	    !files_tracks(fs, e->dev, e->ino))
 		files_add_orphan(fs, e);
 }
 

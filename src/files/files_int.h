@@ -45,6 +45,7 @@ struct tracked {
 	bool		 seen : 1;	/* found by the current scan */
 	bool		 truncate_pending : 1; /* after in-flight ranges settle */
 	bool		 vanished : 1;	/* parked, and its path lost it */
+	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
 
 struct files {
@@ -71,6 +72,10 @@ struct files {
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
+	char		**spool_done;	/* delivered spool files, removed after
+					   the next save */
+	size_t		 nspool_done;
+	size_t		 nspool;	/* spool files tracked */
 	bool		 once;
 	bool		 first_scan;
 	/* Not yet a scan that read a directory: until one has, nothing the
@@ -109,6 +114,14 @@ enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
 void	files_restart(struct files *, struct tracked *, const char *);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
+struct tracked *files_link(struct files *, struct tailer *, bool);
+bool	files_tracks(struct files *, uint64_t, uint64_t);
+
+/* files_spool.c */
+void	files_spool_resume(struct files *);
+void	files_spool_finished(struct files *, struct tracked *);
+void	files_spool_saved(struct files *);
+void	files_spool_free(struct files *);
 
 /* files_gone.c */
 void	files_add_orphan(struct files *, const struct reg_entry *);

@@ -76,19 +76,38 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 }
 
 struct tailer *
+tailer_open_fd(int fd, const char *path, const struct stat *st,
+    uint64_t offset, uint32_t fp_max, const struct framer *fr)
+{
+	struct tailer	*t;
+
+	t = tailer_new_parked(path, st, offset, fp_max, fr);
+	t->fd = fd;
+	fingerprint_now(t);
+	return t;
+}
+
+struct tailer *
 tailer_open(const char *path, const struct stat *st, uint64_t offset,
     uint32_t fp_max, const struct framer *fr)
 {
-	struct tailer	*t;
 	int		 fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	t = tailer_new_parked(path, st, offset, fp_max, fr);
-	t->fd = fd;
-	fingerprint_now(t);
-	return t;
+	return tailer_open_fd(fd, path, st, offset, fp_max, fr);
+}
+
+int
+tailer_take_fd(struct tailer *t)
+{
+	int	 fd = t->fd;
+
+	if (t->z != NULL)
+		return -1;	/* its reads go through the decompressor */
+	t->fd = -1;
+	return fd;
 }
 
 /* crc32 of the first len decompressed bytes of z's file; 0 or -1. */
@@ -528,6 +547,12 @@ tailer_head(const struct tailer *t, uint32_t *crc, uint32_t *len)
 {
 	*crc = t->fp_crc;
 	*len = t->fp_len;
+}
+
+int
+tailer_fd(const struct tailer *t)
+{
+	return t->fd;
 }
 
 bool

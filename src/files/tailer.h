@@ -30,6 +30,10 @@ struct tailer;
  */
 struct tailer	*tailer_open(const char *path, const struct stat *st,
 		    uint64_t offset, uint32_t fp_max, const struct framer *fr);
+/* The same on fd, already open on path (steals fd). */
+struct tailer	*tailer_open_fd(int fd, const char *path,
+		    const struct stat *st, uint64_t offset, uint32_t fp_max,
+		    const struct framer *fr);
 /* The same without opening it: a parked tailer (no fd, no fingerprint). */
 struct tailer	*tailer_new_parked(const char *path, const struct stat *st,
 		    uint64_t offset, uint32_t fp_max, const struct framer *fr);
@@ -81,6 +85,15 @@ int		 tailer_head_crc(const char *path, uint32_t len,
 /* --- descriptor --------------------------------------------------------- */
 
 bool		 tailer_is_open(const struct tailer *);
+/*
+ * Hand t's descriptor out (a reload gives it to the flow that succeeds
+ * t's): the caller owns it, t is left parked.  -1 when t has none, or
+ * reads a compressed file (whose reads go through its decompressor).
+ */
+int		 tailer_take_fd(struct tailer *) WARN_UNUSED;
+/* Its descriptor, borrowed (-1 while parked): the spool copies through
+ * it what only it still reaches. */
+int		 tailer_fd(const struct tailer *);
 /* Close the descriptor of an idle tailer; it keeps its identity. */
 void		 tailer_park(struct tailer *);
 /*

@@ -68,7 +68,7 @@ void		 sink_start(struct sink *);
 void		 sink_submit(struct sink *, struct batch *);
 /* Batches submitted and not yet handed back. */
 size_t		 sink_pending(const struct sink *);
-/* Requests on the wire now. */
+/* Requests on the wire now (PutRecords and DescribeStream). */
 size_t		 sink_inflight(const struct sink *);
 /*
  * Batches the flow may have out at once now: maxInFlightRequests (1 when

@@ -155,6 +155,18 @@ registry_expire(struct registry *reg, int64_t now_s, int64_t ttl_s)
 }
 
 void
+registry_set_spool(struct registry *reg, struct reg_entry *e,
+    const char *file, uint64_t dev, uint64_t ino)
+{
+	if (e->spool == NULL)
+		e->spool = xcalloc(1, sizeof(*e->spool));
+	(void)replace_str(&e->spool->file, file);
+	e->spool->dev = dev;
+	e->spool->ino = ino;
+	mark_dirty(reg);
+}
+
+void
 registry_set_complete(struct registry *reg, struct reg_entry *e,
     bool complete, int64_t mtime_ns, uint32_t tail_crc, uint32_t tail_len)
 {

@@ -32,6 +32,7 @@ struct reg_entry {
 					   and ino 0): the sd-journal cursor
 					   of its last entry committed; NULL
 					   for a file */
+	struct reg_spool *spool;	/* owned; NULL unless a spool file */
 };
 
 /*
@@ -47,6 +48,20 @@ struct reg_done {
 	uint32_t	 tail_len;
 	uint64_t	 change;	/* the change that marked it (0: read
 					   from the state file) */
+};
+
+/*
+ * The entry of a spool file (spool.h): the unread rest of a file that was
+ * deleted while the agent had it open, copied at a stop.  The entry's
+ * (dev, ino) are the spool file's, its path, fingerprint, offset and size
+ * those of the original (the spool file keeps the original's offsets);
+ * this says where the spool file is and which file it came from.  Saved
+ * in the state file.  Out of line, as reg_done.
+ */
+struct reg_spool {
+	char		*file;		/* owned; the spool file's path */
+	uint64_t	 dev;		/* the original's identity */
+	uint64_t	 ino;
 };
 
 struct registry;
@@ -137,6 +152,13 @@ void		 registry_set_complete(struct registry *, struct reg_entry *e,
  */
 void		 registry_set_cursor(struct registry *, struct reg_entry *e,
 		    const char *cursor);
+
+/*
+ * Mark e (borrowed from this registry) as the entry of the spool file at
+ * file, copied from the file (dev, ino); marks the registry dirty.
+ */
+void		 registry_set_spool(struct registry *, struct reg_entry *e,
+		    const char *file, uint64_t dev, uint64_t ino);
 
 /*
  * Whether what e holds now is in the state file: e was read from it, or a

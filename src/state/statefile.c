@@ -7,12 +7,15 @@
  *
  * and every other line one entry, compact, ended by '\n'.  An entry of a
  * whole file that is delivered and waits for its cleanup also has
- * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; a file without that
- * optional field (all files written before it existed) loads as before.
- * The entry of a journal flow (source = journal) has dev and ino 0, the
- * path "journal:" and the directory or "system", and "cursor":"s=...",
- * the sd-journal cursor of its last committed entry: a release that does
- * not know the field loads it as the entry of a file no scan finds.
+ * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; the entry of a spool
+ * file (the unread rest of a file deleted while open, copied at a stop)
+ * has "spool":{"file":"/var/lib/disagent/spool/...","dev":N,"ino":N}, the
+ * spool file's path and the original's identity.  The entry of a journal
+ * flow (source = journal) has dev and ino 0, the path "journal:" and the
+ * directory or "system", and "cursor":"s=...", the sd-journal cursor of
+ * its last committed entry: a release that does not know the field loads
+ * it as the entry of a file no scan finds.  A file without these optional
+ * fields (all files written before they existed) loads as before.
  * The crc32 covers every byte after the header line and the header counts
  * the entries, so a torn write (a prefix of the file), a flipped byte or a
  * lost line is caught before any entry is believed.  Each line is parsed
@@ -80,6 +83,17 @@ json_text(const char *s)
 }
 
 static json_t *
+spool_json(const struct reg_spool *sp)
+{
+	json_t	*o = json_object();
+
+	json_object_set_new(o, "file", json_text(sp->file));
+	json_object_set_new(o, "dev", json_integer((json_int_t)sp->dev));
+	json_object_set_new(o, "ino", json_integer((json_int_t)sp->ino));
+	return o;
+}
+
+static json_t *
 entry_json(const struct reg_entry *e)
 {
 	json_t	*o, *c;
@@ -111,6 +125,8 @@ entry_json(const struct reg_entry *e)
 	}
 	if (e->cursor != NULL)
 		json_object_set_new(o, "cursor", json_text(e->cursor));
+	if (e->spool != NULL)
+		json_object_set_new(o, "spool", spool_json(e->spool));
 	return o;
 }
 
@@ -205,10 +221,44 @@ parse_complete(json_t *o, struct reg_done *d, bool *complete)
 	return true;
 }
 
+/*
+ * The optional "spool" object of entry o: a new reg_spool into *out, or
+ * NULL when there is none.  False when it is bad.
+ */
+static bool
+parse_spool(json_t *o, struct reg_spool **out)
+{
+	json_t		*j = json_object_get(o, "spool");
+	const char	*file;
+	json_int_t	 dev, ino;
+
+	*out = NULL;
+	if (j == NULL)
+		return true;
+	file = get_str(j, "file");
+	if (!json_is_object(j) || file == NULL || *file != '/' ||
+	    !get_int(j, "dev", &dev) || !get_int(j, "ino", &ino))
+		return false;
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->file = xstrdup(file);
+	(*out)->dev = (uint64_t)dev;
+	(*out)->ino = (uint64_t)ino;
+	return true;
+}
+
+static void
+spool_free(struct reg_spool *sp)
+{
+	if (sp != NULL)
+		free(sp->file);
+	free(sp);
+}
+
 const char *
 statefile_entry(json_t *o, struct reg_table *t)
 {
 	struct reg_done	 done = { 0 };
+	struct reg_spool *spool;
 	struct reg_entry *e;
 	bool		 complete;
 	const char	*flow, *path, *fp, *cursor;
@@ -234,8 +284,12 @@ statefile_entry(json_t *o, struct reg_table *t)
 	if (json_object_get(o, "cursor") != NULL &&
 	    (cursor == NULL || *cursor == '\0'))
 		return "bad cursor";
-	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL)
+	if (!parse_spool(o, &spool))
+		return "bad spool";
+	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL) {
+		spool_free(spool);
 		return "duplicate entry";
+	}
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
 	e->path = xstrdup(path);
 	e->fp_crc = fcrc;
@@ -249,6 +303,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	}
 	if (cursor != NULL)
 		e->cursor = xstrdup(cursor);
+	e->spool = spool;
 	return NULL;
 }
 

@@ -41,10 +41,11 @@ for gen in 0 1 2 3; do
 	write_lines "$TMP/logs/web.log" "w$gen" 0 4000
 	write_lines "$TMP/wide/db.log" "d$gen" 0 8000
 	[ "$gen" = 3 ] && break
-	# dateext names have a one-second resolution.
+	# dateext names have a one-second resolution: the next rotation must
+	# come in a later second than this one, so take the second after it.
 	wait_for 5 "the clock to move on" second_after "$last"
-	last=$(date +%s)
 	lr_rotate
+	last=$(date +%s)
 done
 [ "$(ls "$TMP/old"/app.log-*.gz | wc -l)" = 2 ] ||
 	fail "logrotate did not compress app.log twice into the olddir"
