@@ -1,5 +1,6 @@
 /*
- * The systemd journal reader (journal.h): sd-journal on a libuv loop.
+ * The systemd journal reader (journal.h): sd-journal on a libuv loop,
+ * its functions loaded with the first journal flow (sdjournal.h).
  *
  * The journal's fd (inotify on the journal directories) is watched by a
  * uv_poll, and sd_journal_get_timeout (set only where inotify does not
@@ -18,8 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <systemd/sd-journal.h>
-
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/util.h"
@@ -27,6 +26,7 @@
 #include "conf/journalconf.h"
 #include "journal/jformat.h"
 #include "journal/journal.h"
+#include "journal/sdjournal.h"
 
 /* Fields are read up to this size (the largest request): a larger one is
  * cut, and so is the record. */
@@ -69,18 +69,21 @@ what(const struct conf_flow *fc)
 	    "the system journal";
 }
 
+/* libsystemd's functions, once a journal is opened (sdj_get). */
+static const struct sdj	*S;
+
 /* --- opening ------------------------------------------------------------ */
 
 static int
 add_term(void *arg, const char *term)
 {
-	return sd_journal_add_match(arg, term, 0);
+	return S->add_match(arg, term, 0);
 }
 
 static int
 add_alternative(void *arg)
 {
-	return sd_journal_add_disjunction(arg);
+	return S->add_disjunction(arg);
 }
 
 /* The journal of fc with its matches into *out; 0 or -errno (err). */
@@ -93,10 +96,12 @@ open_journal(const struct conf_flow *fc, sd_journal **out, char *err,
 	int		 r;
 
 	*out = NULL;
+	if (S == NULL && (S = sdj_get(err, errlen)) == NULL)
+		return -ELIBACC;
 	if (fc->journal_dir[0] != '\0')
-		r = sd_journal_open_directory(out, fc->journal_dir, 0);
+		r = S->open_directory(out, fc->journal_dir, 0);
 	else
-		r = sd_journal_open(out, SD_JOURNAL_LOCAL_ONLY);
+		r = S->open(out, SD_JOURNAL_LOCAL_ONLY);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", what(fc),
 		    strerror(-r));
@@ -111,9 +116,9 @@ open_journal(const struct conf_flow *fc, sd_journal **out, char *err,
 		snprintf(err, errlen, "journalMatch = %s: %s", fc->journal_match,
 		    strerror(-r));
 	if (r == 0)
-		r = sd_journal_set_data_threshold(*out, DATA_THRESHOLD);
+		r = S->set_data_threshold(*out, DATA_THRESHOLD);
 	if (r < 0) {
-		sd_journal_close(*out);
+		S->close(*out);
 		*out = NULL;
 	}
 	return r;
@@ -129,7 +134,7 @@ process(struct journal *jr)
 {
 	int	 r;
 
-	r = sd_journal_process(jr->j);
+	r = S->process(jr->j);
 	if (r < 0)
 		log_warn("[%s] %s: sd_journal_process: %s", jr->fc->name,
 		    what(jr->fc), strerror(-r));
@@ -165,7 +170,7 @@ arm_timer(struct journal *jr)
 
 	if (jr->handles == 0)
 		return;
-	if (sd_journal_get_timeout(jr->j, &t) < 0 || t == UINT64_MAX) {
+	if (S->get_timeout(jr->j, &t) < 0 || t == UINT64_MAX) {
 		uv_timer_stop(&jr->timer);
 		return;
 	}
@@ -200,7 +205,7 @@ journal_open(uv_loop_t *loop, const struct conf_flow *fc, bool keep_delim,
 		return jr;
 	/* Right after opening: sd-journal sets up its inotify watches
 	 * here, and what changes after it wakes the poll. */
-	fd = sd_journal_get_fd(jr->j);
+	fd = S->get_fd(jr->j);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot watch %s: %s", what(fc),
 		    strerror(-fd));
@@ -212,7 +217,7 @@ journal_open(uv_loop_t *loop, const struct conf_flow *fc, bool keep_delim,
 	return jr;
 fail:
 	if (jr->j != NULL)
-		sd_journal_close(jr->j);
+		S->close(jr->j);
 	buf_cleanup(&jr->rec);
 	buf_cleanup(&jr->scratch);
 	free(jr);
@@ -227,12 +232,12 @@ seek_end(struct journal *jr, char **start)
 {
 	int	 r;
 
-	if ((r = sd_journal_seek_tail(jr->j)) < 0)
+	if ((r = S->seek_tail(jr->j)) < 0)
 		return r;
 	/* On the last entry, so that the next one read is a new one. */
-	r = sd_journal_previous(jr->j);
+	r = S->previous(jr->j);
 	if (r > 0)
-		r = sd_journal_get_cursor(jr->j, start);
+		r = S->get_cursor(jr->j, start);
 	return r < 0 ? r : 0;
 }
 
@@ -243,14 +248,14 @@ journal_start(struct journal *jr, const char *cursor, char **start)
 
 	*start = NULL;
 	if (cursor != NULL) {
-		r = sd_journal_seek_cursor(jr->j, cursor);
+		r = S->seek_cursor(jr->j, cursor);
 		jr->checking = true;
 		free(jr->saved);
 		jr->saved = xstrdup(cursor);
 	} else if (jr->fc->initial_position == POS_END_OF_FILE)
 		r = seek_end(jr, start);
 	else
-		r = sd_journal_seek_head(jr->j);
+		r = S->seek_head(jr->j);
 	if (r < 0) {
 		log_error("[%s] %s: cannot seek to %s: %s", jr->fc->name,
 		    what(jr->fc), cursor != NULL ? cursor : "the start",
@@ -276,7 +281,7 @@ journal_stop(struct journal *jr)
 static void
 release(struct journal *jr)
 {
-	sd_journal_close(jr->j);
+	S->close(jr->j);
 	free(jr->saved);
 	free(jr->cursor);
 	free(jr->fields);
@@ -370,9 +375,9 @@ collect_fields(struct journal *jr, size_t limit)
 
 	buf_reset(&jr->scratch);
 	jr->nfields = 0;
-	sd_journal_restart_data(jr->j);
+	S->restart_data(jr->j);
 	while (jr->scratch.len < limit &&
-	    sd_journal_enumerate_data(jr->j, &d, &len) > 0) {
+	    S->enumerate_data(jr->j, &d, &len) > 0) {
 		eq = memchr(d, '=', len);
 		if (eq == NULL)
 			continue;
@@ -404,7 +409,7 @@ get_field(struct journal *jr, const char *name, size_t *len)
 	const void	*d;
 	size_t		 n = strlen(name) + 1, l;
 
-	if (sd_journal_get_data(jr->j, name, &d, &l) < 0 || l < n)
+	if (S->get_data(jr->j, name, &d, &l) < 0 || l < n)
 		return NULL;
 	*len = l - n;
 	return (const char *)d + n;
@@ -445,8 +450,8 @@ build(struct journal *jr, size_t max)
 
 	free(jr->cursor);
 	jr->cursor = NULL;
-	if ((r = sd_journal_get_cursor(jr->j, &jr->cursor)) < 0 ||
-	    (r = sd_journal_get_realtime_usec(jr->j, &jr->realtime)) < 0)
+	if ((r = S->get_cursor(jr->j, &jr->cursor)) < 0 ||
+	    (r = S->get_realtime_usec(jr->j, &jr->realtime)) < 0)
 		return r;
 	set_name(jr);
 	jr->none = false;
@@ -462,7 +467,7 @@ build(struct journal *jr, size_t max)
 		collect_fields(jr, 2 * max + 4096);
 		e.cursor = jr->cursor;
 		e.realtime = jr->realtime;
-		if (sd_journal_get_monotonic_usec(jr->j, &e.monotonic,
+		if (S->get_monotonic_usec(jr->j, &e.monotonic,
 		    NULL) < 0)
 			e.monotonic = 0;
 		if (jr->fc->journal_format == JFMT_JSON)
@@ -484,19 +489,19 @@ next_entry(struct journal *jr)
 	int	 r;
 
 	for (;;) {
-		r = sd_journal_next(jr->j);
+		r = S->next(jr->j);
 		if (r <= 0)
 			return r;
 		if (!jr->checking)
 			return 1;
 		jr->checking = false;
 		/* The committed entry itself: it was delivered. */
-		if (sd_journal_test_cursor(jr->j, jr->saved) > 0)
+		if (S->test_cursor(jr->j, jr->saved) > 0)
 			continue;
 		free(jr->cursor);
 		jr->cursor = NULL;
-		if ((r = sd_journal_get_cursor(jr->j, &jr->cursor)) < 0 ||
-		    (r = sd_journal_get_realtime_usec(jr->j,
+		if ((r = S->get_cursor(jr->j, &jr->cursor)) < 0 ||
+		    (r = S->get_realtime_usec(jr->j,
 		    &jr->realtime)) < 0)
 			return r;
 		report_gap(jr);
@@ -560,25 +565,25 @@ journal_position(const struct conf_flow *fc, const char *cursor,
 	if (cursor != NULL) {
 		if (jcursor_parse(cursor, &c))
 			out->at = c.realtime;
-		r = sd_journal_seek_cursor(j, cursor);
-		if (r >= 0 && (r = sd_journal_next(j)) > 0 &&
-		    sd_journal_test_cursor(j, cursor) <= 0) {
+		r = S->seek_cursor(j, cursor);
+		if (r >= 0 && (r = S->next(j)) > 0 &&
+		    S->test_cursor(j, cursor) <= 0) {
 			out->gone = true;
 			out->behind = 1;
 		}
 	} else if (fc->initial_position == POS_END_OF_FILE)
 		r = 1;		/* the first start reads from then on */
 	else
-		r = sd_journal_seek_head(j);
+		r = S->seek_head(j);
 	while (r >= 0 && (cursor != NULL ||
-	    fc->initial_position != POS_END_OF_FILE) && !out->more && (r = sd_journal_next(j)) > 0)
+	    fc->initial_position != POS_END_OF_FILE) && !out->more && (r = S->next(j)) > 0)
 		out->more = ++out->behind > cap;
 	if (out->more)
 		out->behind = cap;
-	if (r >= 0 && (r = sd_journal_seek_tail(j)) >= 0 &&
-	    (r = sd_journal_previous(j)) > 0)
-		r = sd_journal_get_realtime_usec(j, &out->newest);
-	sd_journal_close(j);
+	if (r >= 0 && (r = S->seek_tail(j)) >= 0 &&
+	    (r = S->previous(j)) > 0)
+		r = S->get_realtime_usec(j, &out->newest);
+	S->close(j);
 	if (r < 0)
 		snprintf(err, errlen, "cannot read %s: %s", what(fc),
 		    strerror(-r));
