@@ -33,11 +33,14 @@ usage(FILE *out)
 	    "       disagent -t [-c FILE]            check the configuration\n"
 	    "       disagent --sample-config         print a commented agent.ini\n"
 	    "       disagent status [-c FILE]        offsets, bytes behind, last errors\n"
-	    "       disagent describe [-c FILE] [STREAM...]\n"
+	    "       disagent describe [-c FILE] [--app NAME] [STREAM...]\n"
 	    "                                        the streams and partitions in DIS\n"
 	    "       disagent read [-c FILE] STREAM [--partition ID]... [--from POS]\n"
 	    "                     [--follow] [--max N] [--format raw|json]\n"
+	    "                     [--app NAME [--metadata TEXT]]\n"
 	    "                                        print the records of a stream\n"
+	    "       disagent apps [-c FILE] [delete NAME --yes]\n"
+	    "                                        list (or delete) consumer apps\n"
 	    "       disagent verify [-c FILE] [--since TIME] FILE...\n"
 	    "                                        are the records of FILE in DIS?\n"
 	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
@@ -97,6 +100,7 @@ static const struct {
 	{ "describe", cmd_describe_main },
 	{ "read", cmd_read_main },
 	{ "verify", cmd_verify_main },
+	{ "apps", cmd_apps_main },
 };
 
 /*

@@ -96,6 +96,17 @@ START_TEST(encrypt_test_vector)
 }
 END_TEST
 
+/*
+ * "MYAK" under the key "abc" as DIS Agent 1.2.4 encrypts it when built
+ * against the SDK it pins, 1.3.15 (AES-256-GCM; a random gen() of that
+ * SDK's own code: tests/data/sdk-record-codecs.txt, row gcm1315-gen).
+ */
+#define JAVA_1315_ABC_MYAK \
+	"3635666332323730613239306331383462303630666164363766303461626533" \
+	"3a3a393064323066386532346463623866633731323236323766333735663436" \
+	"37393a3a35356463356238646461363636653330613337633830396262646363" \
+	"373536313033623135333862"
+
 START_TEST(decrypt_test_vector)
 {
 	char	*pt;
@@ -153,6 +164,20 @@ START_TEST(decrypts_values_made_by_java)
 	    0);
 	ck_assert_str_eq(pt, "e2e-Secret-Key-0123456789abcdefXYZ");
 	secret_free(pt);
+}
+END_TEST
+
+START_TEST(decrypts_values_of_dis_agent_built_on_sdk_1_3_15)
+{
+	char	 ct[] = JAVA_1315_ABC_MYAK, *pt = (char *)"x";
+
+	ck_assert(cred_looks_encrypted(ct));
+	ck_assert_int_eq(cred_decrypt(ct, "abc", &pt), 0);
+	ck_assert_str_eq(pt, "MYAK");
+	secret_free(pt);
+	/* GCM's tag refuses a wrong key every time. */
+	ck_assert_int_eq(cred_decrypt(ct, "abd", &pt), -EBADMSG);
+	ck_assert_ptr_null(pt);
 }
 END_TEST
 
@@ -544,6 +569,7 @@ conf_env_clear(void)
 	unsetenv("DIS_SK");
 	unsetenv("DIS_SECURITY_TOKEN");
 	unsetenv("DIS_ENCRYPT_KEY");
+	unsetenv("DIS_DATA_PASSWORD");
 	unsetenv("CREDENTIALS_DIRECTORY");
 }
 
@@ -616,6 +642,68 @@ START_TEST(conf_decrypts_long_encrypted_values)
 	buf_cleanup(&t);
 	free(eak);
 	free(esk);
+	free(epw);
+}
+END_TEST
+
+/*
+ * data.password is a secret like sk: encrypted with encrypt.key, from
+ * DIS_DATA_PASSWORD or the systemd credential data.password, required by
+ * data.encrypt.enabled, and never in a message.
+ */
+START_TEST(conf_data_password_is_a_secret)
+{
+	struct buf	 t;
+	struct conf	*c;
+	char		 err[1024], p[PATH_MAX], *epw;
+
+	epw = cred_encrypt("pässwörd data", strlen("pässwörd data"), "K");
+	buf_init(&t);
+	buf_printf(&t, "[agent]\nregion = r\nprojectId = p\nak = a\nsk = s\n"
+	    "data.encrypt.enabled = true\ndata.compress.enabled = true\n"
+	    "data.password = %s\n" FLOW, epw);
+	setenv("DIS_ENCRYPT_KEY", "K", 1);
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->data_password, "pässwörd data");
+	ck_assert(c->data_encrypt && c->data_compress);
+	conf_free(c);
+	/* The wrong key: the line, never the value. */
+	setenv("DIS_ENCRYPT_KEY", "not K", 1);
+	ck_assert_int_eq(load(t.data, 0, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:8: data.password: cannot decrypt the value "
+	    "with encrypt.key (a wrong key, or a damaged value)");
+	unsetenv("DIS_ENCRYPT_KEY");
+	/* Required with data.encrypt.enabled. */
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\ndata.encrypt.enabled = true\n" FLOW, 0, &c, err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "FILE:6: data.encrypt.enabled needs "
+	    "data.password (or set DIS_DATA_PASSWORD, or give the systemd "
+	    "credential data.password)");
+	/* The environment, then the systemd credential. */
+	setenv("DIS_DATA_PASSWORD", "from-env", 1);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\ndata.encrypt.enabled = true\n" FLOW, 0, &c, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(c->data_password, "from-env");
+	conf_free(c);
+	unsetenv("DIS_DATA_PASSWORD");
+	ck_assert_int_eq(mkdir(credir, 0700), 0);
+	tu_path(p, sizeof(p), credir, "data.password");
+	tu_write_str(p, "from-dir\n");
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	setenv("CREDENTIALS_DIRECTORY", credir, 1);
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\ndata.encrypt.enabled = true\n" FLOW, 0, &c, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(c->data_password, "from-dir");
+	conf_free(c);
+	/* A control character is not a password, and is not shown. */
+	ck_assert_int_eq(load("[agent]\nregion = r\nprojectId = p\nak = a\n"
+	    "sk = s\ndata.password = a\x01secret\n" FLOW, 0, &c, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_null(strstr(err, "secret"));
+	buf_cleanup(&t);
 	free(epw);
 }
 END_TEST
@@ -813,6 +901,7 @@ cred_suite(void)
 	tcase_add_test(tc, decrypt_test_vector);
 	tcase_add_test(tc, round_trip_random_salt_and_iv);
 	tcase_add_test(tc, decrypts_values_made_by_java);
+	tcase_add_test(tc, decrypts_values_of_dis_agent_built_on_sdk_1_3_15);
 	tcase_add_test(tc, wrong_key_or_damage_is_refused);
 	tcase_add_test(tc, decryptable_keys_are_the_dis_agents);
 	suite_add_tcase(s, tc);
@@ -833,6 +922,7 @@ cred_suite(void)
 	tc = tcase_create("conf");
 	tcase_add_checked_fixture(tc, conf_setup, conf_teardown);
 	tcase_add_test(tc, conf_decrypts_long_encrypted_values);
+	tcase_add_test(tc, conf_data_password_is_a_secret);
 	tcase_add_test(tc, conf_stashed_values_follow_inih);
 	tcase_add_test(tc, conf_long_line_limit_for_stashed_keys);
 	tcase_add_test(tc, conf_credentials_directory_and_environment);

@@ -83,7 +83,7 @@ import_ok(const char *text, char **err)
 	return out;
 }
 
-/* tmpl with "@" replaced by the yml path (new). */
+/* tmpl with "@" replaced by the yml path, "@@" by "@" (new). */
 static char *
 expand(const char *tmpl)
 {
@@ -92,7 +92,9 @@ expand(const char *tmpl)
 	buf_init(&b);
 	buf_reserve(&b, 0);
 	for (; *tmpl != '\0'; tmpl++) {
-		if (*tmpl == '@')
+		if (tmpl[0] == '@' && tmpl[1] == '@')
+			buf_addc(&b, *tmpl++);
+		else if (*tmpl == '@')
 			buf_addstr(&b, yml);
 		else
 			buf_addc(&b, *tmpl);
@@ -127,11 +129,8 @@ static const char expected_ini[] =
 "records.retriable.error.code = DIS.4303,DIS.5\n"
 "body.serialize.type = json\n"
 "body.compress.enabled = false\n"
-"; not carried over: dataEncryptEnabled = true (not supported: "
-"disagent\n"
-";   always works as with dataEncryptEnabled = false)\n"
-"; not carried over: dataPassword = (hidden) (not supported by "
-"disagent)\n"
+"data.encrypt.enabled = true\n"
+"data.password = p@@ssw0rd-not-to-be-shown\n"
 "; dropped: useHttpGzip = true (no effect in the DIS Agent either)\n"
 "log.statusReportingPeriodSeconds = 30\n"
 "PROXY_HOST = proxy.example.com\n"
@@ -172,10 +171,6 @@ static const char expected_err[] =
 "starts each file at initialPosition)\n"
 "@:21: not carried over: records.retries = 20 (disagent retries "
 "without limit and never drops records)\n"
-"@:27: not carried over: dataEncryptEnabled = true (not supported: "
-"disagent always works as with dataEncryptEnabled = false)\n"
-"@:28: not carried over: dataPassword = (hidden) (not supported by "
-"disagent)\n"
 "@:29: dropped: useHttpGzip = true (no effect in the DIS Agent "
 "either)\n"
 
@@ -184,7 +179,7 @@ static const char expected_err[] =
 
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
-"@: 6 keys not carried over, 1 dropped; each is a comment in the "
+"@: 4 keys not carried over, 1 dropped; each is a comment in the "
 "output\n";
 
 START_TEST(fixture_converts_to_the_exact_ini_and_notes)
@@ -198,9 +193,9 @@ START_TEST(fixture_converts_to_the_exact_ini_and_notes)
 	free(want);
 	want = expand(expected_err);
 	ck_assert_str_eq(err, want);
-	/* The secrets are in the ini (sk) or nowhere (dataPassword). */
+	/* The secrets are in the ini (sk, data.password), never in a
+	 * note. */
 	ck_assert_ptr_null(strstr(err, "SkExample"));
-	ck_assert_ptr_null(strstr(out, "p@ssw0rd"));
 	ck_assert_ptr_null(strstr(err, "p@ssw0rd"));
 	free(want);
 	free(text);
@@ -519,6 +514,47 @@ START_TEST(encrypted_values_and_proxy_keys_are_carried_over)
 }
 END_TEST
 
+/*
+ * The per-record codec keys: the DIS Agent's names (dataEncryptEnabled,
+ * dataPassword) and the SDK's (data.encrypt.enabled, data.password,
+ * data.compress.enabled) all come across, an encrypted password as it is;
+ * a second spelling of a key is noted, never shown.
+ */
+START_TEST(record_codec_keys_are_carried_over)
+{
+	struct conf	*c;
+	struct buf	 y;
+	char		*pw, *out, *err, msg[1024];
+
+	pw = cred_encrypt("data-Pass-1", 11, "k3y");
+	buf_init(&y);
+	buf_printf(&y, "region: cn-north-1\nprojectId: p\nak: a\nsk: s\n"
+	    "encrypt.key: k3y\ndataEncryptEnabled: yes\ndataPassword: %s\n"
+	    "data.password: second-spelling\n"
+	    "data:\n  compress:\n    enabled: true\n"
+	    "flows:\n  - DISStream: s1\n    filePattern: /var/log/a.log\n",
+	    pw);
+	out = import_ok(y.data, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\ndata.encrypt.enabled = true\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ndata.compress.enabled = true\n"));
+	ck_assert_ptr_nonnull(strstr(out, pw));
+	ck_assert_ptr_nonnull(strstr(err, ":8: not carried over: "
+	    "data.password = (hidden) (already set above)"));
+	ck_assert_ptr_null(strstr(out, "second-spelling"));
+	ck_assert_ptr_null(strstr(err, "second-spelling"));
+	ck_assert_ptr_null(strstr(err, pw));
+	if (conf_load(ini, &c, msg, sizeof(msg)) != 0)
+		ck_abort_msg("%s\n%s", msg, out);
+	ck_assert(c->data_encrypt && c->data_compress);
+	ck_assert_str_eq(c->data_password, "data-Pass-1");
+	conf_free(c);
+	buf_cleanup(&y);
+	free(pw);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(wrong_shapes_fail)
 {
 	assert_fails("", "@: the file is empty\n");
@@ -579,6 +615,7 @@ importyml_suite(void)
 	tcase_add_test(tc, invalid_yaml_fails_with_its_line);
 	tcase_add_test(tc, unreadable_file_fails);
 	tcase_add_test(tc, encrypted_values_and_proxy_keys_are_carried_over);
+	tcase_add_test(tc, record_codec_keys_are_carried_over);
 	tcase_add_test(tc, wrong_shapes_fail);
 	tcase_add_test(tc, alias_bombs_and_deep_nesting_fail);
 	suite_add_tcase(s, tc);

@@ -244,6 +244,89 @@ START_TEST(cursor_reply)
 }
 END_TEST
 
+/* Apps and checkpoints: the bodies sent, the replies read. */
+START_TEST(checkpoint_bodies_and_replies)
+{
+	static const char *const bad[] = {
+		"", "{}", "{\"sequence_number\":\"x1\"}",
+		"{\"sequence_number\":-2}", "{\"sequence_number\":null}",
+		"{\"sequence_number\":\"99999999999999999999\"}",
+	};
+	struct buf	 b;
+	int64_t		 seq;
+	char		*meta;
+	size_t		 i;
+	const char	*r;
+
+	buf_init(&b);
+	codec_checkpoint_body(&b, "app-1", "s1", "shardId-0000000002", 41,
+	    "\"q\"");
+	ck_assert_str_eq(b.data, "{\"app_name\":\"app-1\",\"checkpoint_type\":"
+	    "\"LAST_READ\",\"stream_name\":\"s1\",\"partition_id\":"
+	    "\"shardId-0000000002\",\"sequence_number\":\"41\",\"metadata\":"
+	    "\"\\\"q\\\"\"}");
+	buf_reset(&b);
+	codec_app_body(&b, "app-1");
+	ck_assert_str_eq(b.data, "{\"app_name\":\"app-1\"}");
+	buf_cleanup(&b);
+	r = "{\"sequence_number\":\"41\",\"metadata\":\"m\"}";
+	ck_assert_int_eq(codec_parse_checkpoint(r, strlen(r), &seq, &meta), 0);
+	ck_assert_int_eq(seq, 41);
+	ck_assert_str_eq(meta, "m");
+	free(meta);
+	/* None yet: "-1" (the spec), -1, or an empty string. */
+	r = "{\"sequence_number\":\"-1\",\"metadata\":\"\"}";
+	ck_assert_int_eq(codec_parse_checkpoint(r, strlen(r), &seq, &meta), 0);
+	ck_assert_int_eq(seq, -1);
+	ck_assert_ptr_null(meta);
+	r = "{\"sequence_number\":-1}";
+	ck_assert_int_eq(codec_parse_checkpoint(r, strlen(r), &seq, &meta), 0);
+	ck_assert_int_eq(seq, -1);
+	r = "{\"sequence_number\":7}";
+	ck_assert_int_eq(codec_parse_checkpoint(r, strlen(r), &seq, &meta), 0);
+	ck_assert_int_eq(seq, 7);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		ck_assert_int_eq(codec_parse_checkpoint(bad[i], strlen(bad[i]),
+		    &seq, &meta), -EBADMSG);
+	ck_assert(codec_app_name_ok("a"));
+	ck_assert(codec_app_name_ok("A-b_9"));
+	ck_assert(!codec_app_name_ok(""));
+	ck_assert(!codec_app_name_ok("a b"));
+	ck_assert(!codec_app_name_ok("a/b"));
+}
+END_TEST
+
+START_TEST(list_apps_pages)
+{
+	struct codec_apps a;
+	const char	*p1 = "{\"has_more_app\":true,\"apps\":[{\"app_name\":"
+	    "\"a1\",\"app_id\":\"id1\",\"create_time\":1700000000000,"
+	    "\"commit_checkpoint_stream_names\":[\"s1\",\"s2\"]}],"
+	    "\"total_number\":2}";
+	const char	*p2 = "{\"has_more_app\":false,\"apps\":[{\"app_name\":"
+	    "\"a2\",\"app_id\":17}]}";
+
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(codec_parse_apps(p1, strlen(p1), &a), 0);
+	ck_assert(a.has_more);
+	ck_assert_int_eq(codec_parse_apps(p2, strlen(p2), &a), 0);
+	ck_assert(!a.has_more);
+	ck_assert_uint_eq(a.napps, 2);
+	ck_assert_str_eq(a.apps[0].name, "a1");
+	ck_assert_str_eq(a.apps[0].id, "id1");
+	ck_assert_int_eq(a.apps[0].created_ms, 1700000000000LL);
+	ck_assert_str_eq(a.apps[0].streams, "s1,s2");
+	ck_assert_str_eq(a.apps[1].id, "17");
+	ck_assert_int_eq(a.apps[1].created_ms, -1);
+	ck_assert_str_eq(a.apps[1].streams, "");
+	ck_assert_int_eq(codec_parse_apps("{\"apps\":[{}]}", 13, &a),
+	    -EBADMSG);
+	ck_assert_int_eq(codec_parse_apps("[]", 2, &a), -EBADMSG);
+	ck_assert_uint_eq(a.napps, 2);
+	codec_apps_cleanup(&a);
+}
+END_TEST
+
 #define RECORDS \
 	"{\"records\":[{\"partition_key\":\"0\",\"sequence_number\":\"485\"," \
 	"\"data\":\"MTEx\",\"timestamp\":1527577402541,\"timestamp_type\":" \
@@ -568,6 +651,8 @@ readback_suite(void)
 	tcase_add_test(tc, stream_bad_pages);
 	tcase_add_test(tc, stream_odd_ranges);
 	tcase_add_test(tc, cursor_reply);
+	tcase_add_test(tc, checkpoint_bodies_and_replies);
+	tcase_add_test(tc, list_apps_pages);
 	tcase_add_test(tc, records_reply);
 	tcase_add_test(tc, records_reply_end_and_empty);
 	tcase_add_test(tc, records_reply_rejects);

@@ -29,6 +29,7 @@
 #include "records/framer.h"
 #include "records/partkey.h"
 #include "records/ratelimit.h"
+#include "records/reccodec.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
@@ -52,6 +53,8 @@ struct flow {
 	struct filter	*filt;		/* line filters; NULL: none */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
+	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
+	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
 	char		 err[256];	/* why flow_start fails */
 	struct batch	*cur;		/* being filled */
@@ -136,6 +139,17 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/*
+ * The most bytes of a record before the per-record codecs, so that what
+ * goes on the wire stays under the stream's record cap: the framer and
+ * the chain cut records to this.
+ */
+static size_t
+record_cap(const struct flow *f)
+{
+	return reccodec_plain_cap(f->codec, sink_record_cap(f->sink));
+}
+
 /* --- the rate limit ------------------------------------------------------ */
 
 static void
@@ -200,12 +214,26 @@ on_record(void *arg, const struct source_rec *r)
 		return 1;
 	if (f->conv != NULL) {
 		if (!convert_record(f->conv, data, len, r->name, r->off,
-		    sink_record_cap(f->sink), &f->conv_out, &cut)) {
+		    record_cap(f), &f->conv_out, &cut)) {
 			skip_record(f, r);
 			return 0;
 		}
 		data = f->conv_out.data;
 		len = f->conv_out.len;
+	}
+	/* The key is made from the record itself (DETERMINISTIC hashes
+	 * it), as the DIS Agent does before the SDK encodes it. */
+	partkey_make(f->pk, r->name, data, len, &f->key);
+	if (f->codec != NULL) {
+		/* libcrypto failing to encrypt leaves nothing safe to send;
+		 * nothing is committed, so a restart sends it again. */
+		if (reccodec_encode(f->codec, data, len, &f->codec_out) != 0)
+			fatalx("[%s] cannot encode a record of %s at offset "
+			    "%" PRIu64 " (data.compress.enabled, "
+			    "data.encrypt.enabled)", f->fc->name, r->name,
+			    r->off);
+		data = f->codec_out.data;
+		len = f->codec_out.len;
 	}
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
@@ -226,7 +254,6 @@ on_record(void *arg, const struct source_rec *r)
 		    source_push(f->src, r));
 	else
 		source_extend(f->src, r, f->cur->segs[seg].range);
-	partkey_make(f->pk, r->name, data, len, &f->key);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, r->off);
 	ratelimit_take(&f->rl, len);
@@ -312,7 +339,7 @@ pump(struct flow *f)
 
 	if (f->stopping || f->cancelled)
 		return;
-	all_read = source_read(f->src, &budget, sink_record_cap(f->sink));
+	all_read = source_read(f->src, &budget, record_cap(f));
 	if (budget == 0 && f->window == WINDOW_OPEN)
 		schedule_pump(f);
 	else if (all_read && f->once && !flush_cur(f))
@@ -418,6 +445,9 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	ratelimit_init(&f->rl, (uint64_t)fc->max_bytes_per_s,
 	    (uint64_t)fc->max_records_per_s, mono_ms());
 	buf_init(&f->conv_out);
+	buf_init(&f->codec_out);
+	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
+	    conf->data_encrypt, conf->data_password });
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
 }
@@ -536,6 +566,8 @@ flow_handle_closed(uv_handle_t *h)
 	filter_free(f->filt);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
+	reccodec_free(f->codec);
+	buf_cleanup(&f->codec_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
 	free(f);

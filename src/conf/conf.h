@@ -116,6 +116,11 @@ struct conf {
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*serialize_type;	/* body.serialize.type: json,
 						   protobuf */
+	bool		 data_compress;		/* data.compress.enabled */
+	bool		 data_encrypt;		/* data.encrypt.enabled */
+	char		*data_password;		/* data.password
+						   (DIS_DATA_PASSWORD); never
+						   logged */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
 	/* Credentials and proxies: secrets are zeroed by conf_free. */

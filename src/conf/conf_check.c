@@ -97,6 +97,17 @@ conf_check_credential(const char *s)
 	return "is not a valid key (printable ASCII without blanks)";
 }
 
+/* data.password: text, or (168 characters or more) an encrypted value. */
+const char *
+conf_check_password(const char *s)
+{
+	if (strlen(s) >= CRED_CIPHER_MIN && !cred_looks_encrypted(s))
+		return "is 168 characters or more, so it must be a DIS Agent "
+		    "encrypted value, but it is not hexadecimal";
+	return cred_text_ok(s) ? NULL : "is not text (UTF-8 without control "
+	    "characters)";
+}
+
 const char *
 conf_check_token(const char *s)
 {

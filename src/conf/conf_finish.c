@@ -13,6 +13,7 @@
 #include "conf/conf_int.h"
 #include "conf/cred.h"
 #include "records/logparse.h"
+#include "records/reccodec.h"
 
 static bool
 env_set(const struct key *k)
@@ -201,6 +202,12 @@ check_source(struct parse *p)
 			    "required key '%s' (or set %s, or give the systemd "
 			    "credential %s)", k->name, k->env, k->name);
 	}
+	k = conf_key_find(KS_AGENT, "data.encrypt.enabled", false);
+	if (p->conf->data_encrypt && p->conf->data_password[0] == '\0')
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "data.encrypt.enabled needs data.password (or set "
+		    "DIS_DATA_PASSWORD, or give the systemd credential "
+		    "data.password)");
 	k = conf_key_find(KS_AGENT, "PROXY_PASSWORD", false);
 	if (p->conf->proxy_password[0] != '\0' &&
 	    p->conf->proxy_username[0] == '\0')
@@ -255,6 +262,12 @@ finish_agent(struct parse *p)
 	}
 	if (finish_credentials(p) != 0)
 		return -1;
+	k = conf_key_find(KS_AGENT, "data.compress.enabled", false);
+	/* Loaded only when needed (reccodec.c): missing, say so here. */
+	if (c->data_compress && !reccodec_snappy_ok(why, sizeof(why)))
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "data.compress.enabled needs libsnappy (Debian: "
+		    "libsnappy1v5, EL: snappy): %s", why);
 	if (c->endpoint[0] == '\0') {
 		free(c->endpoint);
 		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",

@@ -145,6 +145,7 @@ const char *conf_check_regex(const char *);
 const char *conf_check_encoding(const char *);
 const char *conf_check_ca_file(const char *);
 const char *conf_check_token(const char *);
+const char *conf_check_password(const char *);
 const char *conf_check_non_proxy(const char *);
 
 /* conf_store.c */

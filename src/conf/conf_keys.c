@@ -136,6 +136,31 @@ const struct key conf_keys[] = {
 	  .help = "Encoding of PutRecords bodies: json, or protobuf (as the "
 	  "DIS SDK offers), which carries the records' bytes without base64: "
 	  "smaller bodies, less CPU. Compression applies to either." },
+	/* The DIS SDK's per-record codecs (records/reccodec.h). */
+	{ KS_AGENT, "data.compress.enabled", KT_BOOL,
+	  .off = AOFF(data_compress), .def = "false",
+	  .help = "Snappy-compress each record's data (after "
+	  "dataProcessingOptions) as the DIS SDK's data.compress.enabled "
+	  "does, for consumers that read the stream with the SDK and that "
+	  "setting; disagent read and verify undo it. Encryption, then "
+	  "body.compress, apply after it. Records are cut to what still "
+	  "fits the stream's record limit once compressed at worst (1/7 "
+	  "less)." },
+	{ KS_AGENT, "data.encrypt.enabled", KT_BOOL,
+	  .off = AOFF(data_encrypt), .def = "false",
+	  .help = "Encrypt each record's data with data.password as the DIS "
+	  "SDK's data.encrypt.enabled does (EncryptUtils: PBKDF2 and "
+	  "AES-128-CBC, sent as hex text, about four times the bytes), after "
+	  "data.compress.enabled; disagent read and verify decrypt it. "
+	  "Records are cut to what fits the stream's record limit once "
+	  "encrypted: about a quarter of it." },
+	{ KS_AGENT, "data.password", KT_STRING, .off = AOFF(data_password),
+	  .def = "", .flags = KF_SECRET | KF_DIR, .env = "DIS_DATA_PASSWORD",
+	  .check = conf_check_password,
+	  .help = "Password of data.encrypt.enabled, required with it; may "
+	  "be encrypted (see encrypt.key). Never logged: keep it out of "
+	  "this file, in the environment variable or the systemd credential "
+	  "data.password." },
 	{ KS_AGENT, "records.retriable.error.code", KT_STRING,
 	  .off = AOFF(retriable_codes), .def = "DIS.4303,DIS.5",
 	  .flags = KF_NONEMPTY,
@@ -212,8 +237,9 @@ const struct key conf_keys[] = {
 	  .def = "", .flags = KF_SECRET | KF_DIR | KF_RELOAD_CLIENT,
 	  .env = "DIS_ENCRYPT_KEY",
 	  .help = "Key of encrypted values (made by disagent encrypt, or by "
-	  "the DIS Agent): values of ak, sk and PROXY_PASSWORD of 168 "
-	  "characters or more are decrypted with it at start. Keep it out "
+	  "the DIS Agent): values of ak, sk, data.password and "
+	  "PROXY_PASSWORD of 168 characters or more are decrypted with it "
+	  "at start. Keep it out "
 	  "of this file: the environment variable or the systemd credential "
 	  "encrypt.key. Empty: the DIS Agent's built-in key, which is "
 	  "public." },

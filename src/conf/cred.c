@@ -3,7 +3,8 @@
  * EncryptTool and the DIS Java SDK's EncryptUtils.gen/dec: salt (8 random
  * bytes) and IV (16) in hex, key = PBKDF2-HMAC-SHA1(encrypt.key, salt, 1000
  * iterations, 128 bits), AES-128-CBC with PKCS#5 padding, and the whole
- * "saltHex::ivHex::ctHex" again as lowercase hex of its UTF-8 bytes.  Plus
+ * "saltHex::ivHex::ctHex" again as lowercase hex of its UTF-8 bytes: the
+ * format of wire/pwcrypt.c, which data.encrypt.enabled uses too.  Plus
  * where conf_load's credentials may come from besides agent.ini and the
  * environment: files of systemd's $CREDENTIALS_DIRECTORY.  The command
  * `disagent encrypt` is credcmd.c.
@@ -21,17 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-
 #include "base/log.h"
 #include "conf/cred.h"
+#include "wire/pwcrypt.h"
 
-#define ITERATIONS	1000
-#define SALT_MAX	64		/* bytes; the DIS Agent writes 8 */
 #define CIPHER_MAX	(64 * 1024)	/* bytes of an encrypted value */
 #define FILE_MAX	(64 * 1024)	/* bytes of a credential file */
-#define SEP		"::"
 
 bool
 cred_decryptable(const char *name)
@@ -50,16 +46,11 @@ cred_decryptable(const char *name)
 	return strstr(low, "pwd") != NULL || strstr(low, "pass") != NULL;
 }
 
-static int
-hexval(int c)
+static bool
+ishex(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	    (c >= 'A' && c <= 'F');
 }
 
 bool
@@ -70,194 +61,83 @@ cred_looks_encrypted(const char *s)
 	if (n < CRED_CIPHER_MIN || n % 2 != 0)
 		return false;
 	for (i = 0; i < n; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (!ishex((unsigned char)s[i]))
 			return false;
 	return true;
 }
-
-/* n hex digits of s into out (n / 2 bytes); -EINVAL if not hex. */
-static int
-hex_decode(const char *s, size_t n, uint8_t *out)
-{
-	size_t	 i;
-	int	 hi, lo;
-
-	if (n % 2 != 0)
-		return -EINVAL;
-	for (i = 0; i < n; i += 2) {
-		hi = hexval((unsigned char)s[i]);
-		lo = hexval((unsigned char)s[i + 1]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		out[i / 2] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-}
-
-static void
-hex_encode(const uint8_t *p, size_t n, struct buf *b)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t	 i;
-
-	for (i = 0; i < n; i++) {
-		buf_addc(b, digits[p[i] >> 4]);
-		buf_addc(b, digits[p[i] & 15]);
-	}
-}
-
 
 int
 cred_derive(const char *password, const uint8_t *salt, size_t saltlen,
     uint8_t key[CRED_KEY_LEN])
 {
-	if (PKCS5_PBKDF2_HMAC_SHA1(password, (int)strlen(password), salt,
-	    (int)saltlen, ITERATIONS, CRED_KEY_LEN, key) != 1)
-		return -EIO;
-	return 0;
-}
-
-/*
- * AES-128-CBC of in[n] into out (room for n + 16), PKCS#5 padding; enc
- * chooses the direction.  The output length, or -EBADMSG (bad padding:
- * the wrong key, or damaged data), -EIO (libcrypto).
- */
-static int
-aes_cbc(bool enc, const uint8_t key[CRED_KEY_LEN], const uint8_t *iv,
-    const uint8_t *in, size_t n, uint8_t *out)
-{
-	EVP_CIPHER_CTX	*ctx;
-	int		 len = 0, fin = 0, ok;
-
-	ctx = EVP_CIPHER_CTX_new();
-	if (ctx == NULL)
-		return -EIO;
-	ok = EVP_CipherInit_ex(ctx, EVP_aes_128_cbc(), NULL, key, iv,
-	    enc ? 1 : 0) == 1 &&
-	    EVP_CipherUpdate(ctx, out, &len, in, (int)n) == 1;
-	if (ok)
-		ok = EVP_CipherFinal_ex(ctx, out + len, &fin) == 1;
-	EVP_CIPHER_CTX_free(ctx);
-	if (!ok)
-		return enc ? -EIO : -EBADMSG;
-	return len + fin;
+	return pwcrypt_derive(password, strlen(password), salt, saltlen, key);
 }
 
 char *
 cred_encrypt_with(const void *plain, size_t n, const char *password,
     const uint8_t salt[CRED_SALT_LEN], const uint8_t iv[CRED_IV_LEN])
 {
-	uint8_t		 key[CRED_KEY_LEN];
-	uint8_t		*ct;
-	struct buf	 inner, outer;
-	int		 len;
+	struct pwcrypt	*c;
+	struct buf	 out;
+	int		 rc;
 
-	if (n > CIPHER_MAX || cred_derive(password, salt, CRED_SALT_LEN,
-	    key) != 0)
+	if (n > CIPHER_MAX)
 		return NULL;
-	ct = xmalloc(n + 16);
-	len = aes_cbc(true, key, iv, plain, n, ct);
-	explicit_bzero(key, sizeof(key));
-	if (len < 0) {
-		free(ct);
+	c = pwcrypt_new(password, strlen(password));
+	buf_init(&out);
+	rc = pwcrypt_seal_with(c, plain, n, salt, iv, &out);
+	pwcrypt_free(c);
+	if (rc != 0) {
+		buf_cleanup(&out);
 		return NULL;
 	}
-	buf_init(&inner);
-	buf_init(&outer);
-	hex_encode(salt, CRED_SALT_LEN, &inner);
-	buf_addstr(&inner, SEP);
-	hex_encode(iv, CRED_IV_LEN, &inner);
-	buf_addstr(&inner, SEP);
-	hex_encode(ct, (size_t)len, &inner);
-	free(ct);
-	hex_encode((const uint8_t *)inner.data, inner.len, &outer);
-	buf_cleanup(&inner);
-	return outer.data;
+	return out.data;
 }
 
 char *
 cred_encrypt(const void *plain, size_t n, const char *password)
 {
-	uint8_t	 salt[CRED_SALT_LEN], iv[CRED_IV_LEN];
+	struct pwcrypt	*c;
+	struct buf	 out;
+	int		 rc;
 
-	if (RAND_bytes(salt, sizeof(salt)) != 1 ||
-	    RAND_bytes(iv, sizeof(iv)) != 1)
+	if (n > CIPHER_MAX)
 		return NULL;
-	return cred_encrypt_with(plain, n, password, salt, iv);
-}
-
-/* The three "::"-separated fields of inner, as pointers and lengths. */
-static int
-split3(const char *inner, const char **f, size_t *len)
-{
-	const char	*p = inner, *q;
-	int		 i;
-
-	for (i = 0; i < 3; i++) {
-		q = i < 2 ? strstr(p, SEP) : p + strlen(p);
-		if (q == NULL || q == p)
-			return -EINVAL;
-		f[i] = p;
-		len[i] = (size_t)(q - p);
-		p = q + (i < 2 ? strlen(SEP) : 0);
+	/* A new sealer's first value gets a random salt and IV: gen(). */
+	c = pwcrypt_new(password, strlen(password));
+	buf_init(&out);
+	rc = pwcrypt_seal(c, plain, n, &out);
+	pwcrypt_free(c);
+	if (rc != 0) {
+		buf_cleanup(&out);
+		return NULL;
 	}
-	return strstr(f[2], SEP) != NULL ? -EINVAL : 0;
-}
-
-/* Decrypt the fields of inner with password into a new string. */
-static int
-decrypt_fields(const char *inner, const char *password, char **out)
-{
-	const char	*f[3];
-	size_t		 len[3];
-	uint8_t		 salt[SALT_MAX], iv[CRED_IV_LEN], key[CRED_KEY_LEN];
-	uint8_t		*ct, *pt;
-	int		 n, rc;
-
-	if (split3(inner, f, len) != 0 || len[0] / 2 > SALT_MAX ||
-	    len[1] != 2 * CRED_IV_LEN || len[2] % 32 != 0)
-		return -EINVAL;
-	if (hex_decode(f[0], len[0], salt) != 0 ||
-	    hex_decode(f[1], len[1], iv) != 0)
-		return -EINVAL;
-	ct = xmalloc(len[2] / 2);
-	pt = xmalloc(len[2] / 2 + 16);
-	rc = hex_decode(f[2], len[2], ct);
-	if (rc == 0)
-		rc = cred_derive(password, salt, len[0] / 2, key);
-	n = rc == 0 ? aes_cbc(false, key, iv, ct, len[2] / 2, pt) : rc;
-	explicit_bzero(key, sizeof(key));
-	free(ct);
-	if (n >= 0 && memchr(pt, '\0', (size_t)n) != NULL)
-		n = -EBADMSG;
-	if (n >= 0) {
-		*out = xmalloc((size_t)n + 1);
-		memcpy(*out, pt, (size_t)n);
-		(*out)[n] = '\0';
-	}
-	explicit_bzero(pt, len[2] / 2 + 16);
-	free(pt);
-	return n < 0 ? n : 0;
+	return out.data;
 }
 
 int
 cred_decrypt(const char *text, const char *password, char **out)
 {
-	size_t	 n = strlen(text);
-	char	*inner;
-	int	 rc;
+	struct pwcrypt	*c;
+	struct buf	 plain;
+	size_t		 n = strlen(text);
+	int		 rc;
 
 	*out = NULL;
 	if (n == 0 || n % 2 != 0 || n / 2 > 2 * CIPHER_MAX)
 		return -EINVAL;
-	inner = xmalloc(n / 2 + 1);
-	rc = hex_decode(text, n, (uint8_t *)inner);
-	inner[n / 2] = '\0';
-	if (rc == 0 && strlen(inner) != n / 2)
-		rc = -EINVAL;		/* a NUL inside */
+	/* Room for all of it at once: a buffer holding a secret never
+	 * grows (buf_wipe). */
+	buf_init(&plain);
+	buf_alloc_exact(&plain, n / 4 + 1);
+	c = pwcrypt_new(password, strlen(password));
+	rc = pwcrypt_open(c, text, n, &plain);
+	pwcrypt_free(c);
+	if (rc == 0 && memchr(plain.data, '\0', plain.len) != NULL)
+		rc = -EBADMSG;
 	if (rc == 0)
-		rc = decrypt_fields(inner, password, out);
-	free(inner);
+		*out = xstrdup(plain.data);
+	buf_wipe(&plain);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * Credentials at configuration time: the DIS Agent's encrypted values
- * (PBKDF2-HMAC-SHA1 and AES-128-CBC through libcrypto, the format of the DIS
- * Java SDK's EncryptUtils), values supplied by systemd credentials
+ * (PBKDF2-HMAC-SHA1 and AES-128-CBC, the format of the DIS Java SDK's
+ * EncryptUtils, in wire/pwcrypt.c), values supplied by systemd credentials
  * ($CREDENTIALS_DIRECTORY) and WARNs for secret files others can read
  * (`disagent encrypt` is credcmd.c).  Every buffer that held a secret is
  * zeroed before it is freed; no secret is ever part of a message.
@@ -45,7 +45,7 @@ int	 cred_derive(const char *password, const uint8_t *salt, size_t saltlen,
  */
 char	*cred_encrypt_with(const void *plain, size_t n, const char *password,
 	    const uint8_t salt[CRED_SALT_LEN], const uint8_t iv[CRED_IV_LEN]);
-/* The same with a random salt and IV (RAND_bytes). */
+/* The same with a random salt and IV (as EncryptUtils.gen). */
 char	*cred_encrypt(const void *plain, size_t n, const char *password);
 
 /*

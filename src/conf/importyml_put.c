@@ -27,6 +27,7 @@ enum rule_kind {
 	R_DEAD,		/* no effect in the DIS Agent either */
 	R_SAME,		/* this agent always behaves as arg */
 	R_SKIP,		/* not carried over; arg says what instead */
+	R_RENAME,	/* the same key, named arg in agent.ini */
 };
 
 struct rule {
@@ -56,16 +57,17 @@ static const struct rule rules[] = {
 	  "DOMAIN\\user" },
 	{ "agent", "PROXY_WORKSTATION", R_SKIP, "libcurl sends this host's "
 	  "name" },
-	{ "agent", "data.compress.enabled", R_SAME, "false" },
-	{ "agent", "dataEncryptEnabled", R_SAME, "false" },
+	/* The DIS Agent's names of the SDK's per-record codec keys. */
+	{ "agent", "dataEncryptEnabled", R_RENAME, "data.encrypt.enabled" },
+	{ "agent", "dataPassword", R_RENAME, "data.password" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
 	  "ordered = true sends one request at a time" },
 };
 
 /* Values never shown in a comment or message. */
 static const char *const secret_keys[] = {
-	"sk", "dataPassword", "PROXY_PASSWORD", "auth.token", "security.token",
-	"encrypt.key", NULL,
+	"sk", "dataPassword", "data.password", "PROXY_PASSWORD", "auth.token",
+	"security.token", "encrypt.key", NULL,
 };
 
 /* --- values --------------------------------------------------------------- */
@@ -424,6 +426,8 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 	else if (r != NULL && r->kind == R_SKIP)
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (%s)", e->key, s, r->arg);
+	else if (r != NULL && r->kind == R_RENAME)
+		put_key(im, sect, start, r->arg, v, e->line);
 	else
 		put_key(im, sect, start, e->key, v, e->line);
 	free(s);

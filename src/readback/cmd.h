@@ -1,6 +1,7 @@
 /*
- * The read-back commands: `disagent describe`, `disagent read` and
- * `disagent verify` (cmd_describe.c, cmd_read.c, cmd_verify.c).  Each
+ * The read-back commands: `disagent describe`, `disagent read`,
+ * `disagent verify` and `disagent apps` (cmd_describe.c, cmd_read.c,
+ * cmd_verify.c, cmd_apps.c).  Each
  * takes the command line from its own name on (argv[0] is "read", ...),
  * parses its options (-c FILE among them; conf_path is the default), and
  * returns the process exit status: 0, 1 (an error, said in one line on
@@ -12,5 +13,6 @@
 int	cmd_describe_main(int argc, char **argv, const char *conf_path);
 int	cmd_read_main(int argc, char **argv, const char *conf_path);
 int	cmd_verify_main(int argc, char **argv, const char *conf_path);
+int	cmd_apps_main(int argc, char **argv, const char *conf_path);
 
 #endif

@@ -40,6 +40,7 @@
 #include "records/convert.h"
 #include "records/filter.h"
 #include "records/framer.h"
+#include "records/reccodec.h"
 #include "wire/codec.h"
 
 #define READ_CHUNK	(1024 * 1024)
@@ -48,6 +49,7 @@
 #define SLACK_MS	(5 * 60 * 1000)	/* clocks: this host's and DIS's */
 #define DEFAULT_AGO_MS	(24 * 3600 * 1000LL)
 #define PARALLEL	4
+#define RECORD_MAX	(64u * 1024 * 1024)	/* a record decoded */
 
 /* One FILE and one flow that ships it. */
 struct pair {
@@ -83,6 +85,9 @@ struct verifier {
 	uint64_t	 read;
 	uint64_t	 other;
 	struct buf	 data;
+	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
+	struct buf	 plain;		/* a record decoded */
+	uint64_t	 undecoded;	/* records that did not decode */
 	struct readback	*rb;
 	int		 rc;
 };
@@ -292,8 +297,9 @@ prepare(struct verifier *v, struct pair *pr, const char *type)
 		cli_error(&v->cli, "[%s] %s", pr->fc->name, err);
 		return -EINVAL;
 	}
-	pr->max_record = codec_request_cap(type,
-	    (size_t)pr->fc->max_buffer_bytes);
+	/* What the agent frames to: under the cap once encoded. */
+	pr->max_record = reccodec_plain_cap(v->codec, codec_request_cap(type,
+	    (size_t)pr->fc->max_buffer_bytes));
 	if (stat(pr->path, &st) != 0)
 		rc = -errno;
 	else {
@@ -335,12 +341,27 @@ on_record(void *arg, const char *partition, const struct codec_record *rec)
 {
 	struct verifier	*v = arg;
 
-	(void)partition;
+	const struct buf *d = &v->data;
+	int		 rc;
+
 	buf_reset(&v->data);
 	if (codec_base64_decode(rec->data64, rec->data64_len, &v->data) != 0)
 		return 0;	/* checked by the parse already */
 	v->read++;
-	if (!recset_seen(v->set, recset_hash(v->data.data, v->data.len)))
+	if (v->codec != NULL) {
+		/* As the agent sent it: the per-record codecs undone. */
+		rc = reccodec_decode(v->codec, v->data.data, v->data.len,
+		    RECORD_MAX, &v->plain);
+		if (rc != 0) {
+			cli_error(&v->cli, "partition %s sequence number %s: %s",
+			    partition, rec->seq_text, reccodec_strerror(rc));
+			v->undecoded++;
+			v->other++;
+			return 0;
+		}
+		d = &v->plain;
+	}
+	if (!recset_seen(v->set, recset_hash(d->data, d->len)))
 		v->other++;
 	return 0;
 }
@@ -398,6 +419,10 @@ report(struct verifier *v)
 	printf("stream %s: %" PRIu64 " records read since %s, %" PRIu64
 	    " extra copies, %" PRIu64 " not from these files\n",
 	    v->streams[v->next], v->read, since, c.extra, v->other);
+	if (v->undecoded > 0)
+		printf("%" PRIu64 " records of the stream could not be decoded "
+		    "(data.compress.enabled, data.encrypt.enabled)\n",
+		    v->undecoded);
 	if (c.missing > 0)
 		printf("%" PRIu64 " of %" PRIu64 " records missing: not yet "
 		    "sent (see disagent status), or rejected by DIS (see the "
@@ -461,7 +486,7 @@ check_next(struct verifier *v)
 		cli_stop(&v->cli);
 		return;
 	}
-	v->read = v->other = 0;
+	v->read = v->other = v->undecoded = 0;
 	v->from_ms = start_ms(v);
 	memset(&o, 0, sizeof(o));
 	o.stream = v->streams[v->next];
@@ -589,6 +614,7 @@ cmd_verify_main(int argc, char **argv, const char *conf_path)
 
 	v = xcalloc(1, sizeof(*v));
 	buf_init(&v->data);
+	buf_init(&v->plain);
 	rc = parse_args(v, argc, argv, &conf_path);
 	if (rc == 0 && cli_open(&v->cli, "verify", conf_path) != 0)
 		rc = 1;
@@ -596,6 +622,9 @@ cmd_verify_main(int argc, char **argv, const char *conf_path)
 		free(v);
 		return rc < 0 ? 0 : rc;
 	}
+	v->codec = reccodec_new(&(struct reccodec_opts){
+	    v->cli.conf->data_compress, v->cli.conf->data_encrypt,
+	    v->cli.conf->data_password });
 	v->pairs = xcalloc(((size_t)argc + 1) * (v->cli.conf->nflows + 1),
 	    sizeof(*v->pairs));
 	v->streams = xcalloc(v->cli.conf->nflows + 1, sizeof(*v->streams));
@@ -611,6 +640,8 @@ cmd_verify_main(int argc, char **argv, const char *conf_path)
 	free(v->pairs);
 	free(v->streams);
 	buf_cleanup(&v->data);
+	buf_cleanup(&v->plain);
+	reccodec_free(v->codec);
 	free(v);
 	return rc;
 }

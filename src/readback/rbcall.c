@@ -62,7 +62,8 @@ rb_classify(const struct http_response *r, const char *what,
 		return r->result == HTTP_ERR_TLS ? RB_FATAL : RB_RETRY;
 	}
 	e->status = r->status;
-	if (r->status == 200)
+	/* 201 (CreateApp, CommitCheckpoint) and 204 (DeleteApp) too. */
+	if (r->status >= 200 && r->status < 300)
 		return RB_OK;
 	(void)codec_parse_error(r->body, r->bodylen, e->code,
 	    sizeof(e->code), msg, sizeof(msg));
@@ -105,15 +106,24 @@ rb_backoff(enum rb_act a, bool forever, unsigned *attempt,
 }
 
 int
-rb_get(struct disapi *api, const char *path, const char *query,
-    http_done_cb cb, void *arg)
+rb_call(struct disapi *api, const char *method, const char *path,
+    const char *query, const char *body, http_done_cb cb, void *arg)
 {
 	struct disapi_call c;
 
 	memset(&c, 0, sizeof(c));
-	c.method = "GET";
+	c.method = method;
 	c.path = path;
 	c.query = query;
+	c.body = body;
+	c.bodylen = body != NULL ? strlen(body) : 0;
 	c.max_response = MAX_RESPONSE;
 	return disapi_send(api, &c, cb, arg);
+}
+
+int
+rb_get(struct disapi *api, const char *path, const char *query,
+    http_done_cb cb, void *arg)
+{
+	return rb_call(api, "GET", path, query, NULL, cb, arg);
 }

@@ -52,4 +52,12 @@ bool		rb_backoff(enum rb_act a, bool forever, unsigned *attempt,
 int		rb_get(struct disapi *, const char *path, const char *query,
 		    http_done_cb, void *arg) WARN_UNUSED;
 
+/*
+ * Start a signed call: method ("POST", "DELETE", ...), path?query, and
+ * body (borrowed until done; NULL: none).  0 or a negative errno.
+ */
+int		rb_call(struct disapi *, const char *method, const char *path,
+		    const char *query, const char *body, http_done_cb,
+		    void *arg) WARN_UNUSED;
+
 #endif

@@ -12,7 +12,10 @@
  * from the description ("[first : next]": the newest record is next - 1),
  * so that renewing its first cursor never skips what was written
  * meanwhile.  Without --follow a partition ends at the number its
- * description gave as next (see at_end()).
+ * description gave as next (see at_end()).  With an app, the position a
+ * partition starts from is its committed checkpoint, looked up before
+ * its first cursor; a checkpoint a trim left behind (DIS.4224) is one
+ * WARN, and the partition goes on from the oldest record kept.
  */
 #include "config.h"
 
@@ -48,6 +51,9 @@ struct rb_part {
 	bool		 have_last;
 	bool		 from_oldest;	/* next cursor: TRIM_HORIZON */
 	bool		 latest;	/* next cursor: LATEST */
+	bool		 placed;	/* the app's checkpoint is known */
+	bool		 from_ckpt;	/* last is the checkpoint, no record
+					   handed out yet */
 	int64_t		 first;		/* when described; -1 unknown */
 	int64_t		 end;		/* no follow: next number then */
 	size_t		 fetch;		/* max_fetch_bytes */
@@ -64,6 +70,7 @@ struct readback {
 	struct disapi	*api;
 	struct rb_opts	 o;
 	char		*stream;
+	char		*app;		/* NULL: no checkpoints */
 	char		**names;	/* partitions asked for, normalised */
 	size_t		 nnames;
 	struct rb_callbacks cb;
@@ -97,6 +104,7 @@ really_free(struct readback *rb)
 		free(rb->names[i]);
 	free(rb->names);
 	free(rb->stream);
+	free(rb->app);
 	free(rb);
 }
 
@@ -266,6 +274,20 @@ part_get(struct rb_part *p, const char *path, const char *query,
 
 static void	on_cursor(const struct http_response *, void *);
 static void	on_records(const struct http_response *, void *);
+static void	on_checkpoint(const struct http_response *, void *);
+
+static void
+get_checkpoint(struct rb_part *p)
+{
+	struct readback	*rb = p->rb;
+	struct buf	 q;
+
+	buf_init(&q);
+	buf_printf(&q, "app_name=%s&checkpoint_type=LAST_READ&stream_name=%s&"
+	    "partition_id=%s", rb->app, rb->stream, p->id);
+	part_get(p, "checkpoints/", q.data, on_checkpoint);
+	buf_cleanup(&q);
+}
 
 static void
 get_cursor(struct rb_part *p)
@@ -307,7 +329,9 @@ on_part_timer(uv_timer_t *t)
 
 	if (p->rb->stopped || p->state != PS_ACTIVE)
 		return;
-	if (p->cursor == NULL)
+	if (!p->placed)
+		get_checkpoint(p);
+	else if (p->cursor == NULL)
 		get_cursor(p);
 	else
 		get_records(p);
@@ -329,11 +353,18 @@ out_of_range(struct rb_part *p, const struct rb_error *e)
 		finish(rb, -ERANGE, e);
 		return;
 	}
-	if (p->have_last)
+	if (p->from_ckpt)
+		log_warn("stream %s partition %s: app %s's checkpoint %" PRId64
+		    " is outside the records the partition holds (trimmed: "
+		    "the records after it expired before they were read); "
+		    "going on from the oldest record kept", rb->stream, p->id,
+		    rb->app, p->last);
+	else if (p->have_last)
 		log_warn("stream %s partition %s: records after sequence "
 		    "number %" PRId64 " expired before they were read; going "
 		    "on from the oldest record kept", rb->stream, p->id,
 		    p->last);
+	p->from_ckpt = false;
 	p->from_oldest = true;
 	part_later(p, 0);
 }
@@ -366,6 +397,40 @@ on_cursor(const struct http_response *r, void *arg)
 	get_records(p);
 }
 
+/* The app's checkpoint of p: where p starts. */
+static void
+on_checkpoint(const struct http_response *r, void *arg)
+{
+	struct rb_part	*p = arg;
+	struct rb_error	 e;
+	char		 what[160], *meta = NULL;
+	int64_t		 seq;
+	enum rb_act	 a;
+
+	if (!replied(p->rb))
+		return;
+	snprintf(what, sizeof(what), "GetCheckpoint app %s stream %s "
+	    "partition %s", p->rb->app, p->rb->stream, p->id);
+	a = rb_classify(r, what, &e);
+	if (a == RB_OK && codec_parse_checkpoint(r->body, r->bodylen, &seq,
+	    &meta) != 0)
+		a = rb_unreadable(what, &e);
+	free(meta);
+	if (a != RB_OK) {
+		part_failed(p, a, &e);
+		return;
+	}
+	p->placed = true;
+	p->attempt = p->throttles = 0;
+	if (seq >= 0) {
+		/* After the checkpoint, whatever the start asked for. */
+		p->have_last = p->from_ckpt = true;
+		p->last = seq;
+		p->latest = false;
+	}
+	part_later(p, 0);
+}
+
 /* Hand out the records of a reply; false when a callback stopped us. */
 static bool
 hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
@@ -382,6 +447,7 @@ hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
 			continue;
 		p->last = rec.seq;
 		p->have_last = true;
+		p->from_ckpt = false;
 		(*given)++;
 		*bytes += rec.data64_len / 4 * 3;
 		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
@@ -479,6 +545,7 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	p->first = cp->seq_first;
 	p->end = cp->seq_next;
 	p->fetch = rb->advanced ? 5 * MIB : MIB;
+	p->placed = rb->app == NULL;
 	/* LATEST: DIS's own for the first cursor; should that one expire
 	 * before a record comes, the renewal goes on after the newest record
 	 * the description gave (next - 1), or from the oldest when there was
@@ -653,6 +720,8 @@ readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
 	rb->o = *o;
 	rb->stream = xstrdup(o->stream);
 	rb->o.stream = rb->stream;
+	rb->app = o->app != NULL ? xstrdup(o->app) : NULL;
+	rb->o.app = rb->app;
 	rb->o.partitions = NULL;
 	if (rb->o.poll_ms == 0)
 		rb->o.poll_ms = POLL_MS;

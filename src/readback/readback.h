@@ -6,6 +6,8 @@
  * duplicate), keeps under the partition's read limit and backs off when
  * DIS throttles, waits between polls at the end of the data, and, while
  * following, picks up partitions that appear and drops those that expire.
+ * With an app, each partition starts after the app's committed LAST_READ
+ * checkpoint (GetCheckpoint first), or where opts say when it has none.
  * Used by `disagent describe`, `read` and `verify`; it prints nothing but
  * WARN/INFO log lines about partitions and expired data.
  */
@@ -51,6 +53,8 @@ struct rb_opts {
 					   after the other, in order */
 	uint64_t	 poll_ms;	/* follow: wait at the end; 0: 1000 */
 	uint64_t	 rescan_ms;	/* follow: describe again; 0: 10000 */
+	const char	*app;		/* start after its checkpoints; NULL:
+					   none (the app must exist) */
 };
 
 struct rb_callbacks {

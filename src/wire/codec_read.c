@@ -1,14 +1,16 @@
 /*
  * Replies of the download side of DIS (codec_read.h): DescribeStream pages
  * with partitions, GetCursor, GetRecords, and the base64 decoding and JSON
- * lines the read-back commands need.  A GetRecords reply is checked whole
- * before any record is handed out, so a caller never prints half of a
- * reply it then has to ask for again.
+ * lines the read-back commands need; apps and checkpoints.  A GetRecords
+ * reply is checked whole before any record is handed out, so a caller
+ * never prints half of a reply it then has to ask for again.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,4 +399,165 @@ codec_record_json(struct buf *out, const char *partition,
 	buf_addc(out, '\n');
 	free(s);
 	json_decref(o);
+}
+
+/* --- apps and checkpoints ----------------------------------------------- */
+
+bool
+codec_app_name_ok(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	return n >= 1 && n <= CODEC_APP_NAME_MAX && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	    "_-") == n;
+}
+
+/* obj as compact JSON appended to out; steals obj. */
+static void
+dump_into(struct buf *out, json_t *obj)
+{
+	char	*s;
+
+	s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (s == NULL)
+		fatalx("codec: out of memory");
+	buf_addstr(out, s);
+	free(s);
+	json_decref(obj);
+}
+
+void
+codec_app_body(struct buf *out, const char *app)
+{
+	json_t	*o = json_object();
+
+	json_object_set_new(o, "app_name", json_string(app));
+	dump_into(out, o);
+}
+
+void
+codec_checkpoint_body(struct buf *out, const char *app, const char *stream,
+    const char *partition, int64_t seq, const char *metadata)
+{
+	json_t	*o = json_object();
+	char	 n[24];
+
+	snprintf(n, sizeof(n), "%" PRId64, seq);
+	json_object_set_new(o, "app_name", json_string(app));
+	json_object_set_new(o, "checkpoint_type", json_string("LAST_READ"));
+	json_object_set_new(o, "stream_name", json_string(stream));
+	json_object_set_new(o, "partition_id", json_string(partition));
+	json_object_set_new(o, "sequence_number", json_string(n));
+	if (metadata != NULL)
+		json_object_set_new(o, "metadata", json_string(metadata));
+	dump_into(out, o);
+}
+
+int
+codec_parse_checkpoint(const char *body, size_t len, int64_t *seq,
+    char **metadata)
+{
+	json_t		*root, *v, *m;
+	const char	*s;
+	int		 rc = -EBADMSG;
+
+	*seq = -1;
+	*metadata = NULL;
+	root = load(body, len);
+	v = json_object_get(root, "sequence_number");
+	if (json_is_integer(v) && json_integer_value(v) >= -1) {
+		*seq = json_integer_value(v);
+		rc = 0;
+	} else if (json_is_string(v)) {
+		s = json_string_value(v);
+		if (strcmp(s, "-1") == 0 || s[0] == '\0')
+			rc = 0;
+		else
+			rc = parse_seq(s, json_string_length(v), seq);
+	}
+	m = json_object_get(root, "metadata");
+	if (rc == 0 && json_is_string(m) && json_string_length(m) > 0)
+		*metadata = xstrndup(json_string_value(m),
+		    json_string_length(m));
+	json_decref(root);
+	return rc;
+}
+
+/* commit_checkpoint_stream_names as "a,b" (new). */
+static char *
+stream_names(json_t *arr)
+{
+	struct buf	 b;
+	size_t		 i;
+	json_t		*v;
+
+	buf_init(&b);
+	buf_reserve(&b, 0);
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v))
+			continue;
+		buf_printf(&b, "%s%s", b.len ? "," : "", json_string_value(v));
+	}
+	return b.data;
+}
+
+static int
+take_app(json_t *o, struct codec_app *a)
+{
+	json_t	*v;
+
+	memset(a, 0, sizeof(*a));
+	if (!json_is_object(o) || take_str(o, "app_name", a->name,
+	    sizeof(a->name), true) != 0)
+		return -EBADMSG;
+	v = json_object_get(o, "app_id");
+	if (json_is_integer(v))
+		snprintf(a->id, sizeof(a->id), "%lld",
+		    (long long)json_integer_value(v));
+	else if (take_str(o, "app_id", a->id, sizeof(a->id), false) != 0)
+		return -EBADMSG;
+	v = json_object_get(o, "create_time");
+	a->created_ms = json_is_integer(v) ? json_integer_value(v) : -1;
+	a->streams = stream_names(json_object_get(o,
+	    "commit_checkpoint_stream_names"));
+	return 0;
+}
+
+int
+codec_parse_apps(const char *body, size_t len, struct codec_apps *out)
+{
+	json_t	*root, *arr, *v;
+	size_t	 i, n;
+	int	 rc = 0;
+
+	root = load(body, len);
+	arr = json_object_get(root, "apps");
+	if (!json_is_array(arr)) {
+		json_decref(root);
+		return -EBADMSG;
+	}
+	n = json_array_size(arr);
+	out->apps = xrealloc(out->apps, (out->napps + n + 1) *
+	    sizeof(*out->apps));
+	json_array_foreach(arr, i, v) {
+		rc = take_app(v, &out->apps[out->napps]);
+		if (rc != 0)
+			break;
+		out->napps++;
+	}
+	out->has_more = json_is_true(json_object_get(root, "has_more_app"));
+	json_decref(root);
+	return rc;
+}
+
+void
+codec_apps_cleanup(struct codec_apps *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->napps; i++)
+		free(a->apps[i].streams);
+	free(a->apps);
+	memset(a, 0, sizeof(*a));
 }

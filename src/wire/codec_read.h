@@ -1,8 +1,9 @@
 /*
  * The download side of the DIS wire format (spec/dis-api.md sections 5
  * and 10), for the read-back commands: DescribeStream pages with their
- * partitions, GetCursor and GetRecords replies, base64 decoding, and the
- * JSON line `disagent read --format json` prints.  Part of the codec
+ * partitions, GetCursor and GetRecords replies, base64 decoding, the
+ * JSON line `disagent read --format json` prints, and the apps and
+ * checkpoints of consumers (bodies and replies).  Part of the codec
  * module: jansson is included only by codec*.c.
  */
 #ifndef DISAGENT_CODEC_READ_H
@@ -104,5 +105,59 @@ int	codec_base64_decode(const char *in, size_t n, struct buf *out)
  */
 void	codec_record_json(struct buf *out, const char *partition,
 	    const struct codec_record *);
+
+/* --- apps and checkpoints (section 10) ---------------------------------- */
+
+/* The longest app name and checkpoint metadata DIS takes. */
+#define CODEC_APP_NAME_MAX	200
+#define CODEC_METADATA_MAX	1000	/* characters */
+
+/* Whether s is an app name DIS takes: 1-200 of [A-Za-z0-9_-]. */
+bool	codec_app_name_ok(const char *s);
+
+/* CreateApp's body {"app_name":NAME}, appended to *out. */
+void	codec_app_body(struct buf *out, const char *app);
+
+/*
+ * CommitCheckpoint's body, appended to *out: {"app_name","checkpoint_type":
+ * "LAST_READ","stream_name","partition_id","sequence_number":"N"} and
+ * "metadata" when it is not NULL.
+ */
+void	codec_checkpoint_body(struct buf *out, const char *app,
+	    const char *stream, const char *partition, int64_t seq,
+	    const char *metadata);
+
+/*
+ * A GetCheckpoint reply {"sequence_number":"N","metadata":M}: *seq is N,
+ * -1 when the app has committed none (DIS says "-1"; a string or a
+ * number); *metadata (new, or NULL) the metadata when it is a non-empty
+ * string.  0, or -EBADMSG.
+ */
+int	codec_parse_checkpoint(const char *body, size_t len, int64_t *seq,
+	    char **metadata) WARN_UNUSED;
+
+/* One app of a ListApps page. */
+struct codec_app {
+	char		 name[CODEC_APP_NAME_MAX + 1];
+	char		 id[64];
+	long long	 created_ms;	/* create_time; -1 absent */
+	char		*streams;	/* commit_checkpoint_stream_names,
+					   comma-separated; new, "" none */
+};
+
+struct codec_apps {
+	struct codec_app *apps;
+	size_t		 napps;
+	bool		 has_more;	/* has_more_app */
+};
+
+/*
+ * Parse a ListApps page {"has_more_app","apps":[...],"total_number"},
+ * appending its apps to *out (start zeroed; free with
+ * codec_apps_cleanup).  0, or -EBADMSG (*out keeps the earlier pages).
+ */
+int	codec_parse_apps(const char *body, size_t len, struct codec_apps *out)
+	    WARN_UNUSED;
+void	codec_apps_cleanup(struct codec_apps *);
 
 #endif

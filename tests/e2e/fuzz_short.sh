@@ -1,6 +1,6 @@
 #!/bin/sh
-# Short libFuzzer runs: builds tests/fuzz/fuzz_put_reply, fuzz_conf and
-# fuzz_convert with
+# Short libFuzzer runs: builds tests/fuzz/fuzz_put_reply, fuzz_conf,
+# fuzz_convert and fuzz_reccodec with
 # clang (ASan with leak detection, UBSan) and runs each for FUZZ_SECONDS
 # (default 20) from its seed corpus, copied to a temporary directory.  Fails
 # on any crash, leak or sanitizer report, naming the reproducer.  Skips

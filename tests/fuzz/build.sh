@@ -1,7 +1,7 @@
 #!/bin/sh
-# build.sh OUTDIR: compile the libFuzzer targets fuzz_put_reply, fuzz_conf
-# and fuzz_convert into OUTDIR with clang, AddressSanitizer (leak detection
-# included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
+# build.sh OUTDIR: compile the libFuzzer targets fuzz_put_reply, fuzz_conf,
+# fuzz_convert and fuzz_reccodec into OUTDIR with clang, AddressSanitizer
+# (leak detection included) and UndefinedBehaviorSanitizer.  The few src/*.c files each
 # target needs are compiled directly (no configure, no build tree); OUTDIR
 # gets a minimal config.h with what configure's would provide to them.
 # Environment: CLANG (default clang), PKG_CONFIG (default pkg-config),
@@ -45,6 +45,7 @@ cat >"$out/config.h" <<EOH
 # define _GNU_SOURCE 1
 #endif
 #define PACKAGE_VERSION "fuzz"
+#define SNAPPY_SONAME "libsnappy.so.1"
 EOH
 
 deps=$("$PKG_CONFIG" --libs jansson inih libpcre2-8 liblz4 libzstd libcrypto \
@@ -81,6 +82,10 @@ for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
     logparse convert convert_build deadletter filter; do
 	compile "$f" "$(srcfile "$f")"
 done
+# The per-record codecs (libsnappy is dlopen()ed: no -lsnappy).
+for f in pwcrypt reccodec; do
+	compile "$f" "$(srcfile "$f")"
+done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
 $out/deadletter.o $out/codec.o"
 # shellcheck disable=SC2086
@@ -89,6 +94,8 @@ compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
 compile fuzz_conf "$fz/fuzz_conf.c" $warn
 # shellcheck disable=SC2086
 compile fuzz_convert "$fz/fuzz_convert.c" $warn
+# shellcheck disable=SC2086
+compile fuzz_reccodec "$fz/fuzz_reccodec.c" $warn
 
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_put_reply.o" "$out/util.o" \
@@ -98,11 +105,16 @@ confo=
 for f in $confparts; do confo="$confo $out/$f.o"; done
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_conf.o" "$out/util.o" \
-    "$out/log.o" $confo "$out/cred.o" "$out/proxyconf.o" \
+    "$out/log.o" $confo "$out/cred.o" "$out/pwcrypt.o" "$out/reccodec.o" \
+    "$out/proxyconf.o" \
     "$out/cleanconf.o" "$out/pattern.o" "$out/filter.o" $conv $deps \
     -o "$out/fuzz_conf"
 # shellcheck disable=SC2086
 "$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_convert.o" "$out/util.o" \
     "$out/log.o" $conv $deps -o "$out/fuzz_convert"
-echo "build.sh: built $out/fuzz_put_reply, $out/fuzz_conf and" \
-    "$out/fuzz_convert"
+# shellcheck disable=SC2086
+"$CLANG" $cflags -fsanitize=fuzzer "$out/fuzz_reccodec.o" "$out/util.o" \
+    "$out/log.o" "$out/pwcrypt.o" "$out/reccodec.o" $deps \
+    -o "$out/fuzz_reccodec"
+echo "build.sh: built $out/fuzz_put_reply, $out/fuzz_conf," \
+    "$out/fuzz_convert and $out/fuzz_reccodec"

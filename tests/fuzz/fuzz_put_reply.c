@@ -8,7 +8,8 @@
  * -EBADMSG, and NUL-terminated fixed-size strings.  The download replies
  * of codec_read.h go through the same body: a DescribeStream page, a
  * GetCursor and a GetRecords reply (every record taken out, decoded and
- * written as a JSON line), and base64 decoding of the body itself.
+ * written as a JSON line), GetCheckpoint and ListApps replies, and base64
+ * decoding of the body itself.
  */
 #include "config.h"
 
@@ -108,6 +109,32 @@ fuzz_describe(const char *body, size_t len)
 	}
 }
 
+
+/* GetCheckpoint and ListApps replies (section 10). */
+static void
+fuzz_apps(const char *body, size_t len)
+{
+	struct codec_apps apps;
+	int64_t		 seq;
+	char		*meta;
+	size_t		 i;
+
+	if (codec_parse_checkpoint(body, len, &seq, &meta) == 0) {
+		if (seq < -1 || (meta != NULL && meta[0] == '\0'))
+			abort();
+	} else if (meta != NULL)
+		abort();
+	free(meta);
+	memset(&apps, 0, sizeof(apps));
+	(void)codec_parse_apps(body, len, &apps);
+	for (i = 0; i < apps.napps; i++) {
+		check_terminated(apps.apps[i].name, sizeof(apps.apps[i].name));
+		check_terminated(apps.apps[i].id, sizeof(apps.apps[i].id));
+		if (apps.apps[i].streams == NULL)
+			abort();
+	}
+	codec_apps_cleanup(&apps);
+}
 static void
 fuzz_download(const char *body, size_t len)
 {
@@ -135,6 +162,7 @@ fuzz_download(const char *body, size_t len)
 		free(cursor);
 	} else if (cursor != NULL)
 		abort();
+	fuzz_apps(body, len);
 	buf_init(&b);
 	if (codec_parse_records(body, len, &recs) == 0) {
 		for (i = 0; i < codec_records_count(recs); i++) {

@@ -7,7 +7,7 @@
 # leak or timeout; the reproducer, the fuzzer's output and the temporary
 # directory are then kept and named.
 # Environment: as build.sh; FUZZ_TARGETS (default "fuzz_put_reply
-# fuzz_conf fuzz_convert"), FUZZ_ARGS (extra libFuzzer flags).
+# fuzz_conf fuzz_convert fuzz_reccodec"), FUZZ_ARGS (extra libFuzzer flags).
 # Exit 0 clean, 1 on a finding or a build error, 77 when build.sh reports
 # that clang/libFuzzer is missing.
 set -u
@@ -32,7 +32,7 @@ if [ "$rc" != 0 ]; then
 fi
 
 failed=
-for t in ${FUZZ_TARGETS:-fuzz_put_reply fuzz_conf fuzz_convert}; do
+for t in ${FUZZ_TARGETS:-fuzz_put_reply fuzz_conf fuzz_convert fuzz_reccodec}; do
 	name=${t#fuzz_}
 	mkdir -p "$tmp/$name/corpus" "$tmp/$name/artifacts"
 	cp "$fz/corpus/$name/"* "$tmp/$name/corpus/"
