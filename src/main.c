@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/importstate.h"
 #include "agent/status.h"
 #include "base/log.h"
 #include "conf/conf.h"
@@ -45,6 +46,9 @@ usage(FILE *out)
 	    "                                        are the records of FILE in DIS?\n"
 	    "       disagent --import-yml AGENT.YML  convert a DIS Agent agent.yml to\n"
 	    "                                        agent.ini on stdout\n"
+	    "       disagent import-state [-c FILE] [-n] CHECKPOINT-FILE\n"
+	    "                                        take the positions of the DIS\n"
+	    "                                        Agent's checkpoint file over\n"
 	    "       disagent encrypt [--key-file FILE]  encrypt a value from stdin\n"
 	    "                                        for agent.ini (asks for the key)\n"
 	    "       disagent -V | -h\n"
@@ -101,11 +105,13 @@ static const struct {
 	{ "read", cmd_read_main },
 	{ "verify", cmd_verify_main },
 	{ "apps", cmd_apps_main },
+	{ "import-state", importstate_main },
 };
 
 /*
- * A read-back command named by the first argument that is not an option
- * ("disagent -c FILE read ..." or "disagent read -c FILE ..."): run it
+ * A subcommand (read-back, import-state) named by the first argument that
+ * is not an option ("disagent -c FILE read ..." or "disagent read -c FILE
+ * ..."): run it
  * with that word first and the other arguments after it.  -1 when there
  * is none.
  */

@@ -102,6 +102,16 @@ expand(const char *tmpl)
 	return b.data;
 }
 
+/* The last line on err: what to run next, and the checkpoint file. */
+#define NEXT_STEP \
+	"@: next, with the DIS Agent stopped and before disagent first " \
+	"starts, carry its positions over (no line lost or sent twice): " \
+	"disagent import-state -c " SYSCONFDIR_AGENT_INI " "
+#define NEXT_DEFAULT NEXT_STEP "DIS-AGENT-DIR/conf/dis-agent_since.db " \
+	"(DIS-AGENT-DIR: the directory the DIS Agent runs in; dis-agent is " \
+	"its -n name, NAME_since.db for another, since.db from older " \
+	"releases)\n"
+
 static const char expected_ini[] =
 "; agent.ini for disagent, made by disagent --import-yml from\n"
 "; @\n"
@@ -119,9 +129,9 @@ static const char expected_ini[] =
 "socketTimeOutSeconds = 60\n"
 "; not carried over: checkpointFile = "
 "/opt/dis-agent/data/dis-agent_since.db\n"
-";   (the DIS Agent's SQLite checkpoints cannot be read; disagent "
-"keeps its\n"
-";   own state file and starts each file at initialPosition)\n"
+";   (the DIS Agent's SQLite checkpoints: disagent keeps its own state "
+"file;\n"
+";   disagent import-state carries the positions over)\n"
 "checkpointTimeToLiveDays = 7\n"
 "; not carried over: records.retries = 20 (disagent retries without "
 "limit and\n"
@@ -167,8 +177,8 @@ static const char expected_ini[] =
 static const char expected_err[] =
 "@:19: not carried over: checkpointFile = "
 "/opt/dis-agent/data/dis-agent_since.db (the DIS Agent's SQLite "
-"checkpoints cannot be read; disagent keeps its own state file and "
-"starts each file at initialPosition)\n"
+"checkpoints: disagent keeps its own state file; disagent import-state "
+"carries the positions over)\n"
 "@:21: not carried over: records.retries = 20 (disagent retries "
 "without limit and never drops records)\n"
 "@:29: dropped: useHttpGzip = true (no effect in the DIS Agent "
@@ -180,7 +190,8 @@ static const char expected_err[] =
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
 "@: 4 keys not carried over, 1 dropped; each is a comment in the "
-"output\n";
+"output\n"
+NEXT_STEP "/opt/dis-agent/data/dis-agent_since.db\n";
 
 START_TEST(fixture_converts_to_the_exact_ini_and_notes)
 {
@@ -278,7 +289,9 @@ START_TEST(values_are_read_as_yaml_1_1)
 	    "filePattern = /m/*.log\n"
 	    "enable = false\n"
 	    "; empty: initialPosition (the default applies)\n");
-	ck_assert_str_eq(err, "");
+	free(want);
+	want = expand(NEXT_DEFAULT);
+	ck_assert_str_eq(err, want);
 	free(want);
 	free(out);
 	free(err);
@@ -417,7 +430,7 @@ START_TEST(no_flows_is_noted_but_converts)
 	out = import_ok("region: cn-north-1\n", &err);
 	ck_assert_ptr_nonnull(strstr(out, "\n; the file has no flows: add a "
 	    "[flow:NAME] section\n"));
-	want = expand("@: no flows: add a [flow:NAME] section\n");
+	want = expand("@: no flows: add a [flow:NAME] section\n" NEXT_DEFAULT);
 	ck_assert_str_eq(err, want);
 	free(want);
 	free(out);
@@ -595,6 +608,48 @@ START_TEST(alias_bombs_and_deep_nesting_fail)
 }
 END_TEST
 
+/*
+ * Where the DIS Agent keeps its checkpoints: checkpointFile, or its
+ * default, in the directory its start script runs it in (the parent of
+ * conf/ for conf/agent.yml), or a placeholder when that is not known.
+ */
+START_TEST(next_step_names_the_dis_agent_checkpoint_file)
+{
+	char		 home[PATH_MAX], conf[PATH_MAX], y[PATH_MAX], *p, *real;
+	char		 want[PATH_MAX + 32];
+	const char	*how;
+
+	tu_path(home, sizeof(home), dir, "dis-agent");
+	tu_path(conf, sizeof(conf), home, "conf");
+	ck_assert_int_eq(mkdir(home, 0755), 0);
+	ck_assert_int_eq(mkdir(conf, 0755), 0);
+	tu_path(y, sizeof(y), conf, "agent.yml");
+	tu_write_str(y, "region: r\n");
+	real = realpath(home, NULL);
+	ck_assert_ptr_nonnull(real);
+	p = importyml_checkpoint_path(y, NULL, &how);
+	snprintf(want, sizeof(want), "%s/conf/dis-agent_since.db", real);
+	ck_assert_str_eq(p, want);
+	ck_assert_ptr_nonnull(strstr(how, "NAME_since.db"));
+	free(p);
+	p = importyml_checkpoint_path(y, "data/cp.db", &how);
+	snprintf(want, sizeof(want), "%s/data/cp.db", real);
+	ck_assert_str_eq(p, want);
+	ck_assert_str_eq(how, "");
+	free(p);
+	p = importyml_checkpoint_path(y, "/var/cp.db", &how);
+	ck_assert_str_eq(p, "/var/cp.db");
+	ck_assert_str_eq(how, "");
+	free(p);
+	/* Not in a conf/ directory: where it runs is not known. */
+	p = importyml_checkpoint_path(yml, "cp.db", &how);
+	ck_assert_str_eq(p, "DIS-AGENT-DIR/cp.db");
+	ck_assert_ptr_nonnull(strstr(how, "DIS-AGENT-DIR: the directory"));
+	free(p);
+	free(real);
+}
+END_TEST
+
 static Suite *
 importyml_suite(void)
 {
@@ -618,6 +673,7 @@ importyml_suite(void)
 	tcase_add_test(tc, record_codec_keys_are_carried_over);
 	tcase_add_test(tc, wrong_shapes_fail);
 	tcase_add_test(tc, alias_bombs_and_deep_nesting_fail);
+	tcase_add_test(tc, next_step_names_the_dis_agent_checkpoint_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,7 +4,8 @@
  * URL, signed headers, body) and answered by the case, from a uv timer as
  * http does, never inside the submit.  Covered: the AIMD window and pacing
  * under throttling, 413 splits and the dead letter of a lone refused
- * record, per-record failures resent alone, the paused state behind one
+ * record, per-record failures resent alone or riding in the next request
+ * with room, the paused state behind one
  * probe per pausedRetrySeconds, DescribeStream retried after network errors
  * and while the stream is CREATING, and sink_cancel handing every batch
  * back undelivered.  Request bodies are decoded (JSON, base64) so a case
@@ -73,6 +74,8 @@ struct answer {
 struct done {
 	char		 tag[16];	/* its first record */
 	bool		 delivered;
+	size_t		 nrecs;
+	size_t		 nsegs;		/* its ranges, those it took included */
 };
 
 enum wait_for { W_REQS, W_DONE, W_ANSWERED, W_SETTLED };
@@ -384,6 +387,8 @@ on_done(struct batch *b, bool delivered, void *arg)
 	snprintf(d->tag, sizeof(d->tag), "%.*s", (int)b->recs[0].len,
 	    b->data.data + b->recs[0].off);
 	d->delivered = delivered;
+	d->nrecs = b->nrecs;
+	d->nsegs = b->nsegs;
 	batch_free(b);
 	update();
 }
@@ -438,10 +443,18 @@ setup(void)
 	rand_seed(20261201);
 }
 
+/* "KEY = VALUE\n" unless extra sets KEY itself. */
+static const char *
+unless_set(const char *extra, const char *key, const char *line)
+{
+	return strstr(extra, key) != NULL ? "" : line;
+}
+
 /*
- * The sink of one flow (maxInFlightRequests = 4, retries after 1..10 ms,
- * pausedRetrySeconds = 1) with the extra flow lines; started.  With
- * "streamId = ..." it is READY at once, else it describes the stream.
+ * The sink of one flow (maxInFlightRequests = 4, retries after 1..10 ms
+ * unless extra sets them, pausedRetrySeconds = 1) with the extra flow
+ * lines; started.  With "streamId = ..." it is READY at once, else it
+ * describes the stream.
  */
 static void
 start(const char *extra)
@@ -454,9 +467,12 @@ start(const char *extra)
 	    "ak = AK\nsk = SK\ncheckpointFile = %s/state\n"
 	    "deadLetterFile = %s\npausedRetrySeconds = 1\n"
 	    "[flow:app]\nDISStream = s1\nfilePattern = %s/*.log\n"
-	    "maxInFlightRequests = 4\nretryInitialBackoffMillis = 1\n"
-	    "retryMaxBackoffMillis = 10\n%s", h.dir, h.dead_path, h.dir,
-	    extra);
+	    "%s%s%s%s", h.dir, h.dead_path, h.dir,
+	    unless_set(extra, "maxInFlightRequests", "maxInFlightRequests = 4\n"),
+	    unless_set(extra, "retryInitialBackoffMillis",
+	    "retryInitialBackoffMillis = 1\n"),
+	    unless_set(extra, "retryMaxBackoffMillis",
+	    "retryMaxBackoffMillis = 10\n"), extra);
 	tu_write_str(ini, text);
 	free(text);
 	ck_assert_msg(conf_load(ini, &h.conf, err, sizeof(err)) == 0, "%s",
@@ -549,7 +565,7 @@ END_TEST
 
 START_TEST(throttled_sends_are_paced)
 {
-	const char	*first, *second;
+	const char	*first;
 
 	start("streamId = sid1\n");
 	/* Not throttled: back-to-back batches go at once. */
@@ -559,21 +575,31 @@ START_TEST(throttled_sends_are_paced)
 	reply_put(0, "DIS.4303 DIS.4303");
 	reply_put(1, "DIS.4303 DIS.4303");
 	wait_answered();
-	/* Halved twice, and a pace of 50 then 100 ms between sends. */
-	ck_assert_uint_eq(sink_window(h.sink), 1);
+	/* Both left before the first decrease: one round, halved once, a
+	 * pace of 50 ms. */
+	ck_assert_uint_eq(sink_window(h.sink), 2);
 	ck_assert_uint_eq(h.m.throttled, 2);
-	wait_reqs(4);
-	/* The first retry was sent after the replies, and set the next send
-	 * 100 ms after itself. */
-	ck_assert_uint_ge(h.reqs[3].at_ms - h.reqs[0].answered_ms, 100);
+	/* The retries ride in one request, the later one's records after
+	 * those of the batch it took. */
+	wait_reqs(3);
 	first = records_of(2);
-	ck_assert(strcmp(first, "a0 a1") == 0 || strcmp(first, "b0 b1") == 0);
-	second = strcmp(first, "a0 a1") == 0 ? "b0 b1" : "a0 a1";
-	ck_assert_str_eq(records_of(3), second);
-	reply_put(2, "- -");
-	reply_put(3, "- -");
+	ck_assert_msg(strcmp(first, "b0 b1 a0 a1") == 0 ||
+	    strcmp(first, "a0 a1 b0 b1") == 0, "%s", first);
+	ck_assert_uint_eq(sink_pending(h.sink), 1);
+	/* Sent after that decrease: a new round, halved again, 100 ms. */
+	reply_put(2, "DIS.4303 DIS.4303 DIS.4303 DIS.4303");
+	wait_reqs(4);
+	ck_assert_uint_eq(sink_window(h.sink), 1);
+	ck_assert_uint_ge(h.reqs[3].at_ms - h.reqs[2].at_ms, 50);
+	submit("c", 1);
+	wait_reqs(5);
+	ck_assert_uint_ge(h.reqs[4].at_ms - h.reqs[3].at_ms, 100);
+	ck_assert_str_eq(records_of(4), "c0");
+	reply_put(3, "- - - -");
+	reply_put(4, "-");
 	wait_done(2);
-	ck_assert_uint_eq(h.m.records_sent, 4);
+	ck_assert_uint_eq(h.m.records_sent, 5);
+	ck_assert_uint_eq(h.m.throttled, 3);
 }
 END_TEST
 
@@ -696,6 +722,67 @@ START_TEST(failed_records_are_resent_alone)
 	ck_assert_uint_eq(failed_count("DIS.4303"), 1);
 	ck_assert_uint_eq(failed_count("DIS.5000"), 2);
 	ck_assert_uint_eq(failed_count("DIS.4200"), 1);
+}
+END_TEST
+
+/*
+ * Records a reply failed one by one ride in the next request that has
+ * room, instead of waiting for their own small one; the batch that takes
+ * them acknowledges their ranges, and the remnant is never handed back on
+ * its own.  A remnant holds no place in the window.
+ */
+START_TEST(failed_records_ride_in_the_next_request)
+{
+	size_t	 bytes;
+
+	start("streamId = sid1\nmaxInFlightRequests = 1\n"
+	    "retryInitialBackoffMillis = 60000\n"
+	    "retryMaxBackoffMillis = 60000\n");
+	submit("a", 4);
+	ck_assert_uint_eq(h.nreqs, 1);
+	ck_assert_uint_eq(sink_riders(h.sink, &bytes), 0);
+	ck_assert(!sink_has_room(h.sink));
+	reply_put(0, "- DIS.4303 - DIS.5000");
+	wait_answered();
+	ck_assert_uint_eq(sink_pending(h.sink), 1);
+	ck_assert_uint_eq(sink_riders(h.sink, &bytes), 2);
+	ck_assert_uint_eq(bytes, 4);
+	ck_assert(sink_has_room(h.sink));
+	submit("b", 3);
+	ck_assert_uint_eq(h.nreqs, 2);
+	ck_assert_str_eq(records_of(1), "a1 a3 b0 b1 b2");
+	ck_assert_uint_eq(sink_pending(h.sink), 1);
+	ck_assert_uint_eq(sink_riders(h.sink, &bytes), 0);
+	reply_put(1, "- - - - -");
+	wait_done(1);
+	ck_assert_str_eq(done_list(), "a1:delivered");
+	ck_assert_uint_eq(h.done[0].nrecs, 5);
+	ck_assert_uint_eq(h.done[0].nsegs, 2);	/* a's range and b's */
+	ck_assert_uint_eq(sink_pending(h.sink), 0);
+	ck_assert_uint_eq(h.nreqs, 2);
+	ck_assert_uint_eq(h.m.records_sent, 7);
+	ck_assert_uint_eq(h.m.records_retried, 2);
+}
+END_TEST
+
+/* A remnant that does not fit the next request keeps its backoff and goes
+ * on its own: maxBufferSizeRecords holds for every request. */
+START_TEST(failed_records_that_do_not_fit_wait_for_their_backoff)
+{
+	start("streamId = sid1\nmaxBufferSizeRecords = 4\n"
+	    "retryInitialBackoffMillis = 200\nretryMaxBackoffMillis = 200\n");
+	submit("a", 4);
+	reply_put(0, "- DIS.4303 - -");
+	wait_answered();
+	submit("b", 4);
+	ck_assert_uint_eq(h.nreqs, 2);
+	ck_assert_str_eq(records_of(1), "b0 b1 b2 b3");
+	wait_reqs(3);
+	ck_assert_str_eq(records_of(2), "a1");
+	reply_put(1, "- - - -");
+	reply_put(2, "-");
+	wait_done(2);
+	ck_assert_uint_eq(h.m.records_sent, 8);
 }
 END_TEST
 
@@ -904,6 +991,9 @@ sink_suite(void)
 	tcase_add_test(tc, entity_too_large_halves_the_requests);
 	tcase_add_test(tc, lone_record_still_too_large_is_dead_lettered);
 	tcase_add_test(tc, failed_records_are_resent_alone);
+	tcase_add_test(tc, failed_records_ride_in_the_next_request);
+	tcase_add_test(tc,
+	    failed_records_that_do_not_fit_wait_for_their_backoff);
 	tcase_add_test(tc, unparsable_reply_resends_the_request);
 	tcase_add_test(tc, paused_sink_probes_once_per_paused_retry_seconds);
 	tcase_add_test(tc, describe_retries_network_errors);

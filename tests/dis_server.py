@@ -76,6 +76,22 @@ no such partition, DIS.4319 partition expired, DIS.4303 the partition's
 read limit (read_limit_bytes per second, default 2 MB COMMON, 10 MB
 ADVANCED; a token bucket one second deep that a reply may overdraw).
 
+Write limit (write_limit_bytes, default 0: none).  Each partition takes at
+most that many bytes of raw record data per second: a token bucket one
+second deep, refilled continuously; a record that does not fit what is
+left fails with DIS.4303 (per record, as DIS throttles a partition), unless
+the bucket is full (so a record larger than the limit still passes, once a
+second).  stats "write_limit" gives, per "STREAM/PARTITION", the bytes
+accepted, the records it throttled, and the endpoint's time (time.time_ns())
+of the first record it accepted or throttled and of the last it accepted:
+the partition's capacity over that time is write_limit_bytes per second
+plus the one second its bucket held at the start.  stats "retried" counts
+the records a PutRecords carries that were refused one by one before (by a
+fault or the write limit) and not accepted since: "records", those of them
+in a request that also carries records never refused ("with_new"), and
+the sum of the sizes of their requests ("request_records"; divided by
+"records", the size of the request a retried record travels in).
+
 Apps and checkpoints (section 10; shapes as in the DIS API reference and
 the official Java and Python SDKs), kept in memory, signed like every
 call.  App names are 1-200 characters of [A-Za-z0-9_-]; checkpoints are
@@ -732,6 +748,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
+    "write_limit_bytes": int,
     "app_quota": int, "accept_portless_host": bool,
 }
 
@@ -789,6 +806,7 @@ class State:
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
+            "write_limit_bytes": args.write_limit_bytes,
             "app_quota": args.app_quota,
             "accept_portless_host": args.accept_portless_host,
         }
@@ -805,7 +823,13 @@ class State:
                       "get_cursor_requests": 0, "get_records_requests": 0,
                       "records_read": 0, "read_throttled": 0,
                       "app_requests": 0, "checkpoint_requests": 0,
-                      "portless_host_signatures": 0}
+                      "portless_host_signatures": 0,
+                      "write_limit": {},
+                      "retried": {"records": 0, "with_new": 0,
+                                  "request_records": 0}}
+        # Data of the records refused one by one and not accepted since:
+        # how the retries travel (stats "retried").
+        self.refused = set()
         self.retain_records = args.retain_records
         self.records_fp = None
         if args.records_file:
@@ -1019,6 +1043,7 @@ def put_records(state, reqno, headers, body):
     out, lines, failed = [], [], {}
     acked_ns = time.time_ns()
     with state.lock:
+        count_retried(state, records)
         reject = f["reject_prefix"].encode()
         for r, raw, size in zip(records, raws, sizes):
             code = None
@@ -1033,11 +1058,17 @@ def put_records(state, reqno, headers, body):
                     code, msg = "DIS.4303", "Exceeded traffic control limit."
                 elif u < f["rec_4303"] + f["rec_5000"]:
                     code, msg = "DIS.5000", "System error."
+            if not code:
+                p = choose_partition(state, stream, r)
+                if not take_write(state, stream, p, size, acked_ns):
+                    code = "DIS.4303"
+                    msg = "Exceeded traffic control limit."
             if code:
                 out.append({"error_code": code, "error_message": msg})
                 failed[code] = failed.get(code, 0) + 1
+                state.refused.add(r["data"])
                 continue
-            p = choose_partition(state, stream, r)
+            state.refused.discard(r["data"])
             seq = str(stream.seq[p])
             stream.seq[p] += 1
             out.append({"partition_id": partition_name(p),
@@ -1129,6 +1160,8 @@ class PartitionLog:
         self.status = "ACTIVE"
         self.bucket = None
         self.bucket_t = 0.0
+        self.wbucket = None
+        self.wbucket_t = 0.0
 
     def trim(self, before):
         """Drop the records below sequence number before."""
@@ -1235,6 +1268,44 @@ def get_cursor(state, query):
     return ({"partition_cursor": encode_cursor(stream, p, n)},
             "GetCursor stream=%s partition=%d type=%s at=%d" % (
                 stream.name, p, ctype, n))
+
+
+def count_retried(state, records):
+    """Stats "retried" (state.lock held): for each record of this request
+    that was refused one by one before, count it, whether the request
+    also carries records never refused, and the request's size."""
+    n = sum(1 for r in records if r["data"] in state.refused)
+    if n == 0:
+        return
+    st = state.stats["retried"]
+    st["records"] += n
+    st["request_records"] += n * len(records)
+    if n < len(records):
+        st["with_new"] += n
+
+
+def take_write(state, stream, p, size, now_ns):
+    """The write limit of partition p (state.lock held): whether a record
+    of size raw bytes may be stored now; its bytes are then spent."""
+    rate = state.faults["write_limit_bytes"]
+    if not rate:
+        return True
+    lg = stream.logs[p]
+    now = time.monotonic()
+    if lg.wbucket is None:
+        lg.wbucket = float(rate)
+    lg.wbucket = min(float(rate), lg.wbucket + (now - lg.wbucket_t) * rate)
+    lg.wbucket_t = now
+    st = state.stats["write_limit"].setdefault(
+        "%s/%d" % (stream.name, p), {"accepted_bytes": 0, "throttled": 0,
+                                     "first_t": now_ns, "last_t": now_ns})
+    if lg.wbucket < size and lg.wbucket < rate:
+        st["throttled"] += 1
+        return False
+    lg.wbucket -= size
+    st["accepted_bytes"] += size
+    st["last_t"] = now_ns
+    return True
 
 
 def take_read(state, stream, lg, nbytes=0):
@@ -2062,6 +2133,7 @@ def parse_args(argv):
     p.add_argument("--cursor-ttl-ms", type=int, default=0)
     p.add_argument("--read-limit-bytes", type=int, default=0)
     p.add_argument("--records-per-get", type=int, default=0)
+    p.add_argument("--write-limit-bytes", type=int, default=0)
     p.add_argument("--retain-records", type=int, default=1000000)
     p.add_argument("--app-quota", type=int, default=0,
                    help="CreateApp answers DIS.4329 past this many apps "

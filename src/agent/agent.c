@@ -930,6 +930,38 @@ start_flows(struct agent *a)
 	return 0;
 }
 
+/*
+ * One process owns a state file: a second agent (or import-state) would
+ * overwrite the first one's offsets with its own.  0, or -1 when another
+ * holds it (logged).  A lock file that cannot be made is only a warning:
+ * the saves will say what is wrong with the directory.
+ */
+static int
+take_lock(struct registry *reg, const char *path)
+{
+	char		*lock;
+	long		 pid;
+	int		 r;
+
+	r = registry_lock(reg, &pid);
+	if (r == 0)
+		return 0;
+	lock = registry_lock_path(path);
+	if (r == -EWOULDBLOCK) {
+		if (pid > 0)
+			log_error("state file %s is in use by another process "
+			    "(pid %ld holds %s): refusing to start", path, pid,
+			    lock);
+		else
+			log_error("state file %s is in use by another process "
+			    "(%s is locked): refusing to start", path, lock);
+	} else
+		log_warn("cannot lock the state file: %s: %s; starting "
+		    "without the lock", lock, strerror(-r));
+	free(lock);
+	return r == -EWOULDBLOCK ? -1 : 0;
+}
+
 int
 agent_run(struct conf **confp, const char *path, bool once)
 {
@@ -948,6 +980,11 @@ agent_run(struct conf **confp, const char *path, bool once)
 	if (uv_loop_init(&a.loop) != 0)
 		fatalx("uv_loop_init failed");
 	a.reg = registry_new(conf->checkpoint_file);
+	if (take_lock(a.reg, conf->checkpoint_file) != 0) {
+		registry_free(a.reg);
+		uv_loop_close(&a.loop);
+		return 1;
+	}
 	if (registry_load(a.reg) != 0) {
 		log_error("state file %s and its backup are unreadable; "
 		    "refusing to start from zero or from the end.  Move it "

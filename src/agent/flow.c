@@ -105,7 +105,7 @@ flush_cur(struct flow *f)
 
 	if (b == NULL || b->nrecs == 0)
 		return true;
-	if (sink_pending(f->sink) >= sink_window(f->sink))
+	if (!sink_has_room(f->sink))
 		return false;
 	f->cur = NULL;
 	uv_timer_stop(&f->age_timer);
@@ -122,11 +122,16 @@ on_age_timer(uv_timer_t *t)
 		set_window(f, WINDOW_FULL);
 }
 
+/* Full, with room left for the records waiting in the sink to resend,
+ * which ride in this batch's request (sink_riders). */
 static bool
 batch_full(const struct flow *f, const struct batch *b, size_t len)
 {
-	return b->nrecs >= (size_t)f->fc->max_buffer_records ||
-	    (b->nrecs > 0 && b->data.len + len > sink_request_cap(f->sink));
+	size_t	 rbytes, riders = sink_riders(f->sink, &rbytes);
+
+	return b->nrecs + riders >= (size_t)f->fc->max_buffer_records ||
+	    (b->nrecs > 0 &&
+	    b->data.len + rbytes + len > sink_request_cap(f->sink));
 }
 
 /* The memory budget (R11): a flow holding nothing may always take a

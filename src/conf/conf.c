@@ -27,8 +27,6 @@
 #include <strings.h>
 
 #include <ini.h>
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include "base/log.h"
 #include "base/util.h"

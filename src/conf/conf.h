@@ -1,8 +1,8 @@
 /*
  * agent.ini -> immutable configuration structs.  One declarative key table
- * (conf.c) drives parsing, defaults, bounds, the commented sample file and the
- * man page.  Errors are "FILE:LINE: message"; the secret key never appears in
- * any message.  The only file that includes <ini.h>.
+ * (conf_keys.c) drives parsing, defaults, bounds, the commented sample file
+ * and the man page.  Errors are "FILE:LINE: message"; the secret key never
+ * appears in any message.  conf.c is the only file that includes <ini.h>.
  */
 #ifndef DISAGENT_CONF_H
 #define DISAGENT_CONF_H

@@ -12,9 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+#include "base/re.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
 #include "conf/proxyconf.h"
@@ -156,22 +154,12 @@ const char *
 conf_check_regex(const char *s)
 {
 	static char	 why[200];
-	pcre2_code	*re;
-	int		 ec;
-	PCRE2_SIZE	 off;
-	PCRE2_UCHAR	 msg[100];
+	struct re_error	 e;
 
-	if (s[0] == '\0')
+	if (s[0] == '\0' || re_check(s, 0, &e) == 0)
 		return NULL;
-	re = pcre2_compile((PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, &ec, &off,
-	    NULL);
-	if (re != NULL) {
-		pcre2_code_free(re);
-		return NULL;
-	}
-	pcre2_get_error_message(ec, msg, sizeof(msg));
-	snprintf(why, sizeof(why), "is not a valid regular expression (%s "
-	    "at offset %zu)", (const char *)msg, (size_t)off);
+	snprintf(why, sizeof(why), "is not a valid regular expression (%.99s "
+	    "at offset %zu)", e.msg, e.offset);
 	return why;
 }
 

@@ -150,7 +150,11 @@ entry_find(const struct section *s, const char *key)
 static void
 put_agent(struct imp *im, const struct section *s)
 {
+	const struct entry *cp = entry_find(s, "checkpointFile");
 	size_t	 i, start;
+
+	if (cp != NULL && cp->val->type == YAML_SCALAR_NODE)
+		im->checkpoint = imp_value_text(cp->val);
 
 	buf_addstr(&im->ini, "[agent]\n");
 	start = im->ini.len;
@@ -347,6 +351,57 @@ convert(struct imp *im)
 	return rc;
 }
 
+char *
+importyml_checkpoint_path(const char *yml_path, const char *checkpoint,
+    const char **how)
+{
+	char	*abs, *slash, *home = NULL, *path;
+	size_t	 n;
+
+	*how = "";
+	if (checkpoint != NULL && checkpoint[0] == '/')
+		return xstrdup(checkpoint);
+	abs = realpath(yml_path, NULL);
+	if (abs == NULL)
+		abs = xstrdup(yml_path);
+	/* .../conf/agent.yml: the start script runs the agent in "...". */
+	slash = strrchr(abs, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		n = strlen(abs);
+		if (n >= 5 && strcmp(abs + n - 5, "/conf") == 0)
+			home = xstrndup(abs, n - 5);
+	}
+	path = xasprintf("%s/%s", home != NULL ? home : "DIS-AGENT-DIR",
+	    checkpoint != NULL ? checkpoint : "conf/dis-agent_since.db");
+	if (home == NULL)
+		*how = checkpoint != NULL ? " (DIS-AGENT-DIR: the directory "
+		    "the DIS Agent runs in)" : " (DIS-AGENT-DIR: the directory "
+		    "the DIS Agent runs in; dis-agent is its -n name, NAME_since"
+		    ".db for another, since.db from older releases)";
+	else if (checkpoint == NULL)
+		*how = " (for the -n name dis-agent: NAME_since.db for "
+		    "another, since.db from older releases)";
+	free(home);
+	free(abs);
+	return path;
+}
+
+/* What to run next, on err: the DIS Agent's positions into the state. */
+static void
+put_next_step(const struct imp *im)
+{
+	const char	*how;
+	char		*db;
+
+	db = importyml_checkpoint_path(im->path, im->checkpoint, &how);
+	fprintf(im->err, "%s: next, with the DIS Agent stopped and before "
+	    "disagent first starts, carry its positions over (no line lost "
+	    "or sent twice): disagent import-state -c %s %s%s\n", im->path,
+	    SYSCONFDIR_AGENT_INI, db, how);
+	free(db);
+}
+
 int
 importyml_main(const char *yml_path, FILE *out, FILE *err)
 {
@@ -374,6 +429,7 @@ importyml_main(const char *yml_path, FILE *out, FILE *err)
 			    "dropped; each is a comment in the output\n",
 			    yml_path, im.nskipped, im.nskipped == 1 ? "" : "s",
 			    im.ndropped);
+		put_next_step(&im);
 		rc = fflush(out) == 0 ? 0 : -1;
 		if (rc != 0)
 			fprintf(err, "disagent: writing the output: %s\n",
@@ -384,5 +440,6 @@ importyml_main(const char *yml_path, FILE *out, FILE *err)
 	free(im.names);
 	buf_cleanup(&im.ini);
 	buf_cleanup(&im.notes);
+	free(im.checkpoint);
 	return rc == 0 ? 0 : 1;
 }

@@ -23,6 +23,10 @@
  * one "FILE:LINE: ..." line per such key and a count.  Values of secret
  * keys are never shown in comments or messages.
  *
+ * Last on err, the command that carries the DIS Agent's positions over
+ * to disagent's state file next (disagent import-state), with its
+ * checkpoint file (importyml_checkpoint_path).
+ *
  * Returns the exit code: 0 when converted (even with keys not carried
  * over); 1, with nothing written to out and "FILE:LINE:COLUMN: problem" or
  * "FILE: problem" on err, when the file cannot be read, is not valid YAML,
@@ -30,5 +34,18 @@
  * more), encrypt.key and the proxy keys are carried over unchanged.
  */
 int	importyml_main(const char *yml_path, FILE *out, FILE *err);
+
+/*
+ * Where the DIS Agent whose configuration is yml_path keeps its
+ * checkpoints (SQLiteFileCheckpointStore): checkpoint (its checkpointFile,
+ * NULL when unset) or conf/dis-agent_since.db, relative to the directory
+ * it runs in, which its start script makes its installation directory:
+ * the parent of conf/ when yml_path is conf/agent.yml, else unknown and
+ * written DIS-AGENT-DIR.  New string; *how says how sure it is (static
+ * text, "" when checkpointFile is absolute).  After a conversion,
+ * importyml_main names it in the import-state command to run next.
+ */
+char	*importyml_checkpoint_path(const char *yml_path,
+	    const char *checkpoint, const char **how);
 
 #endif

@@ -43,6 +43,7 @@ struct imp {
 	bool		 has_sk;	/* a secret: sk, PROXY_PASSWORD, ... */
 	bool		 has_key;	/* encrypt.key, beside what it opens */
 	bool		 whole;		/* the flow: isFileAppendable = false */
+	char		*checkpoint;	/* checkpointFile, or NULL: new */
 };
 
 static inline const char *

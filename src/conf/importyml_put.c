@@ -47,8 +47,8 @@ static const struct rule rules[] = {
 	{ NULL, "log.level", R_DEAD, NULL },
 	{ NULL, "log.file", R_DEAD, NULL },
 	{ "agent", "checkpointFile", R_SKIP, "the DIS Agent's SQLite "
-	  "checkpoints cannot be read; disagent keeps its own state file and "
-	  "starts each file at initialPosition" },
+	  "checkpoints: disagent keeps its own state file; disagent "
+	  "import-state carries the positions over" },
 	{ "agent", "records.retries", R_SKIP, NO_LIMIT },
 	{ "agent", "exception.retries", R_SKIP, NO_LIMIT },
 	{ "agent", "backoff.max.interval.ms", R_SKIP,

@@ -11,6 +11,16 @@
  * success (ecsmeta_refresh_ms), with backoff after a failure, at once when
  * DIS refuses the keys.  A failure changes nothing about the keys given
  * before: they stay valid until their deadline, which disapi enforces.
+ *
+ * What the client has is one state, each entered in set_state():
+ *
+ *   START --a fetch failed--> NOKEYS --keys--> KEYS
+ *   START --keys--> KEYS --DIS refused them--> REFUSED --other keys--> KEYS
+ *   any --ecsmeta_close--> CLOSED
+ *
+ * REFUSED fetches again once; the same keys again stay REFUSED, so a
+ * refusal does not become a loop of fetches.  The memory goes once the
+ * timer and the HTTP client are closed (base/closer.h).
  */
 #include "config.h"
 
@@ -24,6 +34,7 @@
 
 #include <jansson.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "dis/ecsmeta.h"
 #include "dis/http.h"
@@ -48,24 +59,33 @@ enum step {
 	STEP_KEYS,	/* GET of the keys in flight */
 };
 
+enum em_state {
+	EM_START,	/* no fetch answered yet */
+	EM_NOKEYS,	/* answered: no keys (every fetch failed) */
+	EM_KEYS,	/* keys given */
+	EM_REFUSED,	/* keys given, then refused by DIS: fetched again */
+	EM_CLOSED,	/* ecsmeta_close: no request, no callback */
+};
+
+static const char *const em_state_names[] = {
+	"start", "no keys", "keys", "refused", "closed",
+};
+
 struct ecsmeta {
 	struct http	*http;		/* no proxy, short timeouts */
 	char		*endpoint;	/* without a trailing '/' */
 	uv_timer_t	 timer;
 	ecsmeta_cb	 cb;
 	void		*arg;
+	enum em_state	 state;
 	enum step	 step;
 	char		*session;	/* X-Metadata-Token; a secret */
 	bool		 no_session;	/* the service has no session tokens */
 	bool		 session_retried;	/* in this fetch */
-	struct ecsmeta_keys keys;
-	bool		 have_keys;
-	bool		 answered;
-	bool		 refetched;	/* auth failure handled for these keys */
-	bool		 closing;
+	struct ecsmeta_keys keys;	/* valid in KEYS and REFUSED */
 	unsigned	 failures;	/* in a row */
 	uint64_t	 last_warn_ms;
-	int		 open_handles;	/* timer and http, until closed */
+	struct closer	 closer;	/* the timer and http, until closed */
 };
 
 static void	fetch(struct ecsmeta *);
@@ -178,6 +198,23 @@ ecsmeta_refresh_ms(int64_t remaining_s)
 
 /* --- the client ---------------------------------------------------------- */
 
+/* The one place the state changes. */
+static void
+set_state(struct ecsmeta *em, enum em_state st)
+{
+	if (em->state == st)
+		return;
+	log_debug("ECS metadata %s: %s -> %s", em->endpoint,
+	    em_state_names[em->state], em_state_names[st]);
+	em->state = st;
+}
+
+static bool
+have_keys(const struct ecsmeta *em)
+{
+	return em->state == EM_KEYS || em->state == EM_REFUSED;
+}
+
 static void
 on_timer(uv_timer_t *t)
 {
@@ -188,24 +225,20 @@ on_timer(uv_timer_t *t)
 }
 
 static void
-on_closed(struct ecsmeta *em)
+freed(struct closer *c)
 {
-	if (--em->open_handles > 0)
-		return;
+	struct ecsmeta	*em = container_of(c, struct ecsmeta, closer);
+
 	free(em->endpoint);
 	free(em);
 }
 
 static void
-on_timer_closed(uv_handle_t *h)
-{
-	on_closed(container_of((uv_timer_t *)h, struct ecsmeta, timer));
-}
-
-static void
 on_http_closed(void *arg)
 {
-	on_closed(arg);
+	struct ecsmeta	*em = arg;
+
+	(void)closer_drop(&em->closer);
 }
 
 struct ecsmeta *
@@ -229,7 +262,7 @@ ecsmeta_new(uv_loop_t *loop, const char *endpoint, ecsmeta_cb cb, void *arg)
 		fatalx("cannot set up the HTTP client for the ECS metadata "
 		    "service");
 	uv_timer_init(loop, &em->timer);
-	em->open_handles = 2;
+	closer_init(&em->closer, freed);
 	return em;
 }
 
@@ -243,13 +276,13 @@ ecsmeta_start(struct ecsmeta *em)
 bool
 ecsmeta_answered(const struct ecsmeta *em)
 {
-	return em->answered;
+	return em->state != EM_START;
 }
 
 const struct ecsmeta_keys *
 ecsmeta_keys(const struct ecsmeta *em)
 {
-	return em->have_keys ? &em->keys : NULL;
+	return have_keys(em) ? &em->keys : NULL;
 }
 
 const char *
@@ -261,15 +294,17 @@ ecsmeta_endpoint(const struct ecsmeta *em)
 void
 ecsmeta_close(struct ecsmeta *em)
 {
-	if (em == NULL || em->closing)
+	if (em == NULL || em->state == EM_CLOSED)
 		return;
-	em->closing = true;
+	set_state(em, EM_CLOSED);
 	uv_timer_stop(&em->timer);
-	uv_close((uv_handle_t *)&em->timer, on_timer_closed);
+	closer_close(&em->closer, (uv_handle_t *)&em->timer);
 	ecsmeta_keys_clear(&em->keys);
 	secret_free(em->session);
 	em->session = NULL;
+	closer_hold(&em->closer);
 	http_close(em->http, on_http_closed, em);
+	closer_release(&em->closer);
 }
 
 static void
@@ -290,17 +325,18 @@ failed(struct ecsmeta *em, const char *what)
 	uint64_t	 delay, now = mono_ms();
 
 	em->step = STEP_IDLE;
-	em->answered = true;
+	if (em->state == EM_START)
+		set_state(em, EM_NOKEYS);
 	delay = RETRY_MIN_MS + retry_backoff_ms(em->failures++, RETRY_MIN_MS,
 	    RETRY_MAX_MS, rand_unit());
 	snprintf(why, sizeof(why), "no temporary keys from the ECS metadata "
 	    "service %s: %s", em->endpoint, what);
 	if (em->last_warn_ms == 0 || now - em->last_warn_ms >= WARN_EVERY_MS) {
-		if (em->have_keys)
+		if (have_keys(em))
 			fmt_time(em->keys.expires_at, until, sizeof(until));
 		log_warn("%s; %s%s; trying again in %" PRIu64 " ms", why,
-		    em->have_keys ? "the current keys stay in use until " :
-		    "delivery waits for keys", em->have_keys ? until : "",
+		    have_keys(em) ? "the current keys stay in use until " :
+		    "delivery waits for keys", have_keys(em) ? until : "",
 		    delay);
 		em->last_warn_ms = now;
 	}
@@ -322,10 +358,9 @@ succeeded(struct ecsmeta *em, struct ecsmeta_keys *k)
 	int64_t		 remaining = k->expires_at - wall_s();
 	uint64_t	 next = ecsmeta_refresh_ms(remaining);
 	char		 until[32];
-	bool		 same = em->have_keys && same_keys(&em->keys, k);
+	bool		 same = have_keys(em) && same_keys(&em->keys, k);
 
 	em->step = STEP_IDLE;
-	em->answered = true;
 	k->deadline = remaining > 0 ? mono_ms() + (uint64_t)remaining * 1000 :
 	    0;
 	fmt_time(k->expires_at, until, sizeof(until));
@@ -336,12 +371,11 @@ succeeded(struct ecsmeta *em, struct ecsmeta_keys *k)
 		log_info("temporary keys from the ECS metadata service %s, "
 		    "valid until %s; renewing in %" PRIu64 " s", em->endpoint,
 		    until, next / 1000);
-	if (!same)
-		em->refetched = false;
+	/* The same keys again: their refusal is already handled. */
+	set_state(em, same && em->state == EM_REFUSED ? EM_REFUSED : EM_KEYS);
 	ecsmeta_keys_clear(&em->keys);
 	em->keys = *k;
 	memset(k, 0, sizeof(*k));
-	em->have_keys = true;
 	em->failures = 0;
 	em->last_warn_ms = 0;
 	uv_timer_start(&em->timer, on_timer, next, 0);
@@ -399,7 +433,7 @@ on_keys(const struct http_response *r, void *arg)
 	bool			 agency;
 
 	em->step = STEP_IDLE;
-	if (em->closing || r->result == HTTP_ERR_CANCELLED)
+	if (em->state == EM_CLOSED || r->result == HTTP_ERR_CANCELLED)
 		return;
 	if (r->result == HTTP_OK && r->status == 200) {
 		if (ecsmeta_parse(r->body, r->bodylen, &k) == 0)
@@ -435,7 +469,7 @@ on_token(const struct http_response *r, void *arg)
 	size_t		 n;
 
 	em->step = STEP_IDLE;
-	if (em->closing || r->result == HTTP_ERR_CANCELLED)
+	if (em->state == EM_CLOSED || r->result == HTTP_ERR_CANCELLED)
 		return;
 	if (r->result == HTTP_OK && (r->status == 404 || r->status == 405)) {
 		em->no_session = true;
@@ -480,7 +514,7 @@ fetch(struct ecsmeta *em)
 {
 	int	 rc;
 
-	if (em->closing || em->step != STEP_IDLE)
+	if (em->state == EM_CLOSED || em->step != STEP_IDLE)
 		return;
 	uv_timer_stop(&em->timer);
 	if (em->session != NULL || em->no_session) {
@@ -497,11 +531,11 @@ fetch(struct ecsmeta *em)
 bool
 ecsmeta_auth_failed(struct ecsmeta *em)
 {
-	if (em->closing || !em->have_keys)
+	if (!have_keys(em))
 		return false;
-	if (em->refetched)
+	if (em->state == EM_REFUSED)
 		return em->step != STEP_IDLE;	/* still fetching for it */
-	em->refetched = true;
+	set_state(em, EM_REFUSED);
 	log_info("DIS refused the temporary keys: fetching new ones from the "
 	    "ECS metadata service now");
 	em->session_retried = false;

@@ -5,9 +5,10 @@
  * wake it up (one uv_timer_t).  Every socket_action is followed by draining
  * curl_multi_info_read, and finished transfers are reported from
  * http_finish(), outside any curl callback, so done callbacks may submit
- * again.  Memory of a uv handle is freed only in its close callback.  With
- * httpreq.c (one request's easy handle) the only files that include
- * <curl/curl.h>.
+ * again.  Memory of a uv handle is freed only in its close callback, and
+ * the client's once its timer and every poller are closed (base/closer.h).
+ * With httpreq.c (one request's easy handle) and http_int.h, which they
+ * share, the only files that include <curl/curl.h>.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include <curl/curl.h>
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "dis/http.h"
@@ -104,10 +106,10 @@ http_free(struct http *h)
 }
 
 static void
-http_maybe_done(struct http *h)
+http_freed(struct closer *c)
 {
-	if (!h->closing || h->npending_close > 0)
-		return;
+	struct http	*h = container_of(c, struct http, closer);
+
 	if (h->closed != NULL)
 		h->closed(h->closed_arg);
 	http_free(h);
@@ -122,8 +124,7 @@ on_sock_closed(uv_handle_t *handle)
 	s = container_of(handle, struct http_sock, poll);
 	h = s->h;
 	free(s);
-	h->npending_close--;
-	http_maybe_done(h);
+	(void)closer_drop(&h->closer);
 }
 
 static struct http_sock *
@@ -157,7 +158,7 @@ sock_close(struct http_sock *s)
 	if (s->next != NULL)
 		s->next->prevp = s->prevp;
 	*s->prevp = s->next;
-	s->h->npending_close++;
+	closer_hold(&s->h->closer);
 	uv_close((uv_handle_t *)&s->poll, on_sock_closed);
 }
 
@@ -447,6 +448,7 @@ http_new(uv_loop_t *loop, const struct http_opts *opts)
 		log_error("uv_timer_init: %s", uv_strerror(rc));
 		goto fail;
 	}
+	closer_init(&h->closer, http_freed);
 	return h;
 
 fail:
@@ -510,15 +512,6 @@ http_inflight(const struct http *h)
 	return h->ninflight;
 }
 
-static void
-on_timer_closed(uv_handle_t *handle)
-{
-	struct http	*h = container_of(handle, struct http, timer);
-
-	h->npending_close--;
-	http_maybe_done(h);
-}
-
 void
 http_close(struct http *h, void (*closed)(void *), void *arg)
 {
@@ -541,8 +534,8 @@ http_close(struct http *h, void (*closed)(void *), void *arg)
 	curl_multi_cleanup(h->multi);
 	h->multi = NULL;
 	sock_close_all(h);
-	h->npending_close++;
-	uv_close((uv_handle_t *)&h->timer, on_timer_closed);
+	closer_close(&h->closer, (uv_handle_t *)&h->timer);
+	closer_release(&h->closer);
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * Asynchronous HTTP(S) over libcurl's multi interface, driven by libuv
- * (uv_poll_t per socket, one uv_timer_t).  Knows nothing about DIS.  The
- * only file that includes <curl/curl.h>.
+ * (uv_poll_t per socket, one uv_timer_t).  Knows nothing about DIS.
+ * Callers need no curl: only http.c, httpreq.c and their shared
+ * http_int.h include <curl/curl.h>.
  */
 #ifndef DISAGENT_HTTP_H
 #define DISAGENT_HTTP_H

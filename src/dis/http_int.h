@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/util.h"
 #include "dis/http.h"
 
@@ -56,7 +57,8 @@ struct http {
 	struct http_sock	*socks;		/* pollers not yet closing */
 	CURL			*idle[IDLE_EASY_MAX];
 	size_t			 nidle;
-	size_t			 npending_close;
+	struct closer		 closer;	/* the pollers and timer
+						   being closed */
 	bool			 closing;
 	void			(*closed)(void *);
 	void			*closed_arg;

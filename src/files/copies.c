@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
+#include "base/crc32.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "files/copies.h"
@@ -21,7 +20,7 @@ static bool
 head_is(const unsigned char *head, size_t n, uint32_t len, uint32_t crc)
 {
 	return len >= COPY_MIN_HEAD && len <= n &&
-	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, len) == crc;
+	    crc32_of(head, len) == crc;
 }
 
 /* Whether to hold a possible copy back for now (COPY_WAIT_MS at most). */

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
+#include "base/crc32.h"
 #include "base/util.h"
 #include "files/successor.h"
 #include "files/zsource.h"
@@ -154,8 +153,7 @@ successors_find(struct successors *s, uint32_t crc, uint32_t len,
 			continue;
 		if (c->head == NULL && c->nhead == 0)
 			load_head(s, c);
-		if (c->nhead < (ssize_t)len || (uint32_t)crc32(crc32(0L,
-		    Z_NULL, 0), c->head, len) != crc)
+		if (c->nhead < (ssize_t)len || crc32_of(c->head, len) != crc)
 			continue;
 		c->taken = true;
 		*st = c->st;

@@ -12,8 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
+#include "base/crc32.h"
 #include "base/log.h"
 #include "files/tailer.h"
 #include "files/watermark.h"
@@ -48,7 +47,7 @@ fingerprint_now(struct tailer *t)
 	t->fp_len = (uint32_t)MIN((uint64_t)t->fp_max, t->size);
 	if (tailer_fingerprint(t->fd, t->fp_len, &t->fp_crc) != 0) {
 		t->fp_len = 0;
-		t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+		t->fp_crc = CRC32_INIT;
 	}
 }
 
@@ -67,7 +66,7 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 	t->size = (uint64_t)st->st_size;
 	t->read_off = offset;
 	t->fp_max = fp_max;
-	t->fp_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	t->fp_crc = CRC32_INIT;
 	t->active_ms = mono_ms();
 	t->target = UINT64_MAX;
 	wm_init(&t->wm, offset);
@@ -120,8 +119,7 @@ zhead_crc(int fd, enum zkind kind, uint32_t len, uint32_t *crc)
 	head = xmalloc(len ? len : 1);
 	n = zsource_head(fd, kind, head, len);
 	if (n == (ssize_t)len)
-		*crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0),
-		    (const Bytef *)head, len);
+		*crc = crc32_of(head, len);
 	free(head);
 	return n == (ssize_t)len ? 0 : -1;
 }
@@ -251,7 +249,7 @@ int
 tailer_fingerprint_at(int fd, uint64_t off, uint32_t len, uint32_t *crc)
 {
 	unsigned char	 chunk[4096];
-	uLong		 c = crc32(0L, Z_NULL, 0);
+	uint32_t	 c = CRC32_INIT;
 	uint32_t	 done = 0, want;
 	ssize_t		 n;
 
@@ -262,10 +260,10 @@ tailer_fingerprint_at(int fd, uint64_t off, uint32_t len, uint32_t *crc)
 			continue;
 		if (n <= 0)
 			return -1;
-		c = crc32(c, chunk, (uInt)n);
+		c = crc32_update(c, chunk, (size_t)n);
 		done += (uint32_t)n;
 	}
-	*crc = (uint32_t)c;
+	*crc = c;
 	return 0;
 }
 

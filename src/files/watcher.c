@@ -1,5 +1,6 @@
 /*
- * Directory walks and directory watches (base/pattern.c matches).
+ * Directory walks and directory watches (base/pattern.c matches).  The
+ * watcher's memory goes once every watch is closed (base/closer.h).
  */
 #include "config.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/vfs.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
@@ -35,8 +37,7 @@ struct watcher {
 	bool		 warned_remote;
 	struct watchdir	*dirs;
 	size_t		 ndirs;
-	int		 closing;	/* handles left to close */
-	bool		 freed;
+	struct closer	 closer;	/* the watches being closed */
 	watcher_event_cb events;
 	void		*arg;
 };
@@ -53,7 +54,7 @@ on_event(uv_fs_event_t *h, const char *name, int events, int status)
 		log_warn("watch on %s: %s", d->path, uv_strerror(status));
 		return;
 	}
-	if (w->events != NULL && !w->freed)
+	if (w->events != NULL && !closer_released(&w->closer))
 		w->events(w->arg, d->path, name, events);
 }
 
@@ -66,18 +67,24 @@ watchdir_closed(uv_handle_t *h)
 
 	free(d->path);
 	free(d);
-	if (--w->closing == 0 && w->freed) {
-		free(w->pattern);
-		free(w->base);
-		free(w);
-	}
+	(void)closer_drop(&w->closer);
 }
 
 static void
 watchdir_close(struct watchdir *d)
 {
-	d->w->closing++;
+	closer_hold(&d->w->closer);
 	uv_close((uv_handle_t *)&d->ev, watchdir_closed);
+}
+
+static void
+watcher_freed(struct closer *c)
+{
+	struct watcher	*w = container_of(c, struct watcher, closer);
+
+	free(w->pattern);
+	free(w->base);
+	free(w);
 }
 
 /* Whether dir is on a file system where inotify misses writes made by
@@ -276,6 +283,7 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->pattern = pattern_recursive(p, fc->recursive);
 	w->name_glob = strrchr(w->pattern, '/') + 1;
 	w->base = pattern_literal_base(w->pattern);
+	closer_init(&w->closer, watcher_freed);
 	return w;
 }
 
@@ -286,14 +294,9 @@ watcher_free(struct watcher *w)
 
 	if (w == NULL)
 		return;
-	w->freed = true;
 	while ((d = w->dirs) != NULL) {
 		w->dirs = d->next;
 		watchdir_close(d);
 	}
-	if (w->closing == 0) {
-		free(w->pattern);
-		free(w->base);
-		free(w);
-	}
+	closer_release(&w->closer);
 }

@@ -4,8 +4,10 @@
  * libzstd.  Offsets are decompressed bytes, so a rotated file's committed
  * offset carries over to its compressed successor.  Reads go forward; a
  * read before the last one re-reads the tail kept from it, and one before
- * that starts the stream again.  The only file that includes <zstd.h> for
- * decompression and zlib's inflate.
+ * that starts the stream again.  zsource.c is the only file that
+ * decompresses: with base/crc32.c (crc32 alone) the only one that includes
+ * <zlib.h>, and with wire/codec.c (request bodies, compressed) the only
+ * one that includes <zstd.h>.
  */
 #ifndef DISAGENT_ZSOURCE_H
 #define DISAGENT_ZSOURCE_H

@@ -1,8 +1,8 @@
 /*
  * The systemd journal as a flow reads it (source = journal): sd-journal
  * opened on the system journal or on journalDirectory, with the flow's
- * journalMatch, each entry a record in its journalFormat.  The only user
- * of libsystemd.
+ * journalMatch, each entry a record in its journalFormat.  journal/ is
+ * the only user of libsystemd, which sdjournal.c loads when needed.
  *
  * No thread and no busy wait: the loop waits on sd_journal_get_fd with a
  * uv_poll, and on a timer for sd_journal_get_timeout (the journal's own

@@ -5,7 +5,9 @@
  * partition.  A failure the retry policy cures (network, 5xx, throttling)
  * puts the call back with a due time; one timer wakes the queue for the
  * earliest.  A commit carries the newest sequence number asked for when
- * it is sent; one asked for while it is on the wire goes after it.
+ * it is sent; one asked for while it is on the wire goes after it.  The
+ * memory goes once the timer is closed and no reply is awaited
+ * (base/closer.h).
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "readback/ckpt.h"
 #include "readback/rbcall.h"
@@ -54,12 +57,11 @@ struct ckpt {
 	uv_timer_t	 timer;
 	struct op	*ops;
 	size_t		 inflight;
+	struct closer	 closer;	/* the timer, the replies awaited */
 	unsigned	 failed;
 	ckpt_drain_cb	 drain_cb;
 	void		*drain_arg;
 	bool		 stopped;
-	bool		 freeing;
-	bool		 closed;
 };
 
 static void	dispatch(struct ckpt *);
@@ -72,8 +74,9 @@ op_free(struct op *op)
 }
 
 static void
-really_free(struct ckpt *ck)
+freed(struct closer *c)
 {
+	struct ckpt	*ck = container_of(c, struct ckpt, closer);
 	struct op	*op;
 
 	while ((op = ck->ops) != NULL) {
@@ -252,12 +255,7 @@ on_reply(const struct http_response *r, void *arg)
 
 	ck->inflight--;
 	op->inflight = false;
-	if (ck->freeing) {
-		if (ck->closed && ck->inflight == 0)
-			really_free(ck);
-		return;
-	}
-	if (ck->stopped)
+	if (closer_drop(&ck->closer) || ck->stopped)
 		return;
 	op_what(op, what, sizeof(what));
 	a = rb_classify(r, what, &e);
@@ -362,6 +360,7 @@ dispatch(struct ckpt *ck)
 		if (op_send(op) == 0) {
 			op->inflight = true;
 			ck->inflight++;
+			closer_hold(&ck->closer);
 			continue;
 		}
 		/* Not sent: as a network error (retried, or given up). */
@@ -395,6 +394,7 @@ ckpt_new(uv_loop_t *loop, struct disapi *api, const char *app,
 	ck->metadata = metadata != NULL ? xstrdup(metadata) : NULL;
 	ck->app_path = xasprintf("apps/%s/", app);
 	ck->forever = forever;
+	closer_init(&ck->closer, freed);
 	uv_timer_init(loop, &ck->timer);
 	return ck;
 }
@@ -461,23 +461,12 @@ ckpt_stop(struct ckpt *ck)
 	uv_timer_stop(&ck->timer);
 }
 
-static void
-closed(uv_handle_t *h)
-{
-	struct ckpt	*ck = container_of((uv_timer_t *)(void *)h,
-	    struct ckpt, timer);
-
-	ck->closed = true;
-	if (ck->inflight == 0)
-		really_free(ck);
-}
-
 void
 ckpt_free(struct ckpt *ck)
 {
 	if (ck == NULL)
 		return;
 	ckpt_stop(ck);
-	ck->freeing = true;
-	uv_close((uv_handle_t *)&ck->timer, closed);
+	closer_close(&ck->closer, (uv_handle_t *)&ck->timer);
+	closer_release(&ck->closer);
 }

@@ -16,6 +16,17 @@
  * partition starts from is its committed checkpoint, looked up before
  * its first cursor; a checkpoint a trim left behind (DIS.4224) is one
  * WARN, and the partition goes on from the oldest record kept.
+ *
+ * Where a partition's next cursor starts is one state (enum from), each
+ * entered in set_from():
+ *
+ *   START, LATEST --the app's checkpoint--> CKPT
+ *   START, LATEST, CKPT --a record handed out--> LAST
+ *   LATEST, OLDEST --a cursor--> LAST (a last number known) or START
+ *   any --DIS.4224 for the cursor asked for--> OLDEST
+ *
+ * The memory goes once every timer is closed and no reply is awaited
+ * (base/closer.h).
  */
 #include "config.h"
 
@@ -25,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "readback/describe.h"
 #include "readback/rbcall.h"
@@ -41,19 +53,32 @@
 
 enum pstate { PS_IDLE, PS_ACTIVE, PS_DONE };
 
+static const char *const pstate_names[] = { "idle", "active", "done" };
+
+/* Where the next cursor starts (the diagram at the top). */
+enum from {
+	FROM_START,	/* as the options say (start) */
+	FROM_LATEST,	/* LATEST; renewed after last or as start says */
+	FROM_CKPT,	/* after last, the app's checkpoint; nothing handed
+			   out yet */
+	FROM_LAST,	/* after last, the last record handed out */
+	FROM_OLDEST,	/* TRIM_HORIZON: what followed last expired */
+};
+
+static const char *const from_names[] = {
+	"start", "latest", "checkpoint", "last", "oldest",
+};
+
 struct rb_part {
 	struct readback	*rb;
 	uv_timer_t	 timer;
 	char		 id[40];
 	enum rb_start	 start;
 	char		*cursor;	/* NULL: get one first */
-	int64_t		 last;		/* last sequence number handed out */
-	bool		 have_last;
-	bool		 from_oldest;	/* next cursor: TRIM_HORIZON */
-	bool		 latest;	/* next cursor: LATEST */
+	int64_t		 last;		/* last sequence number handed out,
+					   or the checkpoint; -1: none */
+	enum from	 from;		/* the next cursor */
 	bool		 placed;	/* the app's checkpoint is known */
-	bool		 from_ckpt;	/* last is the checkpoint, no record
-					   handed out yet */
 	int64_t		 first;		/* when described; -1 unknown */
 	int64_t		 end;		/* no follow: next number then */
 	size_t		 fetch;		/* max_fetch_bytes */
@@ -81,17 +106,16 @@ struct readback {
 	uv_timer_t	 timer;		/* rescans */
 	struct rb_part	*parts, **tail;
 	size_t		 active;
-	size_t		 inflight;
-	size_t		 closing;
+	struct closer	 closer;	/* the timers, the replies awaited */
 	bool		 stopped;
-	bool		 freeing;
 };
 
 static void	part_later(struct rb_part *, uint64_t);
 
 static void
-really_free(struct readback *rb)
+freed(struct closer *c)
 {
+	struct readback	*rb = container_of(c, struct readback, closer);
 	struct rb_part	*p;
 	size_t		 i;
 
@@ -112,12 +136,7 @@ really_free(struct readback *rb)
 static bool
 replied(struct readback *rb)
 {
-	rb->inflight--;
-	if (rb->freeing && rb->closing == 0 && rb->inflight == 0)
-		really_free(rb);
-	else if (!rb->stopped)
-		return true;
-	return false;
+	return !closer_drop(&rb->closer) && !rb->stopped;
 }
 
 /* Stop everything and call done, once. */
@@ -138,6 +157,28 @@ finish(struct readback *rb, int rc, const struct rb_error *e)
 
 /* --- partitions --------------------------------------------------------- */
 
+/* The one place a partition's state changes. */
+static void
+part_set_state(struct rb_part *p, enum pstate st)
+{
+	if (p->state == st)
+		return;
+	log_debug("stream %s partition %s: %s -> %s", p->rb->stream, p->id,
+	    pstate_names[p->state], pstate_names[st]);
+	p->state = st;
+}
+
+/* The one place where the next cursor starts changes. */
+static void
+set_from(struct rb_part *p, enum from from)
+{
+	if (p->from == from)
+		return;
+	log_debug("stream %s partition %s: next cursor from %s -> %s",
+	    p->rb->stream, p->id, from_names[p->from], from_names[from]);
+	p->from = from;
+}
+
 /*
  * Without --follow, after a reply of n records: is the partition read to
  * the end it had when described?  The end is "next" of "[first : next]",
@@ -152,8 +193,8 @@ at_end(struct rb_part *p, size_t n)
 	if (p->end < 0)
 		return n == 0;
 	if (n > 0)
-		return p->have_last && p->last >= p->end;
-	return p->end <= p->first || (p->have_last && p->last >= p->end - 1) ||
+		return p->last >= 0 && p->last >= p->end;
+	return p->end <= p->first || (p->last >= 0 && p->last >= p->end - 1) ||
 	    ++p->empty >= EMPTY_MAX;
 }
 
@@ -165,7 +206,7 @@ start_next(struct readback *rb)
 
 	for (p = rb->parts; p != NULL && rb->active < max; p = p->next)
 		if (p->state == PS_IDLE) {
-			p->state = PS_ACTIVE;
+			part_set_state(p, PS_ACTIVE);
 			rb->active++;
 			part_later(p, 0);
 		}
@@ -177,7 +218,7 @@ part_done(struct rb_part *p)
 	struct readback	*rb = p->rb;
 	struct rb_part	*q;
 
-	p->state = PS_DONE;
+	part_set_state(p, PS_DONE);
 	rb->active--;
 	start_next(rb);
 	for (q = rb->parts; q != NULL; q = q->next)
@@ -237,12 +278,17 @@ part_failed(struct rb_part *p, enum rb_act a, const struct rb_error *e)
 static const char *
 cursor_type(const struct rb_part *p)
 {
-	if (p->from_oldest)
+	switch (p->from) {
+	case FROM_OLDEST:
 		return "TRIM_HORIZON";
-	if (p->latest)
+	case FROM_LATEST:
 		return "LATEST";
-	if (p->have_last)
+	case FROM_CKPT:
+	case FROM_LAST:
 		return "AFTER_SEQUENCE_NUMBER";
+	case FROM_START:
+		break;
+	}
 	switch (p->start) {
 	case RB_LATEST:
 		return "LATEST";
@@ -263,7 +309,7 @@ part_get(struct rb_part *p, const char *path, const char *query,
 	struct rb_error	 e;
 
 	if (rb_get(p->rb->api, path, query, cb, p) == 0) {
-		p->rb->inflight++;
+		closer_hold(&p->rb->closer);
 		return;
 	}
 	memset(&e, 0, sizeof(e));
@@ -349,23 +395,23 @@ out_of_range(struct rb_part *p, const struct rb_error *e)
 {
 	struct readback	*rb = p->rb;
 
-	if (p->from_oldest || (!p->have_last && p->start == RB_AT_SEQUENCE)) {
+	if (p->from == FROM_OLDEST || (p->last < 0 &&
+	    p->start == RB_AT_SEQUENCE)) {
 		finish(rb, -ERANGE, e);
 		return;
 	}
-	if (p->from_ckpt)
+	if (p->from == FROM_CKPT)
 		log_warn("stream %s partition %s: app %s's checkpoint %" PRId64
 		    " is outside the records the partition holds (trimmed: "
 		    "the records after it expired before they were read); "
 		    "going on from the oldest record kept", rb->stream, p->id,
 		    rb->app, p->last);
-	else if (p->have_last)
+	else if (p->last >= 0)
 		log_warn("stream %s partition %s: records after sequence "
 		    "number %" PRId64 " expired before they were read; going "
 		    "on from the oldest record kept", rb->stream, p->id,
 		    p->last);
-	p->from_ckpt = false;
-	p->from_oldest = true;
+	set_from(p, FROM_OLDEST);
 	part_later(p, 0);
 }
 
@@ -392,7 +438,8 @@ on_cursor(const struct http_response *r, void *arg)
 		part_failed(p, a == RB_RENEW ? RB_RETRY : a, &e);
 		return;
 	}
-	p->from_oldest = p->latest = false;
+	if (p->from == FROM_OLDEST || p->from == FROM_LATEST)
+		set_from(p, p->last >= 0 ? FROM_LAST : FROM_START);
 	p->attempt = p->throttles = 0;
 	get_records(p);
 }
@@ -424,9 +471,8 @@ on_checkpoint(const struct http_response *r, void *arg)
 	p->attempt = p->throttles = 0;
 	if (seq >= 0) {
 		/* After the checkpoint, whatever the start asked for. */
-		p->have_last = p->from_ckpt = true;
 		p->last = seq;
-		p->latest = false;
+		set_from(p, FROM_CKPT);
 	}
 	part_later(p, 0);
 }
@@ -443,11 +489,10 @@ hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
 	for (i = 0; i < n; i++) {
 		codec_records_get(recs, i, &rec);
 		/* After a renewal DIS may repeat what we had. */
-		if (p->have_last && rec.seq <= p->last)
+		if (rec.seq <= p->last)
 			continue;
 		p->last = rec.seq;
-		p->have_last = true;
-		p->from_ckpt = false;
+		set_from(p, FROM_LAST);
 		(*given)++;
 		*bytes += rec.data64_len / 4 * 3;
 		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
@@ -542,6 +587,7 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	p->rb = rb;
 	snprintf(p->id, sizeof(p->id), "%s", cp->id);
 	p->start = start;
+	p->last = -1;
 	p->first = cp->seq_first;
 	p->end = cp->seq_next;
 	p->fetch = rb->advanced ? 5 * MIB : MIB;
@@ -552,11 +598,9 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	 * none, and so skips nothing written meanwhile. */
 	if (start == RB_LATEST && cp->seq_next >= 0) {
 		p->start = RB_TRIM_HORIZON;
-		p->latest = true;
-		if (cp->seq_next > cp->seq_first) {
-			p->have_last = true;
+		p->from = FROM_LATEST;
+		if (cp->seq_next > cp->seq_first)
 			p->last = cp->seq_next - 1;
-		}
 	}
 	uv_timer_init(rb->loop, &p->timer);
 	*rb->tail = p;
@@ -736,6 +780,7 @@ readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
 	rb->arg = arg;
 	rb->desc = describe_new(loop, api, rb->stream, on_described, rb);
 	rb->tail = &rb->parts;
+	closer_init(&rb->closer, freed);
 	uv_timer_init(loop, &rb->timer);
 	return rb;
 }
@@ -758,15 +803,6 @@ readback_stop(struct readback *rb)
 		uv_timer_stop(&p->timer);
 }
 
-static void
-timer_closed(uv_handle_t *h)
-{
-	struct readback	*rb = h->data;
-
-	if (--rb->closing == 0 && rb->inflight == 0)
-		really_free(rb);
-}
-
 void
 readback_free(struct readback *rb)
 {
@@ -776,13 +812,8 @@ readback_free(struct readback *rb)
 		return;
 	readback_stop(rb);
 	describe_free(rb->desc);
-	rb->freeing = true;
-	rb->closing = 1;
-	rb->timer.data = rb;
-	uv_close((uv_handle_t *)&rb->timer, timer_closed);
-	for (p = rb->parts; p != NULL; p = p->next) {
-		rb->closing++;
-		p->timer.data = rb;
-		uv_close((uv_handle_t *)&p->timer, timer_closed);
-	}
+	closer_close(&rb->closer, (uv_handle_t *)&rb->timer);
+	for (p = rb->parts; p != NULL; p = p->next)
+		closer_close(&rb->closer, (uv_handle_t *)&p->timer);
+	closer_release(&rb->closer);
 }

@@ -1,6 +1,6 @@
 /*
- * Line filters (filter.h): two PCRE2 patterns compiled once per flow, with
- * JIT where the platform allows it, and one match data block for both.
+ * Line filters (filter.h): two patterns compiled once per flow (base/re.c:
+ * PCRE2 with JIT where the platform allows it).
  */
 #include "config.h"
 
@@ -9,65 +9,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include "base/log.h"
+#include "base/re.h"
+#include "base/util.h"
 #include "records/filter.h"
 
 struct filter {
-	pcre2_code		*include;	/* NULL: every record */
-	pcre2_code		*exclude;	/* NULL: none */
-	pcre2_match_data	*md;
-	int			 delim;		/* -1: none kept */
+	struct re	*include;	/* NULL: every record */
+	struct re	*exclude;	/* NULL: none */
+	int		 delim;		/* -1: none kept */
 };
 
-/* Records are UTF-8 once framed. */
-static uint32_t
-compile_flags(void)
-{
-#ifdef PCRE2_MATCH_INVALID_UTF
-	return PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-#else
-	/* PCRE2 < 10.34: invalid UTF-8 in a record makes the match fail. */
-	return PCRE2_UTF;
-#endif
-}
-
-/* pattern into *re (NULL for ""); 0, or -EINVAL with why in err. */
+/* pattern into *re (NULL for ""); 0, or -EINVAL with why in err.  Records
+ * are UTF-8 once framed. */
 static int
-compile(const char *pattern, pcre2_code **re, char *err, size_t errlen)
+compile(const char *pattern, struct re **re, char *err, size_t errlen)
 {
-	PCRE2_UCHAR	 msg[120];
-	PCRE2_SIZE	 off;
-	int		 ec;
+	struct re_error	 e;
 
 	*re = NULL;
 	if (pattern == NULL || pattern[0] == '\0')
 		return 0;
-	*re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-	    compile_flags(), &ec, &off, NULL);
-	if (*re == NULL) {
-		pcre2_get_error_message(ec, msg, sizeof(msg));
-		snprintf(err, errlen, "is not a valid regular expression (%s "
-		    "at offset %zu)", (const char *)msg, (size_t)off);
-		return -EINVAL;
-	}
-	/* Without JIT (no executable memory, as under
-	 * MemoryDenyWriteExecute=yes) the interpreter is used. */
-	(void)pcre2_jit_compile(*re, PCRE2_JIT_COMPLETE);
-	return 0;
+	if (re_new(pattern, RE_UTF, re, &e) == 0)
+		return 0;
+	snprintf(err, errlen, "is not a valid regular expression (%s at "
+	    "offset %zu)", e.msg, e.offset);
+	return -EINVAL;
 }
 
 const char *
 filter_check_pattern(const char *value)
 {
 	static char	 why[256];
-	pcre2_code	*re;
+	struct re	*re;
 
 	if (compile(value, &re, why, sizeof(why)) != 0)
 		return why;
-	pcre2_code_free(re);
+	re_free(re);
 	return NULL;
 }
 
@@ -93,10 +70,6 @@ filter_new(const char *include, const char *exclude, int delim,
 	bad = exclude;
 	if (compile(exclude, &f->exclude, why, sizeof(why)) != 0)
 		goto fail;
-	/* Only whether a pattern matches is asked: one pair is enough. */
-	f->md = pcre2_match_data_create(1, NULL);
-	if (f->md == NULL)
-		fatalx("%s: out of memory", __func__);
 	*out = f;
 	return 0;
 fail:
@@ -112,16 +85,9 @@ filter_free(struct filter *f)
 {
 	if (f == NULL)
 		return;
-	pcre2_match_data_free(f->md);
-	pcre2_code_free(f->include);
-	pcre2_code_free(f->exclude);
+	re_free(f->include);
+	re_free(f->exclude);
 	free(f);
-}
-
-static bool
-matches(struct filter *f, pcre2_code *re, const char *data, size_t len)
-{
-	return pcre2_match(re, (PCRE2_SPTR)data, len, 0, 0, f->md, NULL) >= 0;
 }
 
 bool
@@ -130,7 +96,9 @@ filter_pass(struct filter *f, const char *data, size_t len)
 	if (f->delim >= 0 && len > 0 &&
 	    (unsigned char)data[len - 1] == (unsigned char)f->delim)
 		len--;
-	if (f->include != NULL && !matches(f, f->include, data, len))
+	/* A match that fails (PCRE2's match limit) counts as no match: the
+	 * record is left out by an include pattern, kept by an exclude. */
+	if (f->include != NULL && re_match(f->include, data, len) != 1)
 		return false;
-	return f->exclude == NULL || !matches(f, f->exclude, data, len);
+	return f->exclude == NULL || re_match(f->exclude, data, len) != 1;
 }

@@ -23,10 +23,8 @@
 #include <string.h>
 #include <strings.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "base/log.h"
+#include "base/re.h"
 #include "records/framer.h"
 
 /* A pending record's buffer larger than this is freed once it is sent. */
@@ -42,8 +40,7 @@ struct framer {
 	bool			 strip_cr;
 	bool			 skip_empty;
 	unsigned long		 skip_header;
-	pcre2_code		*re;		/* NULL: single-line */
-	pcre2_match_data	*md;
+	struct re		*re;		/* NULL: single-line */
 	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
 	struct buf		 scratch;	/* CR-stripped line + delimiter */
 	struct buf		 conv;		/* a record converted to UTF-8 */
@@ -285,8 +282,7 @@ append(struct feed *fd, const struct line *l, bool join)
 static bool
 starts_record(struct framer *fr, const struct line *l)
 {
-	return pcre2_match(fr->re, (PCRE2_SPTR)l->p, l->len, 0, 0, fr->md,
-	    NULL) >= 0;
+	return re_match(fr->re, l->p, l->len) > 0;
 }
 
 /* Multi-line mode: a start line sends the pending record and replaces it. */
@@ -553,40 +549,21 @@ is_utf8(const char *enc)
 	    strcasecmp(enc, "UTF8") == 0;
 }
 
-/* Compile the multi-line pattern, with JIT when the platform has it. */
+/* Compile the multi-line pattern (base/re.c: JIT where it can). */
 static int
 compile(struct framer *fr, const char *pattern, bool utf, char *err,
     size_t errlen)
 {
-	PCRE2_UCHAR	 msg[160];
-	PCRE2_SIZE	 off;
-	uint32_t	 flags = 0;
-	int		 ec;
+	struct re_error	 e;
+	int		 rc;
 
 	if (pattern == NULL || pattern[0] == '\0')
 		return 0;
-#ifdef PCRE2_MATCH_INVALID_UTF
-	if (utf)
-		flags = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-#else
-	/* PCRE2 < 10.34: invalid UTF-8 in a line makes the match fail. */
-	if (utf)
-		flags = PCRE2_UTF;
-#endif
-	fr->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-	    flags, &ec, &off, NULL);
-	if (fr->re == NULL) {
-		pcre2_get_error_message(ec, msg, sizeof(msg));
+	rc = re_new(pattern, utf ? RE_UTF : 0, &fr->re, &e);
+	if (rc != 0)
 		snprintf(err, errlen, "multiLineStartPattern: %s at offset %zu",
-		    (const char *)msg, (size_t)off);
-		return -EINVAL;
-	}
-	/* Without JIT (unsupported CPU, SELinux) the interpreter is used. */
-	(void)pcre2_jit_compile(fr->re, PCRE2_JIT_COMPLETE);
-	fr->md = pcre2_match_data_create_from_pattern(fr->re, NULL);
-	if (fr->md == NULL)
-		fatalx("%s: out of memory", __func__);
-	return 0;
+		    e.msg, e.offset);
+	return rc;
 }
 
 int
@@ -642,8 +619,7 @@ framer_free(struct framer *fr)
 {
 	if (fr == NULL)
 		return;
-	pcre2_match_data_free(fr->md);
-	pcre2_code_free(fr->re);
+	re_free(fr->re);
 	if (fr->cd != (iconv_t)-1)
 		iconv_close(fr->cd);
 	buf_cleanup(&fr->scratch);

@@ -1,6 +1,6 @@
 /*
  * LOGTOJSON's log formats and matchPattern (logparse.h): Java regular
- * expressions translated to PCRE2, compiled once with JIT when it works.
+ * expressions translated to PCRE2 and compiled once (base/re.c).
  *
  * The built-in patterns are the DIS Agent's PatternConstants, spelt as its
  * Java source spells them and put through the same translation as a
@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "base/log.h"
+#include "base/re.h"
 #include "records/logparse.h"
 
 /* --- the DIS Agent's PatternConstants, as Java source has them ----------- */
@@ -94,10 +92,7 @@ static const char *const syslog_fields[] = {
 };
 
 struct logparse {
-	pcre2_code		*re;
-	pcre2_match_data	*md;
-	uint32_t		 groups;
-	bool			 jit;
+	struct re	*re;
 };
 
 /* --- Java -> PCRE2 -------------------------------------------------------- */
@@ -430,10 +425,9 @@ logparse_new(enum logparse_format fmt, const char *java_pattern,
     struct logparse **out, char *err, size_t errlen)
 {
 	struct logparse	*lp;
-	PCRE2_UCHAR	 msg[160];
-	PCRE2_SIZE	 off;
+	struct re_error	 e;
 	char		*pat;
-	int		 ec;
+	int		 rc;
 
 	*out = NULL;
 	if (java_pattern == NULL || java_pattern[0] == '\0')
@@ -442,25 +436,15 @@ logparse_new(enum logparse_format fmt, const char *java_pattern,
 	if (pat == NULL)
 		return -EINVAL;
 	lp = xcalloc(1, sizeof(*lp));
-	/* Anchored at both ends when compiled, so that JIT runs it: JIT
-	 * does not take these two options at match time. */
-	lp->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
-	    PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED, &ec, &off, NULL);
+	/* The lines matched are UTF-8 already (the framer converts them). */
+	rc = re_new(pat, RE_UTF_VALID | RE_WHOLE, &lp->re, &e);
 	free(pat);
-	if (lp->re == NULL) {
-		pcre2_get_error_message(ec, msg, sizeof(msg));
+	if (rc != 0) {
 		snprintf(err, errlen, "%s (in the PCRE2 translation, at "
-		    "offset %zu)", (const char *)msg, (size_t)off);
+		    "offset %zu)", e.msg, e.offset);
 		free(lp);
-		return -EINVAL;
+		return rc;
 	}
-	(void)pcre2_pattern_info(lp->re, PCRE2_INFO_CAPTURECOUNT, &lp->groups);
-	/* Without executable memory (MemoryDenyWriteExecute, SELinux) or
-	 * JIT support this fails, and pcre2_match interprets instead. */
-	lp->jit = pcre2_jit_compile(lp->re, PCRE2_JIT_COMPLETE) == 0;
-	lp->md = pcre2_match_data_create_from_pattern(lp->re, NULL);
-	if (lp->md == NULL)
-		fatalx("%s: out of memory", __func__);
 	*out = lp;
 	return 0;
 }
@@ -470,21 +454,20 @@ logparse_free(struct logparse *lp)
 {
 	if (lp == NULL)
 		return;
-	pcre2_match_data_free(lp->md);
-	pcre2_code_free(lp->re);
+	re_free(lp->re);
 	free(lp);
 }
 
 size_t
 logparse_groups(const struct logparse *lp)
 {
-	return lp->groups;
+	return re_groups(lp->re);
 }
 
 bool
 logparse_jit(const struct logparse *lp)
 {
-	return lp->jit;
+	return re_jit(lp->re);
 }
 
 size_t
@@ -518,26 +501,14 @@ logparse_match(struct logparse *lp, const char *s, size_t n,
 {
 	int	 rc;
 
-	rc = pcre2_match(lp->re, (PCRE2_SPTR)s, n, 0, PCRE2_NO_UTF_CHECK,
-	    lp->md, NULL);
-	/* A line too deep for the JIT's stack: the interpreter has more. */
-	if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-		rc = pcre2_match(lp->re, (PCRE2_SPTR)s, n, 0,
-		    PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, lp->md, NULL);
-	if (rc == PCRE2_ERROR_NOMATCH)
-		return 0;
-	if (rc < 0)
-		return rc;
-	*spans = pcre2_get_ovector_pointer(lp->md);
-	return 1;
+	rc = re_match(lp->re, s, n);
+	if (rc > 0)
+		*spans = re_spans(lp->re);
+	return rc;
 }
 
 const char *
 logparse_error(int rc, char *buf, size_t len)
 {
-	PCRE2_UCHAR	 msg[120];
-
-	pcre2_get_error_message(rc, msg, sizeof(msg));
-	snprintf(buf, len, "%s", (const char *)msg);
-	return buf;
+	return re_strerror(rc, buf, len);
 }

@@ -93,6 +93,25 @@ body_share(size_t len, size_t klen)
 _Static_assert(PBUF_ENTRY_OVERHEAD <= 40,
     "body_share must bound a protobuf record too");
 
+/* What a record costs its batch: data, key, entry, share of the body. */
+static size_t
+rec_cost(size_t len, size_t klen)
+{
+	return len + klen + sizeof(struct batch_rec) + body_share(len, klen);
+}
+
+static void
+grow_recs(struct batch *b, size_t n)
+{
+	if (b->nrecs + n <= b->caprecs)
+		return;
+	if (b->caprecs == 0)
+		b->caprecs = 64;
+	while (b->caprecs < b->nrecs + n)
+		b->caprecs *= 2;
+	b->recs = xrealloc(b->recs, b->caprecs * sizeof(*b->recs));
+}
+
 void
 batch_add(struct batch *b, const char *data, size_t len, const char *key,
     uint16_t seg, uint64_t file_off)
@@ -100,10 +119,7 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	struct batch_rec *r;
 	size_t		 klen = strlen(key) + 1, cost;
 
-	if (b->nrecs == b->caprecs) {
-		b->caprecs = b->caprecs ? b->caprecs * 2 : 64;
-		b->recs = xrealloc(b->recs, b->caprecs * sizeof(*b->recs));
-	}
+	grow_recs(b, 1);
 	r = &b->recs[b->nrecs++];
 	r->off = (uint32_t)b->data.len;
 	r->len = (uint32_t)len;
@@ -113,7 +129,70 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	r->file_off = file_off;
 	buf_add(&b->data, data, len);
 	buf_add(&b->keys, key, klen);
-	cost = len + klen + sizeof(*r) + body_share(len, klen);
+	cost = rec_cost(len, klen);
 	b->charged += cost;
 	mem_charge(b->mem, cost);
+}
+
+void
+batch_mark_done(struct batch *b, size_t i)
+{
+	struct batch_rec *r = &b->recs[i];
+
+	if (r->done)
+		return;
+	r->done = true;
+	b->ndone++;
+	b->done_bytes += r->len;
+}
+
+size_t
+batch_undone(const struct batch *b, size_t *bytes)
+{
+	*bytes = b->data.len - b->done_bytes;
+	return b->nrecs - b->ndone;
+}
+
+void
+batch_absorb(struct batch *dst, struct batch *src)
+{
+	const struct batch_rec *r;
+	struct batch_rec *moved;
+	const char	*key;
+	size_t		 i, n, klen, cost = 0;
+	uint16_t	 base = (uint16_t)dst->nsegs;
+
+	for (i = 0; i < src->nsegs; i++) {
+		(void)batch_add_seg(dst, src->segs[i].file, src->segs[i].name,
+		    src->segs[i].range);
+	}
+	n = src->nrecs - src->ndone;
+	grow_recs(dst, n);
+	/* Older records first: the records of src go in front. */
+	memmove(dst->recs + n, dst->recs, dst->nrecs * sizeof(*dst->recs));
+	moved = dst->recs;
+	for (i = 0; i < src->nrecs; i++) {
+		r = &src->recs[i];
+		if (r->done)
+			continue;
+		key = src->keys.data + r->key;
+		klen = strlen(key) + 1;
+		moved->off = (uint32_t)dst->data.len;
+		moved->len = r->len;
+		moved->key = (uint32_t)dst->keys.len;
+		moved->seg = (uint16_t)(base + r->seg);
+		moved->done = false;
+		moved->file_off = r->file_off;
+		buf_add(&dst->data, src->data.data + r->off, r->len);
+		buf_add(&dst->keys, key, klen);
+		cost += rec_cost(r->len, klen);
+		moved++;
+	}
+	dst->nrecs += n;
+	dst->charged += cost;
+	mem_charge(dst->mem, cost);
+	/* Nothing of src is left to send, and none of its records may be
+	 * counted twice. */
+	src->ndone = src->nrecs;
+	src->done_bytes = src->data.len;
 }

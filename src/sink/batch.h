@@ -10,6 +10,11 @@
  * Every record belongs to a segment: one file's range in the batch (file id
  * and name, the watermark range), so that an acknowledgement moves the
  * right file's committed offset and a dead letter names its file.
+ *
+ * The sink may merge a batch whose records it must resend into a later
+ * batch of the same flow (batch_absorb): the later batch then owns the
+ * records and the segments, and its done callback acknowledges both; the
+ * earlier batch is freed by the sink and never handed back.
  */
 #ifndef DISAGENT_BATCH_H
 #define DISAGENT_BATCH_H
@@ -46,6 +51,7 @@ struct batch {
 	size_t		 nrecs;
 	size_t		 caprecs;
 	size_t		 ndone;
+	size_t		 done_bytes;	/* data of the records done */
 	struct batch_seg *segs;
 	size_t		 nsegs;
 	size_t		 capsegs;
@@ -57,11 +63,15 @@ struct batch {
 	unsigned	 attempt;
 	bool		 sending;	/* a request is in flight */
 	uint64_t	 sent_ms;
+	uint64_t	 sent_seq;	/* the sink's count of sends, at this one */
 	uint64_t	 due_ms;	/* when a scheduled send is due */
 	struct buf	 body;		/* body of the request in flight */
 	size_t		*sent_idx;	/* record index of each body entry */
 	size_t		 nsent;
 	size_t		 limit;		/* records per request after a split */
+	bool		 remnant;	/* waits to resend records a reply
+					   failed one by one: may ride in
+					   another batch's request */
 	struct batch	*next;		/* the sink's queues */
 };
 
@@ -78,6 +88,25 @@ uint16_t	 batch_add_seg(struct batch *, uint64_t file, const char *name,
 /* Add a record of segment seg starting at file_off in its file. */
 void		 batch_add(struct batch *, const char *data, size_t len,
 		    const char *key, uint16_t seg, uint64_t file_off);
+
+/* Record i is acknowledged or dead-lettered. */
+void		 batch_mark_done(struct batch *, size_t i);
+/* Records of b not done yet; their data bytes into *bytes. */
+size_t		 batch_undone(const struct batch *, size_t *bytes);
+
+/* Most segments a batch takes by absorbing others (batch_absorb). */
+#define BATCH_MAX_SEGS	256
+
+/*
+ * Move the records of src that are not done to the front of dst (they are
+ * older), with every segment of src: its ranges are now dst's, and are
+ * acknowledged when dst is delivered, acknowledged records of src
+ * included.  dst is charged for the records it takes; src is left with
+ * nothing to send, to be freed (which releases its own charge).  Both
+ * belong to one flow's sink; dst->nsegs + src->nsegs must not exceed
+ * BATCH_MAX_SEGS.
+ */
+void		 batch_absorb(struct batch *dst, struct batch *src);
 
 /* Release the body of the last request (its memory stays charged: it was
  * reserved with each record). */

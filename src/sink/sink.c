@@ -2,8 +2,12 @@
  * The DIS sink of one flow.  Each batch is sent as PutRecords; the reply is
  * matched to the request by position (lessons R13): acknowledged records are
  * marked done and never resent, records failing with a retriable code are
- * resent alone after a backoff, and records DIS rejects as invalid go to the
- * dead-letter file.  Request-level failures are retried by cause
+ * resent after a backoff, and records DIS rejects as invalid go to the
+ * dead-letter file.  A batch waiting to resend such records (a remnant)
+ * rides in the next request of the flow that has room for it, so that
+ * throttling does not turn into a stream of small requests; the flow
+ * leaves that room (sink_riders) and may submit while remnants wait
+ * (sink_has_room).  Request-level failures are retried by cause
  * (dis-api.md section 4): transient ones with full-jitter backoff forever,
  * throttling more slowly and with fewer requests in flight (AIMD), and
  * credential, permission and stream errors pause the flow behind one slow
@@ -167,12 +171,15 @@ sink_enqueue(struct sink *s, struct batch *b)
 
 static void	on_timer(uv_timer_t *);
 
+/* The due time of a parked remnant: after every other, never a timer. */
+#define PARKED	UINT64_MAX
+
 static void
 arm_timer(struct sink *s)
 {
 	uint64_t	 now = mono_ms();
 
-	if (s->timed == NULL) {
+	if (s->timed == NULL || s->timed->due_ms == PARKED) {
 		uv_timer_stop(&s->timer);
 		return;
 	}
@@ -180,13 +187,12 @@ arm_timer(struct sink *s)
 	    s->timed->due_ms > now ? s->timed->due_ms - now : 0, 0);
 }
 
-/* Send b after delay_ms (a retry, the pacing gap, the probe). */
-void
-sink_schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
+/* Into the timed queue, in due order. */
+static void
+insert_timed(struct sink *s, struct batch *b)
 {
 	struct batch	**pp;
 
-	b->due_ms = mono_ms() + delay_ms;
 	for (pp = &s->timed; *pp != NULL && (*pp)->due_ms <= b->due_ms;
 	    pp = &(*pp)->next)
 		;
@@ -194,6 +200,49 @@ sink_schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
 	*pp = b;
 	if (s->timed == b)
 		arm_timer(s);
+}
+
+/* Send b after delay_ms (a retry, the pacing gap, the probe). */
+void
+sink_schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
+{
+	b->due_ms = mono_ms() + delay_ms;
+	insert_timed(s, b);
+}
+
+/*
+ * Whether t, in the timed queue, may ride in another batch's request: it
+ * waits to resend records that failed one by one (not a whole request
+ * that failed: that one is retried as it was), it was not split by a 413,
+ * and it leaves room for the segments of the batch that takes it.  Not
+ * with ordered = true: there a remnant keeps its place in the window and
+ * goes before anything newer, so records reach the stream in file order.
+ */
+static bool
+rider(const struct sink *s, const struct batch *t)
+{
+	return s->state == SINK_READY && !s->fc->ordered && t->remnant &&
+	    t->limit == 0 && t->nsegs < BATCH_MAX_SEGS;
+}
+
+/*
+ * Whether a riding remnant whose backoff is over may have a request of its
+ * own now: only in a place of the window, and when no other batch of the
+ * flow waits to leave (for the pacing gap, or a retry), with which it would
+ * rather ride.  Otherwise it is parked, and goes when a request ends and
+ * it may (sink_release_parked), unless a request takes it first.
+ */
+static bool
+remnant_may_go(const struct sink *s)
+{
+	const struct batch *t;
+
+	if (s->inflight >= sink_window(s))
+		return false;
+	for (t = s->timed; t != NULL; t = t->next)
+		if (!t->remnant)
+			return false;
+	return true;
 }
 
 static void
@@ -214,8 +263,30 @@ on_timer(uv_timer_t *t)
 	while ((b = due) != NULL) {
 		due = b->next;
 		b->next = NULL;
-		sink_try_send(s, b);
+		if (rider(s, b) && !remnant_may_go(s)) {
+			b->due_ms = PARKED;
+			insert_timed(s, b);
+		} else
+			sink_try_send(s, b);
 	}
+}
+
+void
+sink_release_parked(struct sink *s)
+{
+	struct batch	**pp, *b;
+
+	if (s->state != SINK_READY || !remnant_may_go(s))
+		return;
+	for (pp = &s->timed; (b = *pp) != NULL; pp = &b->next)
+		if (b->due_ms == PARKED) {
+			*pp = b->next;
+			b->next = NULL;
+			arm_timer(s);
+			/* The others that fit ride with it. */
+			sink_try_send(s, b);
+			return;
+		}
 }
 
 /* Send every parked batch (ready, or no longer paused). */
@@ -255,6 +326,81 @@ sink_backoff(struct sink *s, struct batch *b)
 	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit());
 }
 
+/* --- remnants riding with other requests ------------------------------- */
+
+
+size_t
+sink_riders(const struct sink *s, size_t *bytes)
+{
+	const struct batch *t;
+	size_t		 n = 0, tb;
+
+	*bytes = 0;
+	for (t = s->timed; t != NULL; t = t->next)
+		if (rider(s, t)) {
+			n += batch_undone(t, &tb);
+			*bytes += tb;
+		}
+	return n;
+}
+
+bool
+sink_has_room(const struct sink *s)
+{
+	const struct batch *t;
+	size_t		 riders = 0;
+
+	for (t = s->timed; t != NULL; t = t->next)
+		riders += rider(s, t);
+	return s->pending - riders < sink_window(s);
+}
+
+/*
+ * Before b's request is built: the remnants that fit take their place in
+ * it, oldest first (the timed queue is in due order), within
+ * maxBufferSizeRecords, the request cap and BATCH_MAX_SEGS.  Each is merged
+ * into b (batch_absorb: b's delivery acknowledges its ranges too) and
+ * freed, so one full request goes instead of b and a small request per
+ * remnant.  Without this, per-record throttling shrinks every retry (500,
+ * then 100, 20, 4, 1 records) while the remnants hold the window's places.
+ */
+static void
+absorb_riders(struct sink *s, struct batch *b)
+{
+	struct batch	**pp, *t;
+	size_t		 n, bytes, tn, tbytes, taken = 0, nb = 0;
+
+	n = batch_undone(b, &bytes);
+	for (pp = &s->timed; (t = *pp) != NULL;) {
+		if (t == b || !rider(s, t)) {
+			pp = &t->next;
+			continue;
+		}
+		tn = batch_undone(t, &tbytes);
+		if (n + tn > (size_t)s->fc->max_buffer_records ||
+		    bytes + tbytes > s->request_cap ||
+		    b->nsegs + t->nsegs > BATCH_MAX_SEGS) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		t->next = NULL;
+		batch_absorb(b, t);
+		batch_free(t);		/* its records and ranges are b's */
+		s->pending--;
+		n += tn;
+		bytes += tbytes;
+		taken += tn;
+		nb++;
+	}
+	if (nb == 0)
+		return;
+	arm_timer(s);
+	log_debug("[%s] %zu records of %zu earlier batch%s ride in the next "
+	    "request (%zu records)", s->fc->name, taken, nb,
+	    nb == 1 ? "" : "es", n);
+}
+
 /* --- sending ------------------------------------------------------------ */
 
 static void
@@ -264,6 +410,8 @@ send_batch(struct sink *s, struct batch *b)
 	struct disapi_call c;
 	int		 rc;
 
+	if (b->limit == 0)
+		absorb_riders(s, b);
 	rc = putbody_build(s->body, b, s->fc->stream, s->fc->stream_id, &zh);
 	if (rc == 0) {
 		memset(&c, 0, sizeof(c));
@@ -294,6 +442,7 @@ send_batch(struct sink *s, struct batch *b)
 	}
 	b->sending = true;
 	b->sent_ms = mono_ms();
+	b->sent_seq = ++s->sent_seq;
 	s->inflight++;
 }
 

@@ -76,6 +76,18 @@ size_t		 sink_inflight(const struct sink *);
  * (AIMD).
  */
 size_t		 sink_window(const struct sink *);
+/*
+ * Whether the flow may submit a batch now: fewer batches than the window
+ * are out, not counting the remnants (batches waiting to resend records
+ * that failed one by one), which ride in the next request with room.
+ */
+bool		 sink_has_room(const struct sink *);
+/*
+ * The records (and their data bytes, into *bytes) of the remnants that
+ * may ride in the next request: the flow leaves that much room in the
+ * batch it fills, so the request is full, not the batch and a small one.
+ */
+size_t		 sink_riders(const struct sink *, size_t *bytes);
 enum sink_state	 sink_state(const struct sink *);
 /* Raw record bytes one request may carry (1 MiB COMMON, 5 MiB ADVANCED). */
 size_t		 sink_request_cap(const struct sink *);

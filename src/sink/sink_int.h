@@ -39,6 +39,8 @@ struct sink {
 	size_t		 inflight;	/* on the wire */
 	double		 window;	/* AIMD: batches allowed out */
 	uint64_t	 pace_ms;	/* gap between sends while throttled */
+	uint64_t	 sent_seq;	/* requests sent so far */
+	uint64_t	 decreased_seq;	/* sent_seq at AIMD's last decrease */
 	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
 	uv_timer_t	 timer;		/* the head of timed */
@@ -61,6 +63,13 @@ bool		 sink_unschedule(struct sink *, struct batch *);
 void		 sink_try_send(struct sink *, struct batch *);
 /* Send every parked batch (ready, or no longer paused). */
 void		 sink_release_waiting(struct sink *);
+/*
+ * A request ended: a remnant whose backoff is over and that was parked
+ * (it had no place, or another batch was about to leave) goes now if it
+ * may, the other remnants that fit riding with it.  Called after the
+ * flow was told (its next batch, if any, goes first and takes them).
+ */
+void		 sink_release_parked(struct sink *);
 /* The window's ceiling: maxInFlightRequests, or 1 when ordered. */
 double		 sink_max_window(const struct sink *);
 /* The next retry delay of b (full jitter, its attempts counted). */

@@ -1,6 +1,7 @@
 /*
  * Replies to PutRecords (sink_int.h): acknowledged records are done,
- * retriable ones resent alone after a backoff, those DIS rejects for good
+ * retriable ones resent after a backoff (riding in the flow's next request
+ * when one leaves first: sink.c), those DIS rejects for good
  * dead-lettered (one WARN per reply with the count by code); request-level
  * failures retried by cause, throttling adapting the window (AIMD), and
  * errors only the operator can fix pausing the sink behind one probe.
@@ -30,10 +31,29 @@
 
 /* --- throttling (AIMD) -------------------------------------------------- */
 
+/*
+ * Decrease once per round trip: the replies to requests that left before
+ * the last decrease tell of the same congestion, not a new one (as TCP
+ * halves once per window).  Without this, a window of full requests that
+ * came back throttled together halved the window and doubled the pacing
+ * once each (4 requests: a sixteenth, 400 ms), and a stream at its write
+ * limit idled for seconds while the pacing came down again.
+ */
+static bool
+new_round(struct sink *s, const struct batch *b)
+{
+	if (b->sent_seq <= s->decreased_seq)
+		return false;
+	s->decreased_seq = s->sent_seq;
+	return true;
+}
+
 static void
-throttled(struct sink *s)
+throttled(struct sink *s, const struct batch *b)
 {
 	s->m->throttled++;
+	if (!new_round(s, b))
+		return;
 	s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
 	s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) : 50;
 }
@@ -41,9 +61,11 @@ throttled(struct sink *s)
 /* A few throttled records in a batch: one request fewer in flight, no
  * pacing (halving on every 5% of DIS.4303 would starve the flow). */
 static void
-throttled_lightly(struct sink *s)
+throttled_lightly(struct sink *s, const struct batch *b)
 {
 	s->m->throttled++;
+	if (!new_round(s, b))
+		return;
 	s->window = s->window - 1 < 1.0 ? 1.0 : s->window - 1;
 }
 
@@ -220,8 +242,7 @@ split(struct sink *s, struct batch *b, long status, const char *code,
 		memset(&t, 0, sizeof(t));
 		tally(&t, why, b->sent_idx[0]);
 		log_dead(s, b, &t);
-		b->recs[b->sent_idx[0]].done = true;
-		b->ndone++;
+		batch_mark_done(b, b->sent_idx[0]);
 		b->limit = 0;
 		if (!finish_if_done(s, b))
 			sink_schedule(s, b, 0);
@@ -281,7 +302,7 @@ request_failed(struct sink *s, struct batch *b, const struct http_response *r)
 		split(s, b, r->status, code, msg);
 		return;
 	case RETRY_SLOW:
-		throttled(s);
+		throttled(s, b);
 		delay = MAX(sink_backoff(s, b), (uint64_t)SLOW_MIN_MS);
 		break;
 	default:
@@ -319,7 +340,7 @@ static bool
 apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
     size_t *throttle)
 {
-	struct batch_rec *rec;
+	const struct batch_rec *rec;
 	struct dead_tally dead;
 	size_t		 i;
 	bool		 retry = false;
@@ -342,8 +363,7 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 			continue;
 		} else
 			tally(&dead, res[i].code, b->sent_idx[i]);
-		rec->done = true;
-		b->ndone++;
+		batch_mark_done(b, b->sent_idx[i]);
 	}
 	log_dead(s, b, &dead);
 	return retry;
@@ -376,9 +396,9 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	/* AIMD by the share of records DIS throttled: most of them, halve
 	 * and pace; some, one request fewer; a few, as a success. */
 	if (throttle * 2 >= b->nsent && b->nsent > 0)
-		throttled(s);
+		throttled(s, b);
 	else if (throttle * 10 >= b->nsent && throttle > 0)
-		throttled_lightly(s);
+		throttled_lightly(s, b);
 	else
 		succeeded(s);
 	if (finish_if_done(s, b))
@@ -389,6 +409,12 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 		sink_try_send(s, b);
 		return;
 	}
+	/* Records failed one by one: they go again after the backoff, in a
+	 * request of their own only when nothing else of the flow waits to
+	 * leave, else in the first request with room for them (sink.c:
+	 * remnant_may_go, absorb_riders).  Meanwhile the batch takes no place
+	 * in the window, so the flow's next batch can be that request. */
+	b->remnant = true;
 	sink_schedule(s, b, sink_backoff(s, b));
 }
 
@@ -419,5 +445,6 @@ sinkreply_done(const struct http_response *r, void *arg)
 		request_failed(s, b, r);
 	if (s->cbs.ended != NULL)
 		s->cbs.ended(s->cbs.arg);
+	sink_release_parked(s);
 }
 

@@ -12,9 +12,11 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ struct registry {
 	char		*path;
 	char		*bak;		/* path.bak: the previous generation */
 	char		*baktmp;	/* path.bak.tmp: link staged for .bak */
+	char		*lockpath;	/* path.lock */
+	int		 lock_fd;	/* -1 until registry_lock */
 	struct reg_table tab;
 	bool		 dirty;
 	uint64_t	 changes;	/* every change so far */
@@ -51,6 +55,8 @@ registry_new(const char *path)
 	reg->path = xstrdup(path);
 	reg->bak = xasprintf("%s.bak", path);
 	reg->baktmp = xasprintf("%s.bak.tmp", path);
+	reg->lockpath = registry_lock_path(path);
+	reg->lock_fd = -1;
 	regtable_init(&reg->tab);
 	return reg;
 }
@@ -61,10 +67,65 @@ registry_free(struct registry *reg)
 	if (reg == NULL)
 		return;
 	regtable_cleanup(&reg->tab);
+	if (reg->lock_fd >= 0)
+		close(reg->lock_fd);	/* and with it the lock */
 	free(reg->path);
 	free(reg->bak);
 	free(reg->baktmp);
+	free(reg->lockpath);
 	free(reg);
+}
+
+char *
+registry_lock_path(const char *path)
+{
+	return xasprintf("%s.lock", path);
+}
+
+/* The pid the holder wrote into the lock file, or 0. */
+static long
+holder_of(int fd)
+{
+	char	 buf[24];
+	ssize_t	 n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+int
+registry_lock(struct registry *reg, long *holder)
+{
+	char	 pid[24];
+	int	 fd, r, n;
+
+	*holder = 0;
+	if (reg->lock_fd >= 0)
+		return 0;
+	fd = open(reg->lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	/* Made by another user (import-state run as root): flock works on
+	 * a descriptor open for reading too. */
+	if (fd == -1 && errno == EACCES)
+		fd = open(reg->lockpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd == -1)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		r = -errno;
+		if (r == -EWOULDBLOCK)
+			*holder = holder_of(fd);
+		close(fd);
+		return r;
+	}
+	/* For the message of whoever finds it held (best effort). */
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n)
+		log_debug("%s: cannot write the pid", reg->lockpath);
+	reg->lock_fd = fd;
+	return 0;
 }
 
 struct reg_entry *

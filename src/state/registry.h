@@ -68,7 +68,21 @@ struct registry;
 
 /* New, empty registry for the state file at path (not read yet). */
 struct registry	*registry_new(const char *path);
+/* Frees it and lets go of its lock. */
 void		 registry_free(struct registry *);
+
+/*
+ * Take the state file's lock: an flock on path.lock (created 0644 when
+ * missing), held until registry_free or the end of the process (a kill -9
+ * included), so that one process at a time owns the state: the agent for
+ * as long as it runs, `disagent import-state` while it writes.  The holder
+ * writes its pid into the file.  Returns 0; -EWOULDBLOCK when another
+ * process holds it (its pid into *holder, 0 when unknown); another
+ * negative errno when the lock file cannot be opened or created.
+ */
+int		 registry_lock(struct registry *, long *holder) WARN_UNUSED;
+/* path.lock, the lock file of the state file at path: new string. */
+char		*registry_lock_path(const char *path);
 
 /*
  * Read the state file.  A missing file (and missing .bak) is an empty

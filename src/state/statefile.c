@@ -40,9 +40,9 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
 #include "base/atomicfile.h"
+#include "base/crc32.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "state/regtable.h"
@@ -322,7 +322,7 @@ statefile_write(struct atomicfile *af, const struct reg_table *t)
 	struct reg_entry	**v;
 	struct buf		  line;
 	json_t			 *o;
-	uLong			  crc = crc32(0L, Z_NULL, 0);
+	uint32_t		  crc = CRC32_INIT;
 	char			  head[96], hex[9];
 	size_t			  i;
 	int			  r;
@@ -342,7 +342,7 @@ statefile_write(struct atomicfile *af, const struct reg_table *t)
 		if (line.len > ENTRY_MAX_BYTES)
 			r = atomicfile_fail(af, "encode an entry for",
 			    -EMSGSIZE);
-		crc = crc32(crc, (const Bytef *)line.data, (uInt)line.len);
+		crc = crc32_update(crc, line.data, line.len);
 		if (r == 0)
 			r = atomicfile_write(af, line.data, line.len);
 	}
@@ -397,7 +397,7 @@ parse_v2(json_t *h, const char *body, size_t n, struct reg_table *t,
 	const char	*p = body, *end = body + n, *nl, *bad;
 	json_int_t	 want;
 	uint32_t	 stored;
-	uLong		 crc;
+	uint32_t	 crc;
 	size_t		 line, count = 0;
 	char		 err[160];
 
@@ -405,8 +405,8 @@ parse_v2(json_t *h, const char *body, size_t n, struct reg_table *t,
 		snprintf(why, whylen, "malformed header line");
 		return -EBADMSG;
 	}
-	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)body, (uInt)n);
-	if ((uint32_t)crc != stored) {
+	crc = crc32_of(body, n);
+	if (crc != stored) {
 		snprintf(why, whylen, "crc32 mismatch (stored %08" PRIx32
 		    ", computed %08lx)", stored, (unsigned long)crc);
 		return -EBADMSG;

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
+#include "base/crc32.h"
 #include "base/util.h"
 #include "state/regtable.h"
 #include "state/statefile.h"
@@ -38,16 +38,16 @@
 /* What the elements of "files" read so far add up to. */
 struct v1 {
 	struct reg_table *t;
-	uLong		  crc;
+	uint32_t	  crc;
 	size_t		  n;
 };
 
 static int
 crc_cb(const char *p, size_t n, void *arg)
 {
-	uLong	*crc = arg;
+	uint32_t *crc = arg;
 
-	*crc = crc32(*crc, (const Bytef *)p, (uInt)n);
+	*crc = crc32_update(*crc, p, n);
 	return 0;
 }
 
@@ -55,7 +55,7 @@ static void
 v1_init(struct v1 *s, struct reg_table *t)
 {
 	s->t = t;
-	s->crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"[", 1);
+	s->crc = crc32_of("[", 1);
 	s->n = 0;
 }
 
@@ -64,7 +64,7 @@ static const char *
 v1_entry(struct v1 *s, json_t *o)
 {
 	if (s->n++ > 0)
-		s->crc = crc32(s->crc, (const Bytef *)",", 1);
+		s->crc = crc32_update(s->crc, ",", 1);
 	json_dump_callback(o, crc_cb, &s->crc, JSON_COMPACT);
 	return statefile_entry(o, s->t);
 }
@@ -72,7 +72,7 @@ v1_entry(struct v1 *s, json_t *o)
 static bool
 v1_crc_ok(struct v1 *s, uint32_t stored)
 {
-	s->crc = crc32(s->crc, (const Bytef *)"]", 1);
+	s->crc = crc32_update(s->crc, "]", 1);
 	return (uint32_t)s->crc == stored;
 }
 

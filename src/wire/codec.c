@@ -3,8 +3,8 @@
  * body is written straight into the caller's reused buffer: compact JSON,
  * records base64-encoded in place with a table encoder, strings escaped by
  * hand.  Replies (PutRecords, errors, DescribeStream) are parsed with
- * jansson, which no other file includes; results are copied into fixed
- * fields, truncated on a UTF-8 character boundary.
+ * jansson (the read-back replies in codec_read.c); results are copied
+ * into fixed fields, truncated on a UTF-8 character boundary.
  */
 #include "config.h"
 

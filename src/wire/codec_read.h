@@ -4,7 +4,8 @@
  * partitions, GetCursor and GetRecords replies, base64 decoding, the
  * JSON line `disagent read --format json` prints, and the apps and
  * checkpoints of consumers (bodies and replies).  Part of the codec
- * module: jansson is included only by codec*.c.
+ * module, which parses DIS's replies with jansson so that its callers
+ * need not.
  */
 #ifndef DISAGENT_CODEC_READ_H
 #define DISAGENT_CODEC_READ_H

@@ -1,7 +1,8 @@
 #!/bin/sh
 # disagent --import-yml turns the DIS Agent's agent.yml (tests/data/agent.yml)
 # into an agent.ini that `disagent -t` accepts, notes on stderr each key it
-# could not carry over, never shows a secret in a note, works for a file
+# could not carry over and then the import-state command to run next, never
+# shows a secret in a note, works for a file
 # without credentials once DIS_AK/DIS_SK are set, and fails with exit 1, the
 # line number and no output on invalid YAML.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
@@ -26,6 +27,9 @@ grep -q 'agent.yml:29: dropped: useHttpGzip = true' "$TMP/notes" ||
 	fail "no note for the dead key useHttpGzip"
 grep -q 'agent.yml: 4 keys not carried over, 1 dropped' "$TMP/notes" ||
 	fail "no summary on stderr: $(cat "$TMP/notes")"
+# Last, what to run next: the DIS Agent's checkpointFile into the state.
+tail -n 1 "$TMP/notes" | grep -q 'carry its positions over .*: disagent import-state -c [^ ]*/agent.ini /opt/dis-agent/data/dis-agent_since.db$' ||
+	fail "no import-state command last on stderr: $(tail -n 1 "$TMP/notes")"
 if grep -q 'p@ssw0rd' "$TMP/notes"; then
 	fail "dataPassword appears in the notes"
 fi

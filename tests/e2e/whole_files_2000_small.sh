@@ -1,8 +1,8 @@
 #!/bin/sh
 # 2,000 small whole files at once (every seventh without a final
 # delimiter): each is sent exactly once and renamed, while the agent's
-# descriptors stay within maxOpenFiles (16) plus what it needs besides
-# tailed files, and its memory within the usual bound.  Requests are small
+# descriptors stay within maxOpenFiles (16) plus the one it may be
+# measuring, and its memory within the usual bound.  Requests are small
 # (30 records) and the endpoint answers in 50 ms, so the sending takes a
 # few seconds and the descriptor sampling sees it: at full speed all 2,000
 # went in 0.25 s, and one CI run sampled no open file at all.
@@ -44,7 +44,12 @@ while [ "$(renamed)" -lt "$N" ]; do
 	sleep 0.1
 done
 echo "descriptors on the flow's files: at most $max while sending $N files"
-[ "$max" -le 16 ] || fail "$max files open at once, more than maxOpenFiles"
+# maxOpenFiles bounds the files being read.  Besides them the agent opens
+# a file for a moment, and closes it in the same loop pass, to measure it
+# (its head, or its first and last bytes before the cleanup); one thread,
+# so one such descriptor at most, which a sample can catch.
+[ "$max" -le 17 ] ||
+	fail "$max files open at once, more than maxOpenFiles and one measured"
 [ "$max" -gt 0 ] || fail "no file was ever seen open (test too weak)"
 [ "$(ls "$TMP/in" | grep -c '\.csv$' || true)" = 0 ] ||
 	fail "some files were not renamed"

@@ -78,7 +78,7 @@ compile() {
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
 conf_dropin journalconf"
 for f in util log codec codec_read pbuf $confparts cred proxyconf cleanconf \
-    pattern jackson jackson_parse \
+    pattern jackson jackson_parse re \
     logparse convert convert_build deadletter filter; do
 	compile "$f" "$(srcfile "$f")"
 done
@@ -87,7 +87,7 @@ for f in pwcrypt reccodec; do
 	compile "$f" "$(srcfile "$f")"
 done
 conv="$out/jackson.o $out/jackson_parse.o $out/logparse.o $out/convert.o $out/convert_build.o \
-$out/deadletter.o $out/codec.o"
+$out/deadletter.o $out/codec.o $out/re.o"
 # shellcheck disable=SC2086
 compile fuzz_put_reply "$fz/fuzz_put_reply.c" $warn
 # shellcheck disable=SC2086
