@@ -4,7 +4,7 @@
  * and loads once at start, so this times registry_save of N entries (forced,
  * each a full generation: tmp, fsync, .bak, rename, directory fsync) and
  * registry_load of the result.  What a load costs in memory is asserted
- * by check_registry and tests/e2e/memory_10k_files_under_20mib.sh.
+ * by check_registry and tests/e2e/memory_10k_files_under_24mib.sh.
  *
  * usage: registry DIR [ENTRIES [SAVES]]   (defaults 10000 and 20)
  * prints: entries=N bytes=B save_cpu_ms=C save_wall_ms=W load_cpu_ms=C

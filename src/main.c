@@ -207,8 +207,10 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((test ? conf_load_test : conf_load)(path, &conf, err,
-	    sizeof(err)) != 0) {
+	/* The agent makes its state directory; -t checks that it could. */
+	if ((test ? conf_load_test(path, &conf, err, sizeof(err)) :
+	    conf_load_opts(path, CONF_STATE_DIRS, &conf, err,
+	    sizeof(err))) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}

@@ -173,6 +173,28 @@ START_TEST(classify_every_row_of_the_error_table)
 }
 END_TEST
 
+/* The hint of a paused flow names what the code names. */
+START_TEST(halt_hints_name_what_the_code_names)
+{
+	ck_assert_ptr_nonnull(strstr(retry_halt_hint(441, "DIS.4111"),
+	    "check region"));
+	ck_assert_ptr_null(strstr(retry_halt_hint(441, "DIS.4111"), "clock"));
+	ck_assert_str_eq(retry_halt_hint(441, "DIS.4103"),
+	    "check the clock (X-Sdk-Date)");
+	ck_assert_str_eq(retry_halt_hint(441, "DIS.4105"),
+	    "check the clock (X-Sdk-Date)");
+	ck_assert_ptr_nonnull(strstr(retry_halt_hint(441, "DIS.4107"),
+	    "check ak"));
+	ck_assert_str_eq(retry_halt_hint(441, "DIS.4110"),
+	    "check ak/sk and the clock (X-Sdk-Date)");
+	ck_assert_str_eq(retry_halt_hint(401, ""),
+	    "check ak/sk and the clock (X-Sdk-Date)");
+	ck_assert_str_eq(retry_halt_hint(400, "DIS.4117"), "check projectId");
+	ck_assert_str_eq(retry_halt_hint(441, NULL),
+	    "check ak/sk and the clock (X-Sdk-Date)");
+}
+END_TEST
+
 START_TEST(record_codes_match_by_substring_like_the_sdk)
 {
 	ck_assert(retry_record_retriable("DIS.4303", NULL));
@@ -528,6 +550,7 @@ core_suite(void)
 	tc = tcase_create("retry");
 	tcase_add_test(tc, backoff_is_full_jitter_within_the_cap);
 	tcase_add_test(tc, classify_every_row_of_the_error_table);
+	tcase_add_test(tc, halt_hints_name_what_the_code_names);
 	tcase_add_test(tc, record_codes_match_by_substring_like_the_sdk);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tailer");

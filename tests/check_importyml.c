@@ -348,11 +348,123 @@ START_TEST(keys_in_the_wrong_section_or_unknown_are_noted)
 	    "rescanIntervalMillis = 800\n"
 	    "; not carried over: maxBufferAgeMillis = 5 is out of range "
 	    "(100..900000)\n"
-	    "; not carried over: bad\\nkey = 1 (not supported by disagent)\n"));
+	    "; not carried over: bad\\nkey = 1 (unknown to disagent, and not a "
+	    "key the DIS\n;   Agent 1.2.4 reads)\n"));
 	want = expand("@: 5 keys not carried over, 0 dropped; each is a "
 	    "comment in the output\n");
 	ck_assert_ptr_nonnull(strstr(err, want));
 	free(want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/*
+ * What the DIS Agent 1.2.4 does with its own keys, carried over as such:
+ * bodySerializeType is body.serialize.type (and wins over it); keys inert
+ * there are dropped saying so; DIS Agent keys without an equivalent say
+ * what disagent does instead; fileComparator NEWEST_FIRST is the same.
+ */
+START_TEST(dis_agent_keys_are_carried_as_the_dis_agent_reads_them)
+{
+	char	*out, *err, *want;
+
+	out = import_ok("region: cn-north-1\n"
+	    "body.serialize.type: json\n"
+	    "bodySerializeType: protobuf\n"
+	    "maxSendingThreads: 4\n"
+	    "maxSendingThreadsPerCore: 2\n"
+	    "configProviderClass: com.example.Provider\n"
+	    "flows:\n"
+	    "  - DISStream: s\n"
+	    "    filePattern: /l/*.log\n"
+	    "    resultLogLevel: INFO\n"
+	    "    fileComparator: NEWEST_FIRST\n"
+	    "    waitOnFullRetryQueueMillis: 100\n", &err);
+	ck_assert_ptr_nonnull(strstr(out, "region = cn-north-1\n"
+	    "; not carried over: body.serialize.type = json "
+	    "(bodySerializeType replaces\n;   it in the DIS Agent)\n"
+	    "body.serialize.type = protobuf\n"
+	    "; dropped: maxSendingThreads = 4 (no effect in the DIS Agent "
+	    "either: each\n;   flow's senders are sendingThreadSize threads)\n"
+	    "; dropped: maxSendingThreadsPerCore = 2 (no effect in the DIS "
+	    "Agent either:\n;   it only sets the default of "
+	    "maxSendingThreads, which is unused)\n"
+	    "; dropped: configProviderClass = com.example.Provider (no effect "
+	    "in the DIS\n;   Agent either: nothing reads it)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "filePattern = /l/*.log\n"
+	    "; not carried over: resultLogLevel = INFO (a DIS Agent key "
+	    "disagent has no\n;   equivalent for: each reply is logged as "
+	    "\"Put N records to [STREAM] spend\n;   Tms\" at INFO, at WARN "
+	    "when records failed; logLevel says what is logged)\n"
+	    "; same in disagent: fileComparator = NEWEST_FIRST (every file, a "
+	    "rotated one\n;   to its end, is read in order)\n"
+	    "; dropped: waitOnFullRetryQueueMillis = 100 (no effect in the "
+	    "DIS Agent\n;   either: nothing reads it)\n"));
+	want = expand("@: 2 keys not carried over, 4 dropped; each is a "
+	    "comment in the output\n");
+	ck_assert_ptr_nonnull(strstr(err, want));
+	free(want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/*
+ * ignoreNotUpdatedFileSeconds as the DIS Agent reads it
+ * (SourceFile.java:132): only with ignoreNotUpdatedFileEnabled: true, in
+ * a recursive flow, above 0; carried then with what differs.
+ */
+START_TEST(ignore_not_updated_seconds_only_where_the_dis_agent_applies_it)
+{
+	char		*out, *err;
+	const char	*p;
+
+	out = import_ok("region: cn-north-1\n"
+	    "flows:\n"
+	    "  - DISStream: unset\n"
+	    "    filePattern: /a/*.log\n"
+	    "    ignoreNotUpdatedFileEnabled: false\n"
+	    "    ignoreNotUpdatedFileSeconds: 3600\n"
+	    "  - DISStream: missing\n"
+	    "    filePattern: /b/*.log\n"
+	    "    ignoreNotUpdatedFileSeconds: 3600\n"
+	    "  - DISStream: flat\n"
+	    "    filePattern: /c/*.log\n"
+	    "    ignoreNotUpdatedFileSeconds: 3600\n"
+	    "    ignoreNotUpdatedFileEnabled: true\n"
+	    "  - DISStream: deep\n"
+	    "    filePattern: /d/*.log\n"
+	    "    ignoreNotUpdatedFileEnabled: true\n"
+	    "    ignoreNotUpdatedFileSeconds: 3600\n"
+	    "    directoryRecursionEnabled: true\n", &err);
+	ck_assert_ptr_nonnull(strstr(out, "[flow:unset]\nDISStream = unset\n"
+	    "filePattern = /a/*.log\n"
+	    "; same in disagent: ignoreNotUpdatedFileEnabled = false (it only "
+	    "switches\n;   ignoreNotUpdatedFileSeconds on or off)\n"
+	    "; dropped: ignoreNotUpdatedFileSeconds = 3600 (no effect in the "
+	    "DIS Agent\n;   either: only with ignoreNotUpdatedFileEnabled: "
+	    "true)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "[flow:missing]\n"
+	    "DISStream = missing\nfilePattern = /b/*.log\n"
+	    "; dropped: ignoreNotUpdatedFileSeconds = 3600 (no effect in the "
+	    "DIS Agent\n;   either: only with ignoreNotUpdatedFileEnabled: "
+	    "true)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "[flow:flat]\nDISStream = flat\n"
+	    "filePattern = /c/*.log\n"
+	    "; dropped: ignoreNotUpdatedFileSeconds = 3600 (no effect in the "
+	    "DIS Agent\n;   either: only in flows with "
+	    "directoryRecursionEnabled: true)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "filePattern = /d/*.log\n"
+	    "; same in disagent: ignoreNotUpdatedFileEnabled = true (it only "
+	    "switches\n;   ignoreNotUpdatedFileSeconds on or off)\n"
+	    "ignoreNotUpdatedFileSeconds = 3600\n"
+	    "; differs: ignoreNotUpdatedFileSeconds = 3600: a file not "
+	    "modified for that\n"));
+	/* Only the recursive flow's is in the result. */
+	p = strstr(out, "\nignoreNotUpdatedFileSeconds = ");
+	ck_assert(p != NULL && p > strstr(out, "/d/*.log"));
+	ck_assert_ptr_null(strstr(p + 1, "\nignoreNotUpdatedFileSeconds = "));
 	free(out);
 	free(err);
 }
@@ -664,6 +776,10 @@ importyml_suite(void)
 	tcase_add_test(tc, values_are_read_as_yaml_1_1);
 	tcase_add_test(tc, flow_names_come_from_the_stream_and_are_unique);
 	tcase_add_test(tc, keys_in_the_wrong_section_or_unknown_are_noted);
+	tcase_add_test(tc,
+	    dis_agent_keys_are_carried_as_the_dis_agent_reads_them);
+	tcase_add_test(tc,
+	    ignore_not_updated_seconds_only_where_the_dis_agent_applies_it);
 	tcase_add_test(tc, secret_values_never_appear_in_messages);
 	tcase_add_test(tc, values_agent_ini_cannot_hold_stay_comments);
 	tcase_add_test(tc, no_flows_is_noted_but_converts);

@@ -51,6 +51,8 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->records_sent = 8;
 	f->bytes_sent = 560;
 	f->records_retried = 2;
+	f->replies_unacknowledged = 3;
+	f->files_unreadable = 1;
 	f->records_dead_lettered = 1;
 	f->records_filtered = 9;
 	f->journal_gaps = 1;
@@ -322,6 +324,12 @@ static const char expected_small[] =
 "not have selected them).\n"
 "# TYPE disagent_journal_entries_lost_total counter\n"
 "disagent_journal_entries_lost_total{flow=\"app\",stream=\"s1\"} 12\n"
+"# HELP disagent_replies_unacknowledged_total PutRecords replies with HTTP "
+"200 that acknowledged no record (not a PutRecords reply, such as an HTML "
+"page or truncated JSON, or one for another number of records); each "
+"request was sent again whole.\n"
+"# TYPE disagent_replies_unacknowledged_total counter\n"
+"disagent_replies_unacknowledged_total{flow=\"app\",stream=\"s1\"} 3\n"
 "# HELP disagent_backlog_bytes Bytes in the flow's files not yet "
 "acknowledged by DIS: how far tailing is behind.\n"
 "# TYPE disagent_backlog_bytes gauge\n"
@@ -329,6 +337,12 @@ static const char expected_small[] =
 "# HELP disagent_files_tracked Files the flow is reading.\n"
 "# TYPE disagent_files_tracked gauge\n"
 "disagent_files_tracked{flow=\"app\",stream=\"s1\"} 2\n"
+"# HELP disagent_files_unreadable Files the flow's pattern matches that the "
+"agent cannot open (permissions, an unreadable compression); each is "
+"logged once, is the flow's last error, and is tried again at every "
+"rescan.\n"
+"# TYPE disagent_files_unreadable gauge\n"
+"disagent_files_unreadable{flow=\"app\",stream=\"s1\"} 1\n"
 "# HELP disagent_files_completed_total Files read to their end and fully "
 "delivered: rotated-away files closed, whole files acknowledged.\n"
 "# TYPE disagent_files_completed_total counter\n"
@@ -383,11 +397,13 @@ static const char expected_small[] =
 "disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"unreadable\"} 0\n"
 "disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"spool\"} 0\n"
 "# HELP disagent_records_failed_total Records DIS reported as failed, by "
-"error code; they are retried.\n"
+"error code: sent again when the code is retriable "
+"(records.retriable.error.code), else dead-lettered.\n"
 "# TYPE disagent_records_failed_total counter\n"
 "disagent_records_failed_total{flow=\"app\",stream=\"s1\",code=\"DIS.4200\"} 1\n"
 "disagent_records_failed_total{flow=\"app\",stream=\"s1\",code=\"DIS.4303\"} 2\n"
-"# HELP disagent_requests_total PutRecords requests by HTTP status; status "
+"# HELP disagent_requests_total DIS requests (PutRecords, and "
+"DescribeStream before the first and while paused) by HTTP status; status "
 "0 is a transport error or timeout.\n"
 "# TYPE disagent_requests_total counter\n"
 "disagent_requests_total{flow=\"app\",stream=\"s1\",status=\"0\"} 1\n"
@@ -429,7 +445,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 50);
+	ck_assert_int_eq(check_exposition(text), 52);
 	free(text);
 }
 END_TEST
@@ -557,10 +573,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 20 plain x 3, unmatched 3 x 3, lost 3 x 3, codes
+	/* 4 agent-wide, 22 plain x 3, unmatched 3 x 3, lost 3 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 60 + 9 + 9 + 4 + 4 + 42 + 4);
+	    4 + 66 + 9 + 9 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

@@ -281,6 +281,27 @@ START_TEST(parse_put_count_mismatch_is_ebadmsg)
 }
 END_TEST
 
+/* A reply for another number of records says how many it holds. */
+START_TEST(put_entries_counts_a_reply_of_any_length)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	spec_reply(&b);
+	ck_assert_int_eq(pbuf_put_entries(b.data, b.len), 3);
+	ck_assert_int_eq(pbuf_put_entries(b.data, b.len - 1), -EBADMSG);
+	buf_reset(&b);
+	failed_count(&b, 0);
+	ck_assert_int_eq(pbuf_put_entries(b.data, b.len), 0);
+	buf_reset(&b);
+	entry(&b, NULL, NULL);		/* no failedRecordCount */
+	ck_assert_int_eq(pbuf_put_entries(b.data, b.len), -EBADMSG);
+	ck_assert_int_eq(pbuf_put_entries("<html>", 6), -EBADMSG);
+	ck_assert_int_eq(pbuf_put_entries(NULL, 0), -EBADMSG);
+	buf_cleanup(&b);
+}
+END_TEST
+
 START_TEST(parse_put_empty_replies)
 {
 	struct buf	 b;
@@ -604,6 +625,7 @@ pbuf_suite(void)
 	tcase_add_test(tc, parse_put_spec_partial_failure);
 	tcase_add_test(tc, parse_put_counts_entries_not_the_header);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);
+	tcase_add_test(tc, put_entries_counts_a_reply_of_any_length);
 	tcase_add_test(tc, parse_put_empty_replies);
 	tcase_add_test(tc, parse_put_skips_unknown_fields_by_wire_type);
 	tcase_add_test(tc, parse_put_groups_and_bad_wire_types_are_ebadmsg);

@@ -459,7 +459,7 @@ unless_set(const char *extra, const char *key, const char *line)
 static void
 start(const char *extra)
 {
-	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL };
+	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL, false };
 	char		 ini[PATH_MAX], err[512], *text;
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");
@@ -786,6 +786,17 @@ START_TEST(failed_records_that_do_not_fit_wait_for_their_backoff)
 }
 END_TEST
 
+static uint64_t
+requests_with(int status)
+{
+	size_t	 i;
+
+	for (i = 0; i < h.m.nrequests; i++)
+		if (h.m.requests[i].status == status)
+			return h.m.requests[i].count;
+	return 0;
+}
+
 /* A 200 whose body is not a PutRecords reply: the whole request again. */
 START_TEST(unparsable_reply_resends_the_request)
 {
@@ -795,13 +806,48 @@ START_TEST(unparsable_reply_resends_the_request)
 	wait_reqs(2);
 	ck_assert_str_eq(records_of(1), "a0 a1 a2");
 	ck_assert_str_eq(h.m.last_error_code, "REPLY");
+	ck_assert_str_eq(h.m.last_error_message, "unparsable reply (1 bytes)");
 	ck_assert_uint_eq(h.m.requests_failed, 1);
+	ck_assert_uint_eq(h.m.replies_unacknowledged, 1);
+	ck_assert_uint_eq(h.m.records_retried, 3);
 	ck_assert_uint_eq(h.ndone, 0);		/* nothing handed back */
 	ck_assert_uint_eq(h.m.records_sent, 0);
 	reply_put(1, "- - -");
 	wait_done(1);
 	ck_assert_str_eq(done_list(), "a0:delivered");
 	ck_assert_uint_eq(h.m.records_sent, 3);
+}
+END_TEST
+
+/*
+ * 200s that acknowledge nothing: an HTML page, and a well-formed reply one
+ * record short, which says how many it acknowledges.  Each is counted and
+ * the request sent again whole.
+ */
+START_TEST(replies_acknowledging_nothing_are_counted_and_resent)
+{
+	start("streamId = sid1\n");
+	submit("a", 3);
+	reply(0, 200, "<html><body>502 Bad Gateway</body></html>");
+	wait_reqs(2);
+	ck_assert_str_eq(records_of(1), "a0 a1 a2");
+	ck_assert_str_eq(h.m.last_error_message,
+	    "unparsable reply (41 bytes)");
+	reply_put(1, "- -");
+	wait_reqs(3);
+	ck_assert_str_eq(records_of(2), "a0 a1 a2");
+	ck_assert_str_eq(h.m.last_error_code, "REPLY");
+	ck_assert_str_eq(h.m.last_error_message,
+	    "the reply acknowledges 2 of 3 records");
+	ck_assert_uint_eq(h.m.replies_unacknowledged, 2);
+	ck_assert_uint_eq(h.m.records_retried, 6);
+	ck_assert_uint_eq(h.m.records_sent, 0);
+	ck_assert_uint_eq(requests_with(200), 2);
+	reply_put(2, "- - -");
+	wait_done(1);
+	ck_assert_str_eq(done_list(), "a0:delivered");
+	ck_assert_uint_eq(h.m.records_sent, 3);
+	ck_assert_uint_eq(h.m.replies_unacknowledged, 2);
 }
 END_TEST
 
@@ -890,6 +936,22 @@ START_TEST(describe_retries_network_errors)
 	reply_put(3, "-");
 	wait_done(1);
 	ck_assert_str_eq(done_list(), "a0:delivered");
+}
+END_TEST
+
+/* A DescribeStream refused (signature, permission) counts in requests. */
+START_TEST(describe_refused_is_counted_by_status)
+{
+	start("");
+	reply(0, 441, BAD_SIGNATURE);
+	wait_answered();
+	ck_assert_int_eq(sink_state(h.sink), SINK_PAUSED);
+	ck_assert_uint_eq(requests_with(441), 1);
+	ck_assert_uint_eq(h.m.nrequests, 1);
+	wait_reqs(2);
+	reply_err(1, HTTP_ERR_CONNECT, "Could not connect to server");
+	wait_answered();
+	ck_assert_uint_eq(requests_with(0), 1);
 }
 END_TEST
 
@@ -995,8 +1057,11 @@ sink_suite(void)
 	tcase_add_test(tc,
 	    failed_records_that_do_not_fit_wait_for_their_backoff);
 	tcase_add_test(tc, unparsable_reply_resends_the_request);
+	tcase_add_test(tc,
+	    replies_acknowledging_nothing_are_counted_and_resent);
 	tcase_add_test(tc, paused_sink_probes_once_per_paused_retry_seconds);
 	tcase_add_test(tc, describe_retries_network_errors);
+	tcase_add_test(tc, describe_refused_is_counted_by_status);
 	tcase_add_test(tc, creating_stream_is_waited_for);
 	tcase_add_test(tc,
 	    cancel_hands_back_queued_now_and_in_flight_when_they_end);

@@ -8,7 +8,9 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <dirent.h>
@@ -422,6 +424,90 @@ START_TEST(registry_each_visits_in_flow_dev_ino_order)
 }
 END_TEST
 
+/*
+ * A child named "disagent" (as the agent's comm is) that holds path open
+ * until its pipe closes: what a running agent does with a file it still
+ * reads.  Its pid; *wfd is the pipe's write end, to close to end it.
+ */
+static pid_t
+hold_open(const char *path, int *wfd)
+{
+	int	 p[2], q[2], fd;
+	char	 c;
+	pid_t	 pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(pipe(q), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		close(q[0]);
+		fd = open(path, O_RDONLY);
+		(void)prctl(PR_SET_NAME, "disagent", 0, 0, 0);
+		if (fd < 0 || write(q[1], "r", 1) != 1)
+			_exit(1);
+		(void)read(p[0], &c, 1);	/* until the parent closes */
+		_exit(0);
+	}
+	close(p[0]);
+	close(q[1]);
+	ck_assert_int_eq(read(q[0], &c, 1), 1);	/* it holds the file */
+	close(q[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+/*
+ * Files no longer at their path count in the bytes behind: one a running
+ * agent still holds open (deleted while it reads) by its size now, one
+ * nobody holds by the size the state file saved after its offset.
+ */
+START_TEST(gone_files_still_count_their_bytes_behind)
+{
+	struct registry	*reg;
+	struct reg_entry *e;
+	struct stat	 h, fake;
+	char		 p[PATH_MAX * 2], *text, *want;
+	int		 wfd, status;
+	pid_t		 pid;
+
+	write_conf(false, true);
+	make_log("held.log", 100, &h);
+	reg = registry_new(state_path);
+	set_entry(reg, "app", &h, "held.log", 40);
+	fake = h;
+	fake.st_ino = FAKE_INO + 1;
+	set_entry(reg, "app", &fake, "gone.log", 7);
+	e = registry_find(reg, "app", (uint64_t)fake.st_dev, FAKE_INO + 1);
+	e->size = 107;
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	registry_free(reg);
+	snprintf(p, sizeof(p), "%s/held.log", dir);
+	pid = hold_open(p, &wfd);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(run_status(&text), 0);
+	close(wfd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	want = expand(
+	    "configuration: @/agent.ini\n"
+	    "state file:    @/state.json (2 files)\n"
+	    "metrics file:  none (metricsFile is not set)\n"
+	    "\n"
+	    "[flow:app] stream s1: 2 files, 160 bytes behind\n"
+	    "          OFFSET           SIZE         BEHIND  PATH\n"
+	    "               7            107            100  @/gone.log "
+	    "(missing; size as last saved)\n"
+	    "              40            100             60  @/held.log "
+	    "(deleted; still open, being read)\n"
+	    "\n"
+	    "[flow:web] stream id ID42 (disabled): 0 files, 0 bytes behind\n");
+	ck_assert_str_eq(text, want);
+	free(text);
+	free(want);
+}
+END_TEST
+
 static Suite *
 status_suite(void)
 {
@@ -433,6 +519,7 @@ status_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, report_lists_flows_files_and_last_error);
 	tcase_add_test(tc, no_state_file_yet_is_not_an_error);
+	tcase_add_test(tc, gone_files_still_count_their_bytes_behind);
 	tcase_add_test(tc, corrupt_state_uses_the_bak_and_changes_nothing);
 	tcase_add_test(tc, unreadable_state_exits_1_with_a_message);
 	tcase_add_test(tc, bad_configuration_exits_1_with_file_and_line);

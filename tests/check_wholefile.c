@@ -167,18 +167,31 @@ START_TEST(check_sees_a_rewrite_of_the_same_size_and_mtime)
 }
 END_TEST
 
+/* cleanup_apply on the file at p, which must be the one measured now. */
+static int
+apply_now(enum cleanup_policy pol, const char *p, const char *d,
+    const char *suffix, char **to)
+{
+	struct cleanup_id id;
+
+	memset(&id, 0, sizeof(id));
+	if (lstat(p, &(struct stat){ 0 }) == 0)
+		ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
+	return cleanup_apply(pol, dir, p, &id, d, suffix, to);
+}
+
 START_TEST(apply_renames_moves_deletes_and_never_replaces)
 {
 	char	 p[PATH_MAX], q[PATH_MAX], d[PATH_MAX], *to, *text;
 
 	file_at(p, sizeof(p), "a.csv", "a\n");
-	ck_assert_int_eq(cleanup_apply(CLEANUP_KEEP, p, "", "", &to), 0);
+	ck_assert_int_eq(apply_now(CLEANUP_KEEP, p, "", "", &to), 0);
 	ck_assert_ptr_null(to);
 	ck_assert(exists(p));
 
 	/* A rename never replaces what is in the way. */
 	file_at(q, sizeof(q), "a.csv.DONE", "other\n");
-	ck_assert_int_eq(cleanup_apply(CLEANUP_RENAME, p, "", ".DONE", &to),
+	ck_assert_int_eq(apply_now(CLEANUP_RENAME, p, "", ".DONE", &to),
 	    -EEXIST);
 	ck_assert_ptr_null(to);
 	ck_assert(exists(p));
@@ -186,8 +199,7 @@ START_TEST(apply_renames_moves_deletes_and_never_replaces)
 	ck_assert_str_eq(text, "other\n");
 	free(text);
 	ck_assert_int_eq(unlink(q), 0);
-	ck_assert_int_eq(cleanup_apply(CLEANUP_RENAME, p, "", ".DONE", &to),
-	    0);
+	ck_assert_int_eq(apply_now(CLEANUP_RENAME, p, "", ".DONE", &to), 0);
 	ck_assert_str_eq(to, q);
 	free(to);
 	ck_assert(!exists(p));
@@ -198,10 +210,10 @@ START_TEST(apply_renames_moves_deletes_and_never_replaces)
 	ck_assert_int_eq(mkdir(d, 0755), 0);
 	file_at(p, sizeof(p), "b.csv", "b\n");
 	file_at(q, sizeof(q), "done/b.csv", "in the way\n");
-	ck_assert_int_eq(cleanup_apply(CLEANUP_MOVE, p, d, "", &to), -EEXIST);
+	ck_assert_int_eq(apply_now(CLEANUP_MOVE, p, d, "", &to), -EEXIST);
 	ck_assert(exists(p));
 	ck_assert_int_eq(unlink(q), 0);
-	ck_assert_int_eq(cleanup_apply(CLEANUP_MOVE, p, d, "", &to), 0);
+	ck_assert_int_eq(apply_now(CLEANUP_MOVE, p, d, "", &to), 0);
 	ck_assert_str_eq(to, q);
 	free(to);
 	ck_assert(!exists(p));
@@ -209,10 +221,10 @@ START_TEST(apply_renames_moves_deletes_and_never_replaces)
 	ck_assert_str_eq(text, "b\n");
 	free(text);
 
-	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, q, "", "", &to), 0);
+	ck_assert_int_eq(apply_now(CLEANUP_DELETE, q, "", "", &to), 0);
 	ck_assert_ptr_null(to);
 	ck_assert(!exists(q));
-	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, q, "", "", &to),
+	ck_assert_int_eq(apply_now(CLEANUP_DELETE, q, "", "", &to),
 	    -ENOENT);
 }
 END_TEST
@@ -225,10 +237,145 @@ START_TEST(remove_if_same_spares_a_file_that_changed)
 	file_at(p, sizeof(p), "app.log.1", "x\ny\n");
 	ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
 	tu_write_str(p, "x\ny\nz\n");
-	ck_assert_int_eq(cleanup_remove_if_same(p, &id), -ESTALE);
+	ck_assert_int_eq(cleanup_remove_if_same(dir, p, &id), -ESTALE);
 	ck_assert(exists(p));
 	ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
-	ck_assert_int_eq(cleanup_remove_if_same(p, &id), 0);
+	ck_assert_int_eq(cleanup_remove_if_same(dir, p, &id), 0);
+	ck_assert(!exists(p));
+}
+END_TEST
+
+/* --- cleanup that cannot be turned against the host --------------------- */
+
+static char	 swap_with[PATH_MAX];	/* renamed over the path by the hook */
+static int	 swaps;
+
+static void
+swap_hook(const char *path)
+{
+	swaps++;
+	ck_assert_int_eq(rename(swap_with, path), 0);
+}
+
+/*
+ * The file replaced by another between the check and the act (the hook
+ * runs in that window): the newcomer is neither deleted, moved nor
+ * renamed, whatever the policy.
+ */
+START_TEST(file_swapped_during_the_check_is_left_alone)
+{
+	static const enum cleanup_policy pols[] = {
+		CLEANUP_DELETE, CLEANUP_MOVE, CLEANUP_RENAME,
+	};
+	struct cleanup_id id;
+	char		 p[PATH_MAX], d[PATH_MAX], *to, *text;
+	size_t		 i;
+
+	file_at(d, sizeof(d), "done", NULL);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	cleanup_test_hook = swap_hook;
+	for (i = 0; i < ARRAY_SIZE(pols); i++) {
+		file_at(p, sizeof(p), "a.csv", "delivered\n");
+		ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
+		file_at(swap_with, sizeof(swap_with), "other", "not sent\n");
+		swaps = 0;
+		ck_assert_int_eq(cleanup_apply(pols[i], dir, p, &id, d, ".DONE",
+		    &to), -ESTALE);
+		ck_assert_int_eq(swaps, 1);
+		ck_assert_ptr_null(to);
+		text = tu_slurp(p, NULL);
+		ck_assert_str_eq(text, "not sent\n");
+		free(text);
+	}
+	cleanup_test_hook = NULL;
+	/* Without a swap the same call acts. */
+	ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
+	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, dir, p, &id, d, "",
+	    &to), 0);
+	ck_assert(!exists(p));
+}
+END_TEST
+
+/*
+ * A symbolic link in the watched directory: deleting it removes the link
+ * and never its target; a link to another file than the one delivered is
+ * left alone.
+ */
+START_TEST(link_is_deleted_never_its_target)
+{
+	struct cleanup_id id;
+	char		 t[PATH_MAX], l[PATH_MAX], o[PATH_MAX], w[PATH_MAX];
+	char		*to;
+
+	file_at(w, sizeof(w), "watched", NULL);
+	ck_assert_int_eq(mkdir(w, 0755), 0);
+	file_at(t, sizeof(t), "target.csv", "precious\n");
+	file_at(o, sizeof(o), "other.csv", "other\n");
+	file_at(l, sizeof(l), "watched/link.csv", NULL);
+	ck_assert_int_eq(symlink(t, l), 0);
+	/* What the flow sent through the link: the target's identity. */
+	ck_assert_int_eq(cleanup_identify(l, 512, &id), 0);
+	/* The link now points elsewhere: not the file sent. */
+	ck_assert_int_eq(unlink(l), 0);
+	ck_assert_int_eq(symlink(o, l), 0);
+	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, w, l, &id, "", "",
+	    &to), -ESTALE);
+	ck_assert(exists(l));
+	ck_assert_int_eq(unlink(l), 0);
+	ck_assert_int_eq(symlink(t, l), 0);
+	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, w, l, &id, "", "",
+	    &to), 0);
+	ck_assert(!exists(l));
+	ck_assert(exists(t));
+	ck_assert(exists(o));
+}
+END_TEST
+
+/*
+ * No symbolic link is followed out of place: a directory below the
+ * pattern's base turned into a link to elsewhere (where a file of the
+ * same identity lives, as after the real directory was renamed there),
+ * and a fileMoveToDir that is a link.
+ */
+START_TEST(links_below_the_base_and_as_move_dir_are_not_followed)
+{
+	struct cleanup_id id;
+	char		 base[PATH_MAX], sub[PATH_MAX], p[PATH_MAX];
+	char		 away[PATH_MAX], moved[PATH_MAX], done[PATH_MAX];
+	char		 real[PATH_MAX], *to;
+
+	file_at(base, sizeof(base), "logs", NULL);
+	ck_assert_int_eq(mkdir(base, 0755), 0);
+	file_at(sub, sizeof(sub), "logs/sub", NULL);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	file_at(p, sizeof(p), "logs/sub/a.csv", "a\n");
+	ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
+	/* logs/sub moves away and a link takes its place. */
+	file_at(away, sizeof(away), "elsewhere", NULL);
+	ck_assert_int_eq(rename(sub, away), 0);
+	ck_assert_int_eq(symlink(away, sub), 0);
+	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, base, p, &id, "", "",
+	    &to), -ELOOP);
+	file_at(moved, sizeof(moved), "elsewhere/a.csv", NULL);
+	ck_assert(exists(moved));
+	/* The base itself may be a link: the operator configured it. */
+	ck_assert_int_eq(cleanup_apply(CLEANUP_DELETE, sub, p, &id, "", "",
+	    &to), 0);
+	ck_assert(!exists(moved));
+
+	/* fileMoveToDir a link: nothing moves through it. */
+	file_at(p, sizeof(p), "logs/b.csv", "b\n");
+	ck_assert_int_eq(cleanup_identify(p, 512, &id), 0);
+	file_at(real, sizeof(real), "real-done", NULL);
+	ck_assert_int_eq(mkdir(real, 0755), 0);
+	file_at(done, sizeof(done), "done", NULL);
+	ck_assert_int_eq(symlink(real, done), 0);
+	ck_assert_int_eq(cleanup_apply(CLEANUP_MOVE, base, p, &id, done, "",
+	    &to), -ELOOP);
+	ck_assert(exists(p));
+	ck_assert_int_eq(cleanup_apply(CLEANUP_MOVE, base, p, &id, real, "",
+	    &to), 0);
+	free(to);
 	ck_assert(!exists(p));
 }
 END_TEST
@@ -624,6 +771,10 @@ wholefile_suite(void)
 	tcase_add_test(tc, check_sees_a_rewrite_of_the_same_size_and_mtime);
 	tcase_add_test(tc, apply_renames_moves_deletes_and_never_replaces);
 	tcase_add_test(tc, remove_if_same_spares_a_file_that_changed);
+	tcase_add_test(tc, file_swapped_during_the_check_is_left_alone);
+	tcase_add_test(tc, link_is_deleted_never_its_target);
+	tcase_add_test(tc,
+	    links_below_the_base_and_as_move_dir_are_not_followed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("machine");

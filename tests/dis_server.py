@@ -41,7 +41,9 @@ Error codes chosen for this server:
   DIS.4103  X-Sdk-Date more than 15 minutes away from the server clock
   DIS.4104  X-Sdk-Date missing or not yyyyMMdd'T'HHmmss'Z'
   DIS.4105  credential scope date differs from the X-Sdk-Date day
-  DIS.4106  credential scope region/service/terminator wrong
+  DIS.4106  credential scope service/terminator wrong
+  DIS.4111  credential scope region wrong (DIS's own "Invalid Region
+            header")
   DIS.4110  signature mismatch
   DIS.4113  no X-Auth-Token and no Authorization while --token is set;
             temporary keys without X-Security-Token
@@ -142,6 +144,9 @@ Faults (CLI --name or POST /_test/faults {"name": value}):
                              fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
+  short_replies, html_replies  the next N PutRecords are accepted, but
+                             answered 200 with the reply's last entry
+                             left out, or with an HTML page
 max_request_bytes null or 0 means the stream type's cap (1 MiB COMMON,
 5 MiB ADVANCED), compared with the sum of decoded record sizes.  A uniform
 draw u per request (only while drop > 0) picks drop; one per PutRecords picks
@@ -433,7 +438,11 @@ def verify_signature(method, path, query, headers, body, credentials,
         if scope[0] != sdk_date[:8]:
             raise AuthError("DIS.4105", "credential scope date differs "
                             "from X-Sdk-Date")
-        if scope[1:] != [region, SERVICE, TERMINATOR]:
+        if scope[1] != region:
+            # DIS's own code for a region it does not serve.
+            raise AuthError("DIS.4111", "Invalid Region header: %s, not "
+                            "%s" % (scope[1], region))
+        if scope[2:] != [SERVICE, TERMINATOR]:
             raise AuthError("DIS.4106", "credential scope must be "
                             "DATE/%s/%s/%s" % (region, SERVICE, TERMINATOR))
     sk = credentials.get(auth["ak"])
@@ -750,6 +759,7 @@ FAULT_KNOBS = {
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
     "write_limit_bytes": int,
     "app_quota": int, "accept_portless_host": bool,
+    "short_replies": int, "html_replies": int,
 }
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -809,6 +819,7 @@ class State:
             "write_limit_bytes": args.write_limit_bytes,
             "app_quota": args.app_quota,
             "accept_portless_host": args.accept_portless_host,
+            "short_replies": 0, "html_replies": 0,
         }
         self.apps = {}
         self.app_serial = 0
@@ -1977,11 +1988,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return 200, obj, summary
             self.request_faults(f)
             obj, summary = put_records(state, reqno, headers, body)
+            bad = self.bad_reply(obj)
+            if bad is not None:
+                return 200, bad[0], summary + " reply=" + bad[1]
             if media_type(headers) == PROTOBUF_TYPE:
                 obj = RawReply(PROTOBUF_CTYPE, pb_encode_result(obj))
             return 200, obj, summary
         except HttpError as e:
             return e.status, e.body, "%s error=%s" % (op, e.code)
+
+    def bad_reply(self, obj):
+        """A 200 that acknowledges nothing, while short_replies or
+        html_replies count down (the records were accepted all the same):
+        the reply without its last entry, or an HTML page.  None, or
+        (reply, what it is)."""
+        state = self.server.state
+        with state.lock:
+            f = state.faults
+            if f["html_replies"] > 0:
+                f["html_replies"] -= 1
+                return (RawReply("text/html", b"<html><body><h1>502 Bad "
+                                 b"Gateway</h1></body></html>\n"), "html")
+            if f["short_replies"] > 0:
+                f["short_replies"] -= 1
+                short = dict(obj, records=obj["records"][:-1])
+                if media_type(self.lower_headers()) == PROTOBUF_TYPE:
+                    short = RawReply(PROTOBUF_CTYPE,
+                                     pb_encode_result(short))
+                return short, "short"
+        return None
 
     def request_faults(self, f):
         u = self.server.state.draw()

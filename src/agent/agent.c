@@ -342,6 +342,29 @@ inflight(struct agent *a)
 	return n;
 }
 
+/*
+ * --once is done: say so, and what stays in the files -- a last line
+ * without its delimiter waits for it (the bytes behind once every record
+ * is acknowledged), as do lines written since the run began.
+ */
+static void
+once_delivered(struct agent *a)
+{
+	uint64_t	 left = 0;
+	size_t		 i;
+
+	for (i = 0; i < a->nflows; i++)
+		left += flow_metrics(a->flows[i])->bytes_behind;
+	if (left == 0)
+		log_info("--once: everything up to the end of each file is "
+		    "delivered");
+	else
+		log_info("--once: every complete record is delivered; %" PRIu64
+		    " bytes wait in the files (a last line without its "
+		    "delimiter, or lines written since the run began) for a "
+		    "later run", left);
+}
+
 static void
 on_old_http_closed(void *arg)
 {
@@ -395,8 +418,7 @@ on_check_idle(uv_idle_t *h)
 		flow_kick(a->flows[i]);
 	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
 		if (a->exit_code == 0)
-			log_info("--once: everything up to the end of each "
-			    "file is delivered");
+			once_delivered(a);
 		finish(a);
 	}
 }
@@ -826,7 +848,12 @@ finish(struct agent *a)
 		flow_cancel(a->going[i]);
 	spool_flows(a, a->flows, a->nflows);
 	spool_flows(a, a->going, a->ngoing);
-	(void)save_state(a, true);
+	if (save_state(a, true) != 0 && a->once) {
+		log_error("--once: the state could not be saved to %s; the "
+		    "next run sends again what this one delivered",
+		    a->conf->checkpoint_file);
+		a->exit_code = 1;
+	}
 	report(a);
 	write_metrics(a);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);

@@ -422,7 +422,8 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     struct disapi *api, struct registry *reg, struct mem_budget *mem,
     bool once, flow_cb cb, void *arg)
 {
-	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL };
+	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL,
+	    once };
 	struct flow	*f;
 	char		*dlq_path;
 

@@ -63,7 +63,8 @@ report_failures(struct progress *p, const struct metrics_flow *const *flows,
 
 /* The counters the progress lines sum. */
 struct sums {
-	uint64_t	 read, bytes, sent, failed, dead, truncated, filtered;
+	uint64_t	 read, bytes, sent, retried, dead, truncated, unacked;
+	uint64_t	 filtered;
 	uint64_t	 tracked, done, behind, paused;
 };
 
@@ -77,7 +78,8 @@ sum(const struct metrics_flow *const *flows, size_t n, struct sums *s)
 		s->read += flows[i]->records_read;
 		s->bytes += flows[i]->bytes_read;
 		s->sent += flows[i]->records_sent;
-		s->failed += flows[i]->records_failed;
+		s->retried += flows[i]->records_retried;
+		s->unacked += flows[i]->replies_unacknowledged;
 		s->dead += flows[i]->records_dead_lettered;
 		s->truncated += flows[i]->records_truncated;
 		s->filtered += flows[i]->records_filtered;
@@ -112,9 +114,15 @@ progress_report(struct progress *p, const struct metrics_flow *const *flows,
 		    "lineIncludePattern / lineExcludePattern (committed, not "
 		    "sent)", s.filtered);
 	report_failures(p, flows, n);
-	if (s.failed > 0 || s.dead > 0 || s.paused || s.truncated > 0)
-		log_info("Agent: %" PRIu64 " records failed and were retried, "
-		    "%" PRIu64 " dead-lettered, %" PRIu64 " truncated to the "
-		    "record limit; %d flow%s paused", s.failed, s.dead,
-		    s.truncated, (int)s.paused, s.paused == 1 ? "" : "s");
+	/* Sent again (a failed record, or every record of a failed request
+	 * or of a reply that acknowledged none), apart from those DIS
+	 * rejected for good. */
+	if (s.retried > 0 || s.dead > 0 || s.paused || s.truncated > 0 ||
+	    s.unacked > 0)
+		log_info("Agent: %" PRIu64 " records sent again after a "
+		    "failure, %" PRIu64 " dead-lettered, %" PRIu64 " truncated "
+		    "to the record limit, %" PRIu64 " PutRecords repl%s "
+		    "acknowledged no record; %d flow%s paused", s.retried,
+		    s.dead, s.truncated, s.unacked, s.unacked == 1 ? "y" : "ies",
+		    (int)s.paused, s.paused == 1 ? "" : "s");
 }

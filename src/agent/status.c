@@ -3,8 +3,13 @@
  * state file (through registry_peek, which never sets files aside or
  * writes) and the last-error gauges of the metrics file.  Each tracked file
  * is stat()ed now, so "behind" is the current size minus the committed
- * offset; a path that is missing, or that names a different inode than the
- * one the offset belongs to, shows no size.  The process environment gets
+ * offset.  A file no longer at its path (deleted, or rotated to a name the
+ * pattern does not match) that a running agent still holds open is
+ * measured through that descriptor (/proc/PID/fd, when this user may look);
+ * one that is not open counts what the state file says followed its
+ * offset when it was saved; either way its bytes are behind.  Matching
+ * files the state file does not know and this user cannot open are listed
+ * as unreadable, naming the error.  The process environment gets
  * placeholder credentials for the configuration check only, because
  * reading offsets must not require the secret key.
  */
@@ -12,15 +17,19 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/status.h"
 #include "base/metrics.h"
+#include "base/pattern.h"
 #include "base/util.h"
 #include "conf/conf.h"
 #include "state/registry.h"
@@ -32,12 +41,21 @@ struct row {
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint64_t	 offset;
+	uint64_t	 saved_size;	/* the state file's size (0: none) */
 	bool		 complete;	/* a whole file waiting for cleanup */
 	char		*cursor;	/* a journal flow's position */
-	bool		 has_size;	/* path still names this file */
+	bool		 has_size;	/* size is known */
 	uint64_t	 size;
 	uint64_t	 behind;
+	int		 open_err;	/* not in the state: cannot be opened */
 	const char	*note;		/* "" or "(missing)" ... */
+};
+
+/* A regular file a running agent holds open. */
+struct held {
+	uint64_t	 dev;
+	uint64_t	 ino;
+	uint64_t	 size;
 };
 
 struct report {
@@ -47,6 +65,9 @@ struct report {
 	size_t			 nrows;
 	struct metrics_error	*errs;
 	size_t			 nerrs;
+	struct held		*held;		/* read on first need */
+	size_t			 nheld;
+	bool			 held_read;
 };
 
 static void
@@ -63,6 +84,7 @@ collect(const struct reg_entry *e, void *arg)
 	w->dev = e->dev;
 	w->ino = e->ino;
 	w->offset = e->offset;
+	w->saved_size = e->size;
 	w->complete = e->done != NULL;
 	if (e->cursor != NULL)
 		w->cursor = xstrdup(e->cursor);
@@ -82,21 +104,134 @@ row_cmp(const void *a, const void *b)
 	return c;
 }
 
+/* --- files a running agent holds open ------------------------------------ */
+
+static void
+add_held(struct report *r, const struct stat *st)
+{
+	struct held	*h;
+
+	r->held = xrealloc(r->held, (r->nheld + 1) * sizeof(*r->held));
+	h = &r->held[r->nheld++];
+	h->dev = (uint64_t)st->st_dev;
+	h->ino = (uint64_t)st->st_ino;
+	h->size = (uint64_t)st->st_size;
+}
+
+static bool
+is_agent(const char *pid)
+{
+	char	 path[64], comm[32];
+	FILE	*fp;
+	bool	 yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%s/comm", pid);
+	fp = fopen(path, "re");
+	if (fp == NULL)
+		return false;
+	if (fgets(comm, sizeof(comm), fp) != NULL)
+		yes = strcmp(comm, "disagent\n") == 0;
+	fclose(fp);
+	return yes;
+}
+
+/* The regular files the disagent processes this user may look at hold. */
+static void
+read_held(struct report *r)
+{
+	struct dirent	*p, *f;
+	struct stat	 st;
+	DIR		*proc, *fds;
+	char		 path[320];
+
+	r->held_read = true;
+	proc = opendir("/proc");
+	if (proc == NULL)
+		return;
+	while ((p = readdir(proc)) != NULL) {
+		if (strspn(p->d_name, "0123456789") != strlen(p->d_name) ||
+		    (pid_t)atol(p->d_name) == getpid() || !is_agent(p->d_name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);	/* EACCES: another user's agent */
+		if (fds == NULL)
+			continue;
+		while ((f = readdir(fds)) != NULL) {
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
+			    p->d_name, f->d_name);
+			if (f->d_name[0] != '.' && stat(path, &st) == 0 &&
+			    S_ISREG(st.st_mode))
+				add_held(r, &st);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+static const struct held *
+held_file(struct report *r, uint64_t dev, uint64_t ino)
+{
+	size_t	 i;
+
+	if (!r->held_read)
+		read_held(r);
+	for (i = 0; i < r->nheld; i++)
+		if (r->held[i].dev == dev && r->held[i].ino == ino)
+			return &r->held[i];
+	return NULL;
+}
+
+/*
+ * w's file is no longer at its path (why: "deleted", "replaced"): measured
+ * through a running agent's descriptor, else by what the state file says
+ * followed its offset; bytes not delivered are behind either way.
+ */
+static void
+measure_gone(struct report *r, struct row *w, bool deleted)
+{
+	const struct held *h = held_file(r, w->dev, w->ino);
+
+	if (h != NULL) {
+		w->has_size = true;
+		w->size = h->size;
+		w->behind = h->size > w->offset ? h->size - w->offset : 0;
+		w->note = deleted ? "(deleted; still open, being read)" :
+		    "(rotated away; still open, being read)";
+		return;
+	}
+	if (w->saved_size > w->offset) {
+		w->has_size = true;
+		w->size = w->saved_size;
+		w->behind = w->saved_size - w->offset;
+		w->note = deleted ? "(missing; size as last saved)" :
+		    "(replaced; size as last saved)";
+		return;
+	}
+	w->note = deleted ? "(missing)" : "(replaced)";
+}
+
 /* Size and bytes behind of the file now at the row's path. */
 static void
-measure(struct row *w)
+measure(struct report *r, struct row *w)
 {
 	struct stat	 st;
 
 	w->note = "";
 	if (w->cursor != NULL)
 		return;		/* a journal's position: no file */
+	if (w->open_err != 0) {
+		w->note = "(unreadable)";
+		return;
+	}
 	if (stat(w->path, &st) == -1) {
-		w->note = w->complete ? "(delivered; cleaned up)" : "(missing)";
+		if (w->complete)
+			w->note = "(delivered; cleaned up)";
+		else
+			measure_gone(r, w, true);
 		return;
 	}
 	if ((uint64_t)st.st_dev != w->dev || (uint64_t)st.st_ino != w->ino) {
-		w->note = "(replaced)";
+		measure_gone(r, w, false);
 		return;
 	}
 	w->has_size = true;
@@ -122,6 +257,11 @@ print_row(FILE *out, const struct row *w)
 	if (w->has_size) {
 		snprintf(s, sizeof(s), "%" PRIu64, w->size);
 		snprintf(b, sizeof(b), "%" PRIu64, w->behind);
+	}
+	if (w->open_err != 0) {
+		fprintf(out, "  %14s %14s %14s  %s (unreadable: %s)\n", "-",
+		    "-", "-", w->path, strerror(w->open_err));
+		return;
 	}
 	fprintf(out, "  %14" PRIu64 " %14s %14s  %s%s%s\n", w->offset, s, b,
 	    w->path, w->note[0] != '\0' ? " " : "", w->note);
@@ -211,7 +351,7 @@ static void
 print_flow(const struct report *r, const struct conf_flow *fc,
     const char *name, const char *what)
 {
-	size_t		 i, n = 0, done = 0;
+	size_t		 i, n = 0, done = 0, bad = 0;
 	uint64_t	 behind = 0;
 
 	if (fc != NULL && fc->source == SOURCE_JOURNAL) {
@@ -223,12 +363,21 @@ print_flow(const struct report *r, const struct conf_flow *fc,
 		    r->rows[i].cursor != NULL)
 			continue;
 		n++;
+		bad += r->rows[i].open_err != 0;
 		done += r->rows[i].complete;
 		behind += r->rows[i].behind;
 	}
 	fprintf(r->out, "\n[flow:%s] %s: %zu file%s, %" PRIu64 " bytes "
-	    "behind\n", name, what, n, n == 1 ? "" : "s", behind);
+	    "behind", name, what, n, n == 1 ? "" : "s", behind);
+	if (bad > 0)
+		fprintf(r->out, ", %zu unreadable", bad);
+	fputc('\n', r->out);
 	print_held(r, fc);
+	if (bad > 0)
+		fprintf(r->out, "  error: %zu matching file%s cannot be "
+		    "opened (the rows marked unreadable); the agent cannot "
+		    "send %s\n", bad, bad == 1 ? "" : "s",
+		    bad == 1 ? "it" : "them");
 	if (done > 0)
 		fprintf(r->out, "  %zu whole file%s delivered, waiting for "
 		    "cleanup (deletePolicy, fileMoveToDir, fileSuffix)\n",
@@ -320,11 +469,127 @@ read_state(struct report *r, const struct conf *c)
 		    from_bak ? ".bak" : "", r->nrows - njournal,
 		    r->nrows - njournal == 1 ? "" : "s", njournal,
 		    njournal == 1 ? "" : "s");
+	return 0;
+}
+
+/* --- matching files the state file does not know --------------------------- */
+
+struct walk {
+	struct report		*r;
+	const struct conf_flow	*fc;
+	const char		*pattern;
+};
+
+static bool
+known(const struct report *r, const char *flow, const struct stat *st)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].dev == (uint64_t)st->st_dev &&
+		    r->rows[i].ino == (uint64_t)st->st_ino &&
+		    strcmp(r->rows[i].flow, flow) == 0)
+			return true;
+	return false;
+}
+
+/* A matching file: listed when it is new to the state and cannot be read. */
+static void
+check_file(struct walk *k, const char *path, const struct stat *st)
+{
+	struct report	*r = k->r;
+	struct row	*w;
+	int		 fd, err;
+
+	if (!conf_flow_matches(k->fc, path) || known(r, k->fc->name, st))
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	err = errno;
+	r->rows = xrealloc(r->rows, (r->nrows + 1) * sizeof(*r->rows));
+	w = &r->rows[r->nrows++];
+	memset(w, 0, sizeof(*w));
+	w->flow = xstrdup(k->fc->name);
+	w->path = xstrdup(path);
+	w->dev = (uint64_t)st->st_dev;
+	w->ino = (uint64_t)st->st_ino;
+	w->open_err = err;
+}
+
+static void	walk_dir(struct walk *, const char *, int);
+
+static void
+walk_entry(struct walk *k, const char *path, int depth)
+{
+	struct stat	 st;
+
+	if (stat(path, &st) != 0)
+		return;
+	if (S_ISREG(st.st_mode))
+		check_file(k, path, &st);
+	else if (S_ISDIR(st.st_mode) && depth < 32 &&
+	    pattern_dir_may_match(k->pattern, path))
+		walk_dir(k, path, depth + 1);
+}
+
+/* The directories a scan of the flow walks (watcher.c), as this user. */
+static void
+walk_dir(struct walk *k, const char *dir, int depth)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*path;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		path = strcmp(dir, "/") == 0 ? xasprintf("/%s", de->d_name) :
+		    xasprintf("%s/%s", dir, de->d_name);
+		walk_entry(k, path, depth);
+		free(path);
+	}
+	closedir(d);
+}
+
+static void
+find_unreadable(struct report *r, const struct conf *c)
+{
+	struct walk	 k;
+	char		*pat, *base;
+	size_t		 i;
+
+	for (i = 0; i < c->nflows; i++) {
+		if (!c->flows[i].enable || c->flows[i].source != SOURCE_FILES)
+			continue;
+		pat = pattern_recursive(c->flows[i].file_pattern,
+		    c->flows[i].recursive);
+		base = pattern_literal_base(pat);
+		k.r = r;
+		k.fc = &c->flows[i];
+		k.pattern = pat;
+		walk_dir(&k, base, 0);
+		free(base);
+		free(pat);
+	}
+}
+
+/* Every row measured now, in the order they are shown. */
+static void
+measure_rows(struct report *r)
+{
+	size_t	 i;
+
 	if (r->nrows > 0)
 		qsort(r->rows, r->nrows, sizeof(*r->rows), row_cmp);
 	for (i = 0; i < r->nrows; i++)
-		measure(&r->rows[i]);
-	return 0;
+		measure(r, &r->rows[i]);
 }
 
 /* Last errors from metricsFile; prints the "metrics file:" line. */
@@ -377,6 +642,8 @@ status_main(const char *conf_path, FILE *out)
 	fprintf(out, "configuration: %s\n", conf_path);
 	if (read_state(&r, c) != 0)
 		goto done;
+	find_unreadable(&r, c);
+	measure_rows(&r);
 	read_metrics(&r, c);
 	print_flows(&r, c);
 	rc = fflush(out) == 0 ? 0 : 1;
@@ -387,6 +654,7 @@ done:
 		free(r.rows[i].cursor);
 	}
 	free(r.rows);
+	free(r.held);
 	metrics_errors_free(r.errs, r.nerrs);
 	conf_free(c);
 	return rc;

@@ -281,6 +281,12 @@ static const struct {
 	  offsetof(struct metrics_flow, journal_entries_lost),
 	  "Journal entries known to have been rotated away before they were "
 	  "read (of all units: journalMatch may not have selected them)." },
+	{ P "replies_unacknowledged_total", "counter",
+	  offsetof(struct metrics_flow, replies_unacknowledged),
+	  "PutRecords replies with HTTP 200 that acknowledged no record (not "
+	  "a PutRecords reply, such as an HTML page or truncated JSON, or one "
+	  "for another number of records); each request was sent again "
+	  "whole." },
 	{ P "backlog_bytes", "gauge",
 	  offsetof(struct metrics_flow, bytes_behind),
 	  "Bytes in the flow's files not yet acknowledged by DIS: how far "
@@ -288,6 +294,11 @@ static const struct {
 	{ P "files_tracked", "gauge",
 	  offsetof(struct metrics_flow, files_tracked),
 	  "Files the flow is reading." },
+	{ P "files_unreadable", "gauge",
+	  offsetof(struct metrics_flow, files_unreadable),
+	  "Files the flow's pattern matches that the agent cannot open "
+	  "(permissions, an unreadable compression); each is logged once, "
+	  "is the flow's last error, and is tried again at every rescan." },
 	{ P "files_completed_total", "counter",
 	  offsetof(struct metrics_flow, files_done),
 	  "Files read to their end and fully delivered: rotated-away files "
@@ -374,7 +385,8 @@ render_failed(const struct metrics_snapshot *s, struct buf *b)
 	size_t				 i, j;
 
 	family(b, P "records_failed_total", "counter", "Records DIS "
-	    "reported as failed, by error code; they are retried.");
+	    "reported as failed, by error code: sent again when the code is "
+	    "retriable (records.retriable.error.code), else dead-lettered.");
 	for (j = 0; j < s->nflows; j++) {
 		f = &s->flows[j];
 		memcpy(v, f->failed, sizeof(v));
@@ -396,8 +408,9 @@ render_requests(const struct metrics_snapshot *s, struct buf *b)
 	char				 st[16];
 	size_t				 i, j;
 
-	family(b, P "requests_total", "counter", "PutRecords requests by "
-	    "HTTP status; status 0 is a transport error or timeout.");
+	family(b, P "requests_total", "counter", "DIS requests (PutRecords, "
+	    "and DescribeStream before the first and while paused) by HTTP "
+	    "status; status 0 is a transport error or timeout.");
 	for (j = 0; j < s->nflows; j++) {
 		f = &s->flows[j];
 		memcpy(v, f->requests, sizeof(v));

@@ -92,6 +92,8 @@ struct metrics_flow {
 						   (counted when warned about) */
 	uint64_t	 bytes_lost[METRICS_NLOST];	/* by enum lost_reason */
 	uint64_t	 requests_failed;	/* no usable reply, or not 200 */
+	uint64_t	 replies_unacknowledged;	/* 200s acknowledging no
+						   record (sinkreply.c) */
 	uint64_t	 throttled;		/* throttling events (AIMD) */
 	/* LOGTOJSON lines that did not match, by LOGTOJSON.unmatched:
 	 * deadletter, raw, drop (convert.h) */
@@ -104,6 +106,7 @@ struct metrics_flow {
 	/* gauges */
 	uint64_t	 bytes_behind;		/* size - committed */
 	uint64_t	 files_tracked;
+	uint64_t	 files_unreadable;	/* matching, cannot be opened */
 	/* whole files (isFileAppendable = false), wholefile.h */
 	uint64_t	 whole_pending;		/* waiting to stay unchanged */
 	uint64_t	 whole_in_progress;	/* read, sent, acknowledged */
@@ -125,7 +128,8 @@ struct metrics_flow {
 void	metrics_count_failed(struct metrics_flow *, const char *code,
 	    uint64_t n);
 
-/* Count one PutRecords request that ended with HTTP status (0: no reply). */
+/* Count one DIS request (PutRecords, DescribeStream) that ended with HTTP
+ * status (0: no reply). */
 void	metrics_count_request(struct metrics_flow *, int status);
 
 /*

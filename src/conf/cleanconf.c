@@ -86,7 +86,16 @@ check_move_dir(const struct conf_flow *fc, bool fs, char *why, size_t len)
 		    fc->move_dir);
 	free(base);
 	free(pat);
-	return !same_dev || reread ? why : NULL;
+	if (!same_dev || reread)
+		return why;
+	/* Files are never moved through a link (cleanup.c): say so now. */
+	if (lstat(fc->move_dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		snprintf(why, len, "fileMoveToDir = %s is a symbolic link, "
+		    "which the agent never moves files through: give the "
+		    "directory itself", fc->move_dir);
+		return why;
+	}
+	return NULL;
 }
 
 /* The whole-file keys of a tailing flow: only deleteAfterDeliverySeconds. */

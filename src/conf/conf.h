@@ -172,6 +172,10 @@ int	conf_load(const char *path, struct conf **out, char *err,
  * change after a start: each fileMoveToDir exists, is a directory this
  * user may write, on the file system of its pattern's directory. */
 #define CONF_FS_CHECKS		0x04
+/* The start: the directories of checkpointFile and deadLetterFile are made
+ * when missing (statedir.h); -t (CONF_FS_CHECKS) checks that they could
+ * be.  Either fails, naming the key's line, when they cannot be written. */
+#define CONF_STATE_DIRS		0x08
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
 /* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS: disagent -t. */

@@ -12,6 +12,7 @@
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
+#include "conf/statedir.h"
 #include "records/logparse.h"
 #include "records/reccodec.h"
 
@@ -280,6 +281,53 @@ finish_agent(struct parse *p)
 	return 0;
 }
 
+/* --- the agent's own directories (statedir.h) --------------------------- */
+
+/*
+ * The directory of the file key names (checkpointFile, deadLetterFile):
+ * checked (-t), or made when missing (the start).  The message names the
+ * key's line, or the [agent] line when the key is left at its default.
+ */
+static int
+check_dir_of(struct parse *p, const char *key, const char *file)
+{
+	const struct key	*k = conf_key_find(KS_AGENT, key, false);
+	const char		*bad;
+	char			 why[LINE_BUF];
+	int			 line;
+
+	bad = statedir_check(file, (p->opts & CONF_STATE_DIRS) != 0, why,
+	    sizeof(why));
+	if (bad == NULL)
+		return 0;
+	line = k != NULL ? p->agent.keyline[k - conf_keys] : 0;
+	if (line != 0)
+		return conf_fail(p, line, "%s = %s: %s", key, file, bad);
+	return conf_fail(p, p->agent.line, "%s is not set, and its default "
+	    "%s cannot be used: %s; set %s to a file in a directory the "
+	    "agent may write", key, file, bad, key);
+}
+
+static int
+check_state_dirs(struct parse *p)
+{
+	struct conf	*c = p->conf;
+
+	if (!(p->opts & (CONF_FS_CHECKS | CONF_STATE_DIRS)))
+		return 0;
+	if (check_dir_of(p, "checkpointFile", c->checkpoint_file) != 0)
+		return -1;
+	/* Empty: deadletter.jsonl and spool/ beside checkpointFile, checked
+	 * above.  The spool directory itself is made at a stop (spool.c):
+	 * what must be there is where it goes. */
+	if (c->dead_letter_file[0] != '\0' &&
+	    check_dir_of(p, "deadLetterFile", c->dead_letter_file) != 0)
+		return -1;
+	if (c->spool_dir[0] == '\0' || c->spool_max_bytes == 0)
+		return 0;
+	return check_dir_of(p, "spoolDirectory", c->spool_dir);
+}
+
 /* Whole-file checks once every line has been read. */
 int
 conf_finish(struct parse *p)
@@ -300,5 +348,7 @@ conf_finish(struct parse *p)
 		rc = check_flow(p, i);
 	}
 	p->path = main_path;
-	return rc != 0 ? -1 : finish_agent(p);
+	if (rc != 0 || finish_agent(p) != 0)
+		return -1;
+	return check_state_dirs(p);
 }

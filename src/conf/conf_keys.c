@@ -76,7 +76,9 @@ const struct key conf_keys[] = {
 	{ KS_AGENT, "checkpointFile", KT_STRING, .off = AOFF(checkpoint_file),
 	  .def = "/var/lib/disagent/state.json", .flags = KF_NONEMPTY,
 	  .help = "File that records how far each log file has been "
-	  "delivered, so a restart resumes where it stopped." },
+	  "delivered, so a restart resumes where it stopped. Its directory "
+	  "is made at start (mode 0750) when missing; -t and the start fail "
+	  "when it cannot be made or written." },
 	{ KS_AGENT, "caFile", KT_STRING, .off = AOFF(ca_file), .def = "",
 	  .check = conf_check_ca_file,
 	  .flags = KF_RELOAD_CLIENT,
@@ -171,7 +173,8 @@ const struct key conf_keys[] = {
 	  .def = "",
 	  .help = "File that receives, as JSON lines, the records DIS "
 	  "rejected as invalid (flow, file, offset, code, message, data). "
-	  "Empty means deadletter.jsonl beside checkpointFile." },
+	  "Empty means deadletter.jsonl beside checkpointFile. Its "
+	  "directory is made at start when missing, as checkpointFile's." },
 	{ KS_AGENT, "spoolDirectory", KT_STRING, .off = AOFF(spool_dir),
 	  .def = "", .check = conf_check_abs_path, .flags = KF_RELOAD_AGENT,
 	  .help = "Directory that receives, at a stop (and for the flows a "

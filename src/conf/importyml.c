@@ -158,6 +158,7 @@ put_agent(struct imp *im, const struct section *s)
 
 	buf_addstr(&im->ini, "[agent]\n");
 	start = im->ini.len;
+	im->serialize_renamed = entry_find(s, "bodySerializeType") != NULL;
 	for (i = 0; i < s->n; i++)
 		imp_put_entry(im, "agent", start, &s->v[i]);
 	if (entry_find(s, "ak") == NULL || entry_find(s, "sk") == NULL)
@@ -206,12 +207,26 @@ stream_of(const struct section *s, const char *key)
 	return scalar(e->val);
 }
 
+/* Whether the boolean key of s is set, and to want ("true", "false"). */
+static bool
+flow_bool(const struct section *s, const char *key, const char *want)
+{
+	const struct entry	*e = entry_find(s, key);
+	char			*v;
+	bool			 yes;
+
+	v = e != NULL && e->val->type == YAML_SCALAR_NODE ?
+	    imp_value_text(e->val) : NULL;
+	yes = v != NULL && strcmp(v, want) == 0;
+	free(v);
+	return yes;
+}
+
 static void
 put_flow(struct imp *im, const struct section *s, int line)
 {
-	const struct entry *e;
 	const char	*stream, *obs;
-	char		*name, *shown_obs, *v;
+	char		*name, *shown_obs;
 	size_t		 i, start;
 
 	stream = stream_of(s, "DISStream");
@@ -233,13 +248,12 @@ put_flow(struct imp *im, const struct section *s, int line)
 		return;
 	}
 	name = flow_name(im, stream);
-	e = entry_find(s, "isFileAppendable");
-	v = e != NULL && e->val->type == YAML_SCALAR_NODE ?
-	    imp_value_text(e->val) : NULL;
-	im->whole = v != NULL && strcmp(v, "false") == 0;
-	free(v);
+	im->whole = flow_bool(s, "isFileAppendable", "false");
+	im->ignore_enabled = flow_bool(s, "ignoreNotUpdatedFileEnabled",
+	    "true");
+	im->recursive = flow_bool(s, "directoryRecursionEnabled", "true");
 	buf_printf(&im->ini, "\n[flow:%s]\n", name);
-	start = im->ini.len;
+	start = im->flow_start = im->ini.len;
 	for (i = 0; i < s->n; i++)
 		imp_put_entry(im, "flow", start, &s->v[i]);
 }
@@ -424,11 +438,12 @@ importyml_main(const char *yml_path, FILE *out, FILE *err)
 		fwrite(im.ini.data, 1, im.ini.len, out);
 		if (im.notes.len > 0)
 			fputs(im.notes.data, err);
-		if (im.nskipped + im.ndropped > 0)
+		if (im.nskipped + im.ndropped + im.ndiffer > 0)
 			fprintf(err, "%s: %zu key%s not carried over, %zu "
-			    "dropped; each is a comment in the output\n",
+			    "dropped%s; each is a comment in the output\n",
 			    yml_path, im.nskipped, im.nskipped == 1 ? "" : "s",
-			    im.ndropped);
+			    im.ndropped, im.ndiffer > 0 ?
+			    ", and keys carried with another meaning" : "");
 		put_next_step(&im);
 		rc = fflush(out) == 0 ? 0 : -1;
 		if (rc != 0)

@@ -43,6 +43,11 @@ struct imp {
 	bool		 has_sk;	/* a secret: sk, PROXY_PASSWORD, ... */
 	bool		 has_key;	/* encrypt.key, beside what it opens */
 	bool		 whole;		/* the flow: isFileAppendable = false */
+	bool		 ignore_enabled;	/* ignoreNotUpdatedFileEnabled */
+	bool		 recursive;	/* directoryRecursionEnabled */
+	size_t		 flow_start;	/* where the flow's text begins */
+	bool		 serialize_renamed;	/* [agent] has bodySerializeType */
+	size_t		 ndiffer;	/* carried, with another meaning */
 	char		*checkpoint;	/* checkpointFile, or NULL: new */
 };
 

@@ -24,9 +24,11 @@
 #define WORD_MAX	100	/* longer words are cut */
 
 enum rule_kind {
-	R_DEAD,		/* no effect in the DIS Agent either */
+	R_DEAD,		/* no effect in the DIS Agent either (arg: why) */
 	R_SAME,		/* this agent always behaves as arg */
 	R_SKIP,		/* not carried over; arg says what instead */
+	R_INSTEAD,	/* a DIS Agent key with no equivalent: arg says what
+			   disagent does instead */
 	R_RENAME,	/* the same key, named arg in agent.ini */
 };
 
@@ -62,6 +64,76 @@ static const struct rule rules[] = {
 	{ "agent", "dataPassword", R_RENAME, "data.password" },
 	{ "flow", "sendingThreadSize", R_SKIP, "see maxInFlightRequests; "
 	  "ordered = true sends one request at a time" },
+	/*
+	 * Keys the DIS Agent 1.2.4 reads but that do nothing there.
+	 * maxSendingThreads (and maxSendingThreadsPerCore, which only makes
+	 * its default: AgentConfiguration.java:150-158) sizes the pool of
+	 * Agent.java:259-268, getSendingExecutor(AgentContext), which nothing
+	 * calls: startUp (Agent.java:291) gives each flow the pool of
+	 * AgentContext.java:110-118, sized by sendingThreadSize.
+	 * waitOnFullRetryQueueMillis is named at FileFlow.java:56 and read
+	 * nowhere; configProviderClass at AgentConfiguration.java:73, read
+	 * nowhere, and AgentContext.java:262-263 removes the DIS SDK's own
+	 * config.provider.class.
+	 */
+	{ "agent", "maxSendingThreads", R_DEAD, "each flow's senders are "
+	  "sendingThreadSize threads" },
+	{ "agent", "maxSendingThreadsPerCore", R_DEAD, "it only sets the "
+	  "default of maxSendingThreads, which is unused" },
+	{ "flow", "waitOnFullRetryQueueMillis", R_DEAD, "nothing reads it" },
+	{ "agent", "configProviderClass", R_DEAD, "nothing reads it" },
+	/* AgentConfiguration.java:71: the DIS Agent's name of the DIS SDK's
+	 * body.serialize.type, which it sets from it (AgentContext.java:
+	 * 264-267) over the top-level keys it hands the SDK as they are
+	 * (AgentContext.java:218-231). */
+	{ "agent", "bodySerializeType", R_RENAME, "body.serialize.type" },
+	/* DIS Agent keys without an equivalent (FileFlow.java:40-163,
+	 * AgentConfiguration.java:39-73 and the keys read there). */
+	{ "flow", "resultLogLevel", R_INSTEAD, "each reply is logged as "
+	  "\"Put N records to [STREAM] spend Tms\" at INFO, at WARN when "
+	  "records failed; logLevel says what is logged" },
+	{ "flow", "minTimeBetweenFilePollsMillis", R_INSTEAD, "reading is "
+	  "event-driven; directories are listed again every "
+	  "rescanIntervalMillis" },
+	{ "flow", "publishQueueCapacity", R_INSTEAD, "no queue: a flow has "
+	  "maxInFlightRequests requests out and all flows maxMemoryBytes of "
+	  "records, then reading pauses" },
+	{ "flow", "waitOnFullPublishQueueMillis", R_INSTEAD, "no queue: "
+	  "reading pauses while maxInFlightRequests or maxMemoryBytes is "
+	  "reached" },
+	{ "flow", "waitOnEmptyPublishQueueMillis", R_INSTEAD, "no queue: "
+	  "batches go when full or maxBufferAgeMillis old" },
+	{ "flow", "truncatedRecordTerminator", R_INSTEAD, "a line over the "
+	  "record limit is cut there and the rest of it skipped, with a "
+	  "WARN" },
+	{ "agent", "httpClientDefaultMaxPerRoute", R_INSTEAD, "connections "
+	  "are reused from one pool; each flow has up to maxInFlightRequests "
+	  "requests out" },
+	{ "agent", "httpClientDefaultMaxTotal", R_INSTEAD, "connections are "
+	  "reused from one pool; each flow has up to maxInFlightRequests "
+	  "requests out" },
+	{ "agent", "sendingThreadsKeepAliveMillis", R_INSTEAD, "no sender "
+	  "threads: one event loop" },
+	{ "agent", "sendingThreadsMaxQueueSize", R_INSTEAD, "no sender "
+	  "threads: one event loop" },
+	{ "agent", "log.maxBackupIndex", R_INSTEAD, "the log goes to standard "
+	  "error, which the journal keeps and rotates" },
+	{ "agent", "log.maxFileSize", R_INSTEAD, "the log goes to standard "
+	  "error, which the journal keeps and rotates" },
+	{ "agent", "log.emitMetrics", R_INSTEAD, "metricsFile writes the "
+	  "metrics for Prometheus" },
+	{ "agent", "log.emitInternalMetrics", R_INSTEAD, "metricsFile writes "
+	  "the metrics for Prometheus" },
+	{ "agent", "auth.type", R_INSTEAD, "requests are signed with ak and sk "
+	  "(or the ECS metadata's temporary keys), never an IAM token" },
+	{ "agent", "auth.token", R_INSTEAD, "requests are signed with ak and "
+	  "sk (or the ECS metadata's temporary keys), never an IAM token" },
+	{ "agent", "exception.retriable.error.code", R_INSTEAD, "every "
+	  "request-level error is retried, by its cause" },
+	{ "agent", "checkpoints.connectionTimeoutSeconds", R_INSTEAD, "the "
+	  "state file is a JSON file, no database" },
+	{ "agent", "checkpoints.queryTimeoutSeconds", R_INSTEAD, "the state "
+	  "file is a JSON file, no database" },
 };
 
 /* Values never shown in a comment or message. */
@@ -302,9 +374,15 @@ put_key(struct imp *im, const char *sect, size_t start, const char *key,
 		imp_note(im, line, &im->nskipped, "not carried over: %s = %s "
 		    "(it belongs in %s)", k, s, strcmp(other, "agent") == 0 ?
 		    "[agent]" : "each [flow:NAME]");
+	else if (strcmp(sect, "agent") == 0)
+		imp_note(im, line, &im->nskipped, "not carried over: %s = %s "
+		    "(unknown to disagent, and not a key the DIS Agent 1.2.4 "
+		    "reads, though it hands top-level keys to the DIS SDK)", k,
+		    s);
 	else
 		imp_note(im, line, &im->nskipped, "not carried over: %s = %s "
-		    "(not supported by disagent)", k, s);
+		    "(unknown to disagent, and not a key the DIS Agent 1.2.4 "
+		    "reads)", k, s);
 	if (in_list(key, secret_keys) && emitted(&im->ini, start, key))
 		im->has_sk = true;
 	if (strcmp(key, "encrypt.key") == 0 && emitted(&im->ini, start, key))
@@ -346,6 +424,67 @@ put_options(struct imp *im, size_t start, const struct entry *e)
 }
 
 /*
+ * fileComparator orders the files of a listing by mtime (SourceFile.java:
+ * 72-81; NEWEST_FIRST by default, FileFlow.java:373-374).  Whole files:
+ * disagent sends them oldest first, which is what NEWEST_FIRST does (the
+ * DIS Agent works through its newest-first list from the end).  Tailed
+ * files: with NEWEST_FIRST the DIS Agent reads a rotated file to its end
+ * before the newer one, as disagent does, which reads them together.
+ */
+static void
+put_comparator(struct imp *im, const struct entry *e, const char *v,
+    const char *s)
+{
+	if (strcasecmp(v, "NEWEST_FIRST") != 0)
+		put_other(im, e, s, "NEWEST_FIRST");
+	else if (im->whole)
+		imp_note(im, e->line, NULL, "same in disagent: %s = %s (whole "
+		    "files are sent oldest first)", e->key, s);
+	else
+		imp_note(im, e->line, NULL, "same in disagent: %s = %s (every "
+		    "file, a rotated one to its end, is read in order)",
+		    e->key, s);
+}
+
+/*
+ * ignoreNotUpdatedFileSeconds does something in the DIS Agent only with
+ * ignoreNotUpdatedFileEnabled: true and directoryRecursionEnabled: true
+ * (SourceFile.java:132, in the walk of SourceFile.java:99-102 that only a
+ * recursive flow makes; defaults false and -1, FileFlow.java:367-369): a
+ * file not modified for that long is not tracked at all until it is
+ * written again, and then read from its start.  disagent reads such a file
+ * from its end when it first sees it, so only lines added later are sent.
+ */
+static void
+put_not_updated(struct imp *im, const struct entry *e, const char *v,
+    const char *s)
+{
+	if (!im->ignore_enabled)
+		imp_note(im, e->line, &im->ndropped, "dropped: %s = %s (no "
+		    "effect in the DIS Agent either: only with "
+		    "ignoreNotUpdatedFileEnabled: true)", e->key, s);
+	else if (!im->recursive)
+		imp_note(im, e->line, &im->ndropped, "dropped: %s = %s (no "
+		    "effect in the DIS Agent either: only in flows with "
+		    "directoryRecursionEnabled: true)", e->key, s);
+	else if (im->whole)
+		imp_note(im, e->line, &im->nskipped, "not carried over: %s = %s "
+		    "(disagent sends every whole file, however old)", e->key,
+		    s);
+	else if (v[0] == '-' || strcmp(v, "0") == 0)
+		imp_note(im, e->line, &im->ndropped, "dropped: %s = %s (no "
+		    "effect in the DIS Agent either: only above 0)", e->key, s);
+	else {
+		put_key(im, "flow", im->flow_start, e->key, v, e->line);
+		imp_note(im, e->line, &im->ndiffer, "differs: %s = %s: a file "
+		    "not modified for that long is read from its end when "
+		    "disagent first sees it (lines added later are sent); the "
+		    "DIS Agent skips it until it is written again, then sends "
+		    "it from its start", e->key, s);
+	}
+}
+
+/*
  * Flow keys whose meaning depends on isFileAppendable: cleanup keys do
  * nothing in a tailing flow (in the DIS Agent either), and the DIS Agent
  * deletes only for "immediate" in lower case; whole files are sent from
@@ -373,12 +512,14 @@ put_mode_key(struct imp *im, const struct entry *e, const char *v,
 		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
 		    "%s (whole files are always sent from their start)", e->key,
 		    s);
-	else if (im->whole && strcmp(e->key, "fileComparator") == 0 &&
-	    strcasecmp(v, "NEWEST_FIRST") == 0)
-		imp_note(im, e->line, NULL, "same in disagent: %s = %s (whole "
-		    "files are sent oldest first)", e->key, s);
-	else if (im->whole && strcmp(e->key, "fileComparator") == 0)
-		put_other(im, e, s, "NEWEST_FIRST");
+	else if (strcmp(e->key, "fileComparator") == 0)
+		put_comparator(im, e, v, s);
+	else if (strcmp(e->key, "ignoreNotUpdatedFileEnabled") == 0)
+		imp_note(im, e->line, NULL, "same in disagent: %s = %s (it "
+		    "only switches ignoreNotUpdatedFileSeconds on or off)",
+		    e->key, s);
+	else if (strcmp(e->key, "ignoreNotUpdatedFileSeconds") == 0)
+		put_not_updated(im, e, v, s);
 	else
 		return false;
 	return true;
@@ -415,9 +556,21 @@ imp_put_entry(struct imp *im, const char *sect, size_t start,
 	r = rule_find(sect, e->key);
 	if (strcmp(sect, "flow") == 0 && put_mode_key(im, e, v, s)) {
 		/* noted there */
-	} else if (r != NULL && r->kind == R_DEAD)
+	} else if (strcmp(sect, "agent") == 0 && im->serialize_renamed &&
+	    strcmp(e->key, "body.serialize.type") == 0)
+		/* The DIS Agent sets the SDK's key from its own name over a
+		 * body.serialize.type of its own (AgentContext.java:264). */
+		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
+		    "%s (bodySerializeType replaces it in the DIS Agent)",
+		    e->key, s);
+	else if (r != NULL && r->kind == R_DEAD)
 		imp_note(im, e->line, &im->ndropped, "dropped: %s = %s (no "
-		    "effect in the DIS Agent either)", e->key, s);
+		    "effect in the DIS Agent either%s%s)", e->key, s,
+		    r->arg != NULL ? ": " : "", r->arg != NULL ? r->arg : "");
+	else if (r != NULL && r->kind == R_INSTEAD)
+		imp_note(im, e->line, &im->nskipped, "not carried over: %s = "
+		    "%s (a DIS Agent key disagent has no equivalent for: %s)",
+		    e->key, s, r->arg);
 	else if (r != NULL && r->kind == R_SAME && strcasecmp(v, r->arg) == 0)
 		imp_note(im, e->line, NULL, "same in disagent: %s = %s",
 		    e->key, s);

@@ -64,6 +64,13 @@ void		 ecsmeta_close(struct ecsmeta *);
  */
 int		 ecsmeta_parse(const char *body, size_t len,
 		    struct ecsmeta_keys *k) WARN_UNUSED;
+/*
+ * The body of PUT /meta-data/latest/api/token (len bytes, trailing blanks
+ * ignored) into *out, a new secret string (secret_free it): 0, or -EINVAL
+ * (*out NULL) when it is empty or not printable ASCII without blanks.
+ */
+int		 ecsmeta_parse_session(const char *body, size_t len,
+		    char **out) WARN_UNUSED;
 /* "2024-01-31T12:34:56.000000Z" (fraction optional) -> epoch seconds. */
 int		 ecsmeta_parse_time(const char *s, int64_t *out) WARN_UNUSED;
 /*

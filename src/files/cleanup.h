@@ -3,8 +3,9 @@
  * into fileMoveToDir or renamed with fileSuffix, the file at its path must
  * still be the one delivered: the same device and inode, size and mtime,
  * and the same first and last bytes (crc32).  A move or rename never
- * replaces a file that is in the way.  The checks of the keys that choose
- * the cleanup are cleanconf.h's.
+ * replaces a file that is in the way, and no symbolic link leads a cleanup
+ * out of place (cleanup_apply).  The checks of the keys that choose the
+ * cleanup are cleanconf.h's.
  *
  * Used by wholefile.c (isFileAppendable = false) and reaper.c
  * (deleteAfterDeliverySeconds).  Plain synchronous calls: each reads at
@@ -20,6 +21,7 @@
 #include "base/util.h"
 #include "conf/cleanconf.h"
 
+struct conf_flow;
 
 /* What identifies a delivered file's content. */
 struct cleanup_id {
@@ -56,21 +58,39 @@ enum cleanup_match cleanup_check(const char *path,
 		    const struct cleanup_id *want, int *err);
 
 /*
- * Carry out policy p on path (dir: fileMoveToDir, suffix: fileSuffix).
- * Returns 0 with where it went in *to (new; NULL for a deletion and for
- * CLEANUP_KEEP), or a negative errno: -EEXIST when the target is in the
- * way, -EXDEV when the directory is on another file system (a move is a
- * rename, never a copy), or what unlink or rename said.
+ * Carry out policy p on path (dir: fileMoveToDir, suffix: fileSuffix) when
+ * the file there is still want, whose flow reads below base (cleanup_base).
+ * Everything happens in the directory's descriptor: it is opened from base
+ * down without following a symbolic link (base itself is followed: it is
+ * the operator's), the entry is checked against want, and checked again
+ * (same entry, not followed) just before unlinkat or renameat2.  A symbolic
+ * link at path is itself what is deleted, moved or renamed, never its
+ * target, and only when it points to want.  Returns 0 with where it went in
+ * *to (new; NULL for a deletion and for CLEANUP_KEEP), or a negative
+ * errno: -ESTALE when the file is not want (changed, replaced, or swapped
+ * during the check), -ELOOP when a directory below base or fileMoveToDir
+ * itself is a symbolic link, -EEXIST when the target is in the way,
+ * -EXDEV when the directory is on another file system (a move is a rename,
+ * never a copy), or what the system calls said.
  */
-int		 cleanup_apply(enum cleanup_policy p, const char *path,
+int		 cleanup_apply(enum cleanup_policy p, const char *base,
+		    const char *path, const struct cleanup_id *want,
 		    const char *dir, const char *suffix, char **to)
 		    WARN_UNUSED;
 
-/*
- * Remove path when it is still want (cleanup_check says CLEANUP_SAME):
- * 0, -ESTALE when it is not, or unlink's error.
- */
-int		 cleanup_remove_if_same(const char *path,
+/* cleanup_apply with CLEANUP_DELETE: 0, -ESTALE, or the error. */
+int		 cleanup_remove_if_same(const char *base, const char *path,
 		    const struct cleanup_id *want) WARN_UNUSED;
+
+/* The directory a flow's pattern starts in, followed as configured: the
+ * base of cleanup_apply (new). */
+char		*cleanup_base(const struct conf_flow *fc);
+
+/*
+ * For tests only: when set, called by cleanup_apply between its check of
+ * the file and the check just before the act, so a test can swap the file
+ * in that window.  NULL otherwise.
+ */
+extern void	(*cleanup_test_hook)(const char *path);
 
 #endif

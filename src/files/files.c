@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -199,16 +200,25 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 {
 	bool	 z = zsource_name_compressed(path);
 	bool	 unreadable;
+	char	 why[METRICS_MSG_LEN];
+	int	 err;
 
 	if (files_track(fs, path, st, off, gone) != 0)
 		return TRACKED;
 	if (z && errno == EAGAIN)
 		return TRACK_LATER;	/* still being compressed */
-	unreadable = z && errno != EACCES && errno != ENOENT;
-	if (openfail_report(&fs->fails, fs->fc->name, path, errno,
+	err = errno;
+	unreadable = z && err != EACCES && err != ENOENT;
+	if (openfail_report(&fs->fails, fs->fc->name, path, err,
 	    unreadable ? "compressed in a format the agent cannot read (it "
 	    "reads gzip and zstd)" : NULL)) {
 		fs->m->open_errors++;
+		/* disagent status shows it, naming the file (reason first:
+		 * a long path may be cut short). */
+		snprintf(why, sizeof(why), "%s: cannot open %s", unreadable ?
+		    "compressed in a format the agent cannot read" :
+		    strerror(err), path);
+		metrics_set_error(fs->m, "OPEN", why, wall_s());
 		if (unreadable)
 			fs->m->bytes_lost[LOST_UNREADABLE] +=
 			    (uint64_t)st->st_size;
@@ -629,6 +639,7 @@ files_gauges(const struct files *fs, struct metrics_flow *m)
 			m->bytes_behind += size - done;
 	}
 	m->files_tracked = fs->ntracked;
+	m->files_unreadable = openfail_count(&fs->fails);
 	wholefile_gauges(fs->wf, m);
 }
 

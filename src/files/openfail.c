@@ -58,6 +58,17 @@ openfail_report(struct openfail **list, const char *flow, const char *path,
 	return true;
 }
 
+size_t
+openfail_count(struct openfail *const *list)
+{
+	const struct openfail	*o;
+	size_t			 n = 0;
+
+	for (o = *list; o != NULL; o = o->next)
+		n++;
+	return n;
+}
+
 void
 openfail_sweep(struct openfail **list, const char *flow, bool all)
 {

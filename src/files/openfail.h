@@ -8,6 +8,7 @@
 #define DISAGENT_OPENFAIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct openfail;
@@ -18,6 +19,8 @@ struct openfail;
  */
 bool	openfail_report(struct openfail **, const char *flow,
 	    const char *path, int err, const char *why);
+/* How many matching files fail to open now. */
+size_t	openfail_count(struct openfail *const *);
 /* After a scan: forget (and report recovered) those that did not fail
  * again; all: forget every entry quietly. */
 void	openfail_sweep(struct openfail **, const char *flow, bool all);

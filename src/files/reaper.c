@@ -109,10 +109,12 @@ measure(struct reaper *r, struct victim *v, const char *path)
 static void
 remove_it(struct reaper *r, struct victim *v, const char *path)
 {
+	char	*base = pattern_literal_base(r->pattern);
 	int	 rc;
 
 	rc = pattern_match(r->pattern, path) ? -EPERM :
-	    cleanup_remove_if_same(path, &v->id);
+	    cleanup_remove_if_same(base, path, &v->id);
+	free(base);
 	if (rc == 0) {
 		log_info("[%s] removed %s (inode %ju): delivered %lld s ago "
 		    "(deleteAfterDeliverySeconds)", r->fc->name, path,

@@ -81,40 +81,27 @@ cleanup_failed(struct wholefile *wf, struct wf_file *f, int r)
 	    policy_verb(wf->policy), f->path);
 	metrics_set_error(wf->m, "CLEANUP", msg, wall_s());
 	if (r != f->err)
-		log_warn("[%s] delivered, but cannot %s %s%s%s: %s; will retry "
-		    "at every rescan (nothing is sent again)", wf->fc->name,
-		    policy_verb(wf->policy), f->path,
+		log_warn("[%s] delivered, but cannot %s %s%s%s: %s%s; will "
+		    "retry at every rescan (nothing is sent again)",
+		    wf->fc->name, policy_verb(wf->policy), f->path,
 		    wf->policy == CLEANUP_DELETE ? "" : " to ",
 		    wf->policy == CLEANUP_MOVE ? wf->fc->move_dir :
-		    to != NULL ? to : "", strerror(-r));
+		    to != NULL ? to : "", strerror(-r), r != -ELOOP ? "" :
+		    " (a directory on its way below the pattern's directory, "
+		    "or fileMoveToDir, is a symbolic link, which the agent "
+		    "never deletes or moves through)");
 	free(to);
 	f->err = r;
 }
 
-/* f is delivered and durable, and still the file sent: clean it up. */
+/* f is cleaned up (deleted, moved to to, renamed to to): forget it. */
 static void
-clean_one(struct wholefile *wf, struct wf_file *f)
+cleaned(struct wholefile *wf, struct wf_file *f, const char *to)
 {
-	char	*to = NULL;
-	int	 r;
-
-	if (wf->policy == CLEANUP_KEEP) {
-		log_info("[%s] %s delivered; left in place (no deletePolicy, "
-		    "fileMoveToDir or fileSuffix)", wf->fc->name, f->path);
-		wholefile_move(wf, f, WF_KEPT);
-		return;
-	}
-	r = cleanup_apply(wf->policy, f->path, wf->fc->move_dir,
-	    wf->fc->file_suffix, &to);
-	if (r < 0) {
-		cleanup_failed(wf, f, r);
-		return;
-	}
 	log_info("[%s] %s delivered; %s%s%s", wf->fc->name, f->path,
 	    wf->policy == CLEANUP_DELETE ? "deleted" :
 	    wf->policy == CLEANUP_MOVE ? "moved to " : "renamed to ",
 	    to != NULL ? to : "", f->err != 0 ? " (it failed before)" : "");
-	free(to);
 	wf->m->files_cleaned++;
 	registry_remove(wf->reg, wf->fc->name, f->id.dev, f->id.ino);
 	wholefile_forget(wf, f);
@@ -134,20 +121,19 @@ wfclean_gone(struct wholefile *wf, struct wf_file *f)
 	wholefile_forget(wf, f);
 }
 
+/* What the file at f's path is, when it is not the one sent. */
 static void
-try_cleanup(struct wholefile *wf, struct wf_file *f)
+not_the_same(struct wholefile *wf, struct wf_file *f)
 {
-	struct reg_entry *e = wholefile_entry(wf, f);
-	int		 err;
+	int	 err;
 
-	f->retry = false;
-	if (e == NULL || e->done == NULL) {
-		wholefile_mark(wf, f);	/* lost (expired?): mark it again */
-		return;
-	}
 	switch (cleanup_check(f->path, &f->id, &err)) {
 	case CLEANUP_SAME:
-		clean_one(wf, f);
+		/* Swapped away and back during the act's own check: never
+		 * acted on; the next rescan looks at it afresh. */
+		log_info("[%s] %s changed while it was being cleaned up: left "
+		    "alone; looked at again at the next rescan", wf->fc->name,
+		    f->path);
 		break;
 	case CLEANUP_CHANGED:
 		wfclean_changed(wf, f);
@@ -160,6 +146,46 @@ try_cleanup(struct wholefile *wf, struct wf_file *f)
 			cleanup_failed(wf, f, -err);
 		break;
 	}
+}
+
+/*
+ * f is delivered and durable: cleaned up if it is still the file sent,
+ * which cleanup_apply checks (opening it once, as the descriptor budget
+ * counts on); what else is there is looked at only when it is not.
+ */
+static void
+try_cleanup(struct wholefile *wf, struct wf_file *f)
+{
+	struct reg_entry *e = wholefile_entry(wf, f);
+	char		*to = NULL, *base;
+	int		 r;
+
+	f->retry = false;
+	if (e == NULL || e->done == NULL) {
+		wholefile_mark(wf, f);	/* lost (expired?): mark it again */
+		return;
+	}
+	if (wf->policy == CLEANUP_KEEP) {
+		if (cleanup_check(f->path, &f->id, &r) != CLEANUP_SAME) {
+			not_the_same(wf, f);
+			return;
+		}
+		log_info("[%s] %s delivered; left in place (no deletePolicy, "
+		    "fileMoveToDir or fileSuffix)", wf->fc->name, f->path);
+		wholefile_move(wf, f, WF_KEPT);
+		return;
+	}
+	base = cleanup_base(wf->fc);
+	r = cleanup_apply(wf->policy, base, f->path, &f->id, wf->fc->move_dir,
+	    wf->fc->file_suffix, &to);
+	free(base);
+	if (r == 0)
+		cleaned(wf, f, to);
+	else if (r == -ESTALE || r == -ENOENT || r == -ENOTDIR)
+		not_the_same(wf, f);
+	else
+		cleanup_failed(wf, f, r);
+	free(to);
 }
 
 void

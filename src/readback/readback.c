@@ -389,14 +389,40 @@ part_later(struct rb_part *p, uint64_t ms)
 	uv_timer_start(&p->timer, on_part_timer, ms, 0);
 }
 
+/*
+ * --from N outside partition p's records: e, with what p holds and, when
+ * every partition is read, that N applies to each (--partition picks).
+ */
+static void
+sequence_out_of_range(struct rb_part *p, const struct rb_error *e)
+{
+	struct readback	*rb = p->rb;
+	struct rb_error	 ee = *e;
+	char		 held[96] = "";
+	size_t		 n = strlen(ee.message);
+
+	if (p->first >= 0 && p->end >= p->first)
+		snprintf(held, sizeof(held), " holds sequence numbers %" PRId64
+		    " to %" PRId64 ";", p->first, p->end - 1);
+	snprintf(ee.message + n, sizeof(ee.message) - n, "; partition %s%s "
+	    "--from %" PRId64 " %s", p->id, held, rb->o.start_seq,
+	    rb->nnames == 0 ? "applies to every partition: read the ones "
+	    "that hold it with --partition" : "is not in it");
+	finish(rb, -ERANGE, &ee);
+}
+
 /* DIS.4224 for the position asked for. */
 static void
 out_of_range(struct rb_part *p, const struct rb_error *e)
 {
 	struct readback	*rb = p->rb;
 
-	if (p->from == FROM_OLDEST || (p->last < 0 &&
-	    p->start == RB_AT_SEQUENCE)) {
+	if (p->from != FROM_OLDEST && p->last < 0 &&
+	    p->start == RB_AT_SEQUENCE) {
+		sequence_out_of_range(p, e);
+		return;
+	}
+	if (p->from == FROM_OLDEST) {
 		finish(rb, -ERANGE, e);
 		return;
 	}

@@ -27,15 +27,18 @@ struct body_format {
 	void		(*end)(struct buf *);
 	int		(*parse)(const char *, size_t, struct codec_result *,
 			    size_t);
+	int		(*entries)(const char *, size_t);
 };
 
 static const struct body_format json_format = {
 	DISAPI_JSON, 40, true,
 	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
+	codec_put_entries,
 };
 static const struct body_format protobuf_format = {
 	PBUF_CONTENT_TYPE, PBUF_ENTRY_OVERHEAD, false,
 	pbuf_put_begin, pbuf_put_add, pbuf_put_end, pbuf_parse_put,
+	pbuf_put_entries,
 };
 
 struct putbody {
@@ -142,4 +145,10 @@ putbody_parse(const struct putbody *pb, const char *body, size_t len,
     struct codec_result *res, size_t n)
 {
 	return pb->fmt->parse(body, len, res, n);
+}
+
+int
+putbody_entries(const struct putbody *pb, const char *body, size_t len)
+{
+	return pb->fmt->entries(body, len);
 }

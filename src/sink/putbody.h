@@ -46,5 +46,9 @@ int		 putbody_build(const struct putbody *, struct batch *b,
  */
 int		 putbody_parse(const struct putbody *, const char *body,
 		    size_t len, struct codec_result *res, size_t n) WARN_UNUSED;
+/* The entries a 200 reply holds when putbody_parse refused it for their
+ * number (codec_put_entries, pbuf_put_entries), or -EBADMSG. */
+int		 putbody_entries(const struct putbody *, const char *body,
+		    size_t len) WARN_UNUSED;
 
 #endif

@@ -575,6 +575,8 @@ on_describe_done(const struct http_response *r, void *arg)
 	s->describing = false;
 	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING)
 		return;
+	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
+	    0);
 	if (r->result == HTTP_OK && r->status == 200)
 		describe_replied(s, r);
 	else

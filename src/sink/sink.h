@@ -53,6 +53,9 @@ struct sink_cbs {
 	 * stream...): reason for the log and --once. */
 	void	(*halt)(const char *reason, void *arg);
 	void	*arg;
+	/* --once: a halt ends the run, so the log does not promise the
+	 * slow retries of a daemon. */
+	bool	 once;
 };
 
 /*

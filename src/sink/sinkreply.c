@@ -172,7 +172,10 @@ sinkreply_halt(struct sink *s, long status, const char *code, const char *msg)
 		    "%s: %s", s->fc->stream, status, code, msg,
 		    retry_halt_hint(status, code));
 	metrics_set_error(s->m, code[0] ? code : "HTTP", reason, wall_s());
-	if (s->last_halt_log_ms == 0 ||
+	if (s->cbs.once)
+		log_error("delivery stopped for %s; data stays on disk for "
+		    "the next run", reason);
+	else if (s->last_halt_log_ms == 0 ||
 	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
 		log_error("delivery paused for %s; data stays on disk and "
 		    "is retried every %lld s", reason, s->conf->paused_retry_s);
@@ -369,6 +372,33 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 	return retry;
 }
 
+/*
+ * A 200 whose body acknowledges no record: not a PutRecords reply (an HTML
+ * page, truncated JSON) or one for another number of records.  Nothing of
+ * it is believed; the whole request goes again.
+ */
+static void
+unacknowledged(struct sink *s, struct batch *b, const struct http_response *r)
+{
+	char	 why[96];
+	int	 k;
+
+	s->m->requests_failed++;
+	s->m->replies_unacknowledged++;
+	s->m->records_retried += b->nsent;
+	k = putbody_entries(s->body, r->body, r->bodylen);
+	if (k >= 0)
+		snprintf(why, sizeof(why), "the reply acknowledges %d of %zu "
+		    "records", k, b->nsent);
+	else
+		snprintf(why, sizeof(why), "unparsable reply (%zu bytes)",
+		    r->bodylen);
+	metrics_set_error(s->m, "REPLY", why, wall_s());
+	log_warn("PutRecords to [%s]: %s; resending all %zu", s->fc->stream,
+	    why, b->nsent);
+	sink_schedule(s, b, sink_backoff(s, b));
+}
+
 static void
 records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 {
@@ -381,12 +411,7 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	nfail = putbody_parse(s->body, r->body, r->bodylen, res, b->nsent);
 	if (nfail < 0) {
 		free(res);
-		s->m->requests_failed++;
-		metrics_set_error(s->m, "REPLY", "unparsable PutRecords reply",
-		    wall_s());
-		log_warn("PutRecords to [%s]: unparsable reply (%zu bytes); "
-		    "resending the request", s->fc->stream, r->bodylen);
-		sink_schedule(s, b, sink_backoff(s, b));
+		unacknowledged(s, b, r);
 		return;
 	}
 	s->m->records_failed += (uint64_t)nfail;

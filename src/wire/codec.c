@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -351,13 +352,16 @@ sc_plain_run(const char *p, const char *end)
 		hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
 		    _mm_cmpeq_epi8(v, bslash)),
 		    _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-		m = (unsigned)_mm_movemask_epi8(hit);
+		/* The high bit: a byte of a UTF-8 sequence. */
+		m = (unsigned)_mm_movemask_epi8(hit) |
+		    (unsigned)_mm_movemask_epi8(v);
 		if (m != 0)
 			return p + __builtin_ctz(m);
 	}
 #endif
 	for (; p < end; p++)
-		if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\')
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80 ||
+		    *p == '"' || *p == '\\')
 			return p;
 	return end;
 }
@@ -375,15 +379,60 @@ sc_string(struct scan *s, const char **str, size_t *n)
 		p = sc_plain_run(p, end);
 		if (p >= end || *p != '\\')
 			break;
-		/* An escape: skip it and the character it escapes. */
-		if (end - p < 2)
+		/* An escape of one character; \u (surrogates) and anything
+		 * else jansson decides. */
+		if (end - p < 2 || strchr("\"\\/bfnrt", p[1]) == NULL ||
+		    p[1] == '\0')
 			return false;
 		p += 2;
 	}
 	if (p >= end || *p != '"')
-		return false;	/* unterminated, or a control character */
+		return false;	/* unterminated, a control character, or
+				   UTF-8 for jansson to check */
 	*n = (size_t)(p - *str);
 	s->p = p + 1;
+	return true;
+}
+
+/*
+ * A number in JSON's grammar, -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?, small
+ * enough that jansson cannot refuse it as too big (at most 15 digits
+ * before the point, an exponent of at most 2 digits).
+ */
+static bool
+sc_digits(struct scan *s, size_t min, size_t max)
+{
+	size_t	 n = 0;
+
+	while (s->p < s->end && isdigit((unsigned char)*s->p) && n <= max) {
+		s->p++;
+		n++;
+	}
+	return n >= min && n <= max;
+}
+
+static bool
+sc_number(struct scan *s)
+{
+	if (s->p < s->end && *s->p == '-')
+		s->p++;
+	if (s->p < s->end && *s->p == '0')
+		s->p++;
+	else if (s->p >= s->end || *s->p < '1' || *s->p > '9' ||
+	    !sc_digits(s, 1, 15))
+		return false;
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (!sc_digits(s, 1, 64))
+			return false;
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (!sc_digits(s, 1, 2))
+			return false;
+	}
 	return true;
 }
 
@@ -422,7 +471,7 @@ sc_members(struct scan *s, char open, char close, int depth)
 static bool
 sc_value(struct scan *s, int depth)
 {
-	const char	*str, *start;
+	const char	*str;
 	size_t		 n;
 
 	sc_ws(s);
@@ -442,15 +491,7 @@ sc_value(struct scan *s, int depth)
 	case 'n':
 		return sc_word(s, "null");
 	default:
-		start = s->p;
-		if (s->p < s->end && *s->p == '-')
-			s->p++;
-		while (s->p < s->end && (isdigit((unsigned char)*s->p) ||
-		    *s->p == '.' || *s->p == 'e' || *s->p == 'E' ||
-		    ((*s->p == '+' || *s->p == '-') && s->p > start &&
-		    (s->p[-1] == 'e' || s->p[-1] == 'E'))))
-			s->p++;
-		return s->p > start && isdigit((unsigned char)s->p[-1]);
+		return sc_number(s);
 	}
 }
 
@@ -549,6 +590,25 @@ codec_parse_put(const char *body, size_t len, struct codec_result *res,
 bad:
 	json_decref(root);
 	return -EBADMSG;
+}
+
+int
+codec_put_entries(const char *body, size_t len)
+{
+	json_t	*root, *recs, *rec;
+	size_t	 i;
+	int	 n = -EBADMSG;
+
+	root = load(body, len);
+	recs = json_object_get(root, "records");
+	if (json_is_array(recs) && json_array_size(recs) <= INT_MAX) {
+		n = (int)json_array_size(recs);
+		json_array_foreach(recs, i, rec)
+			if (!json_is_object(rec))
+				n = -EBADMSG;
+	}
+	json_decref(root);
+	return n;
 }
 
 int

@@ -81,6 +81,14 @@ int	codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	    size_t n) WARN_UNUSED;
 
 /*
+ * How many entries the "records" array of a PutRecords reply holds, when
+ * it is an array of objects: what a reply codec_parse_put refused for its
+ * length answered (499 for a request of 500).  -EBADMSG when the body is
+ * not such JSON.
+ */
+int	codec_put_entries(const char *body, size_t len) WARN_UNUSED;
+
+/*
  * Parse an error body of either shape: DIS {"errorCode","message"} or the
  * gateway's {"error_code","error_msg"}.  Sets code/message ("" when absent)
  * and returns 0, or -EBADMSG when it is not such JSON (code, message "").

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -292,19 +293,27 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res)
 	return 1;
 }
 
-int
-pbuf_parse_put(const char *body, size_t len, struct codec_result *res,
-    size_t n)
+/*
+ * The entries (field 22) of the PutRecordsResult body into res[0..max-1],
+ * or only checked when res is NULL; their number into *count.  The number
+ * of failed entries, or -EBADMSG (pbuf_parse_put's reasons, and an entry
+ * past max).
+ */
+static int
+parse_result(const char *body, size_t len, struct codec_result *res,
+    size_t max, size_t *count)
 {
+	struct codec_result	 scratch;
 	struct rd		 r;
 	const unsigned char	*p;
 	uint64_t		 v;
-	size_t			 count = 0, plen;
+	size_t			 plen;
 	uint32_t		 f;
 	unsigned		 wt;
 	int			 failed = 0, rc;
 	bool			 have_count = false;
 
+	*count = 0;
 	if (body == NULL)
 		return -EBADMSG;
 	r.p = (const unsigned char *)body;
@@ -319,17 +328,40 @@ pbuf_parse_put(const char *body, size_t len, struct codec_result *res,
 			have_count = true;
 		} else if (f == F_RESULTS) {
 			/* One entry more than records sent: no room, bad. */
-			if (wt != WT_LEN || count == n ||
+			if (wt != WT_LEN || *count == max ||
 			    rd_len(&r, &p, &plen) != 0)
 				return -EBADMSG;
-			rc = parse_entry(p, plen, &res[count++]);
+			rc = parse_entry(p, plen, res != NULL ? &res[*count] :
+			    &scratch);
 			if (rc < 0)
 				return rc;
+			(*count)++;
 			failed += rc;
 		} else if (rd_skip(&r, wt) != 0)
 			return -EBADMSG;
 	}
-	if (!have_count || count != n)
+	return have_count ? failed : -EBADMSG;
+}
+
+int
+pbuf_parse_put(const char *body, size_t len, struct codec_result *res,
+    size_t n)
+{
+	size_t	 count;
+	int	 rc;
+
+	rc = parse_result(body, len, res, n, &count);
+	if (rc >= 0 && count != n)
 		return -EBADMSG;
-	return failed;
+	return rc;
+}
+
+int
+pbuf_put_entries(const char *body, size_t len)
+{
+	size_t	 count;
+	int	 rc;
+
+	rc = parse_result(body, len, NULL, INT_MAX, &count);
+	return rc < 0 ? rc : (int)count;
 }

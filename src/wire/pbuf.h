@@ -55,4 +55,10 @@ void	pbuf_put_end(struct buf *out);
 int	pbuf_parse_put(const char *body, size_t len, struct codec_result *res,
 	    size_t n) WARN_UNUSED;
 
+/*
+ * How many entries a PutRecordsResult holds when it is otherwise
+ * well-formed (codec_put_entries' counterpart), or -EBADMSG.
+ */
+int	pbuf_put_entries(const char *body, size_t len) WARN_UNUSED;
+
 #endif

@@ -109,10 +109,30 @@ retry_record_retriable(const char *code, const char *list)
 	return false;
 }
 
+/* The 441s (DIS.4100-4112, dis-api.md section 4) by what they name. */
+static const char *
+auth_hint(const char *code)
+{
+	if (code_is(code, "DIS.4111"))
+		return "check region: the request is signed for it, and the "
+		    "endpoint serves another (the Invalid Region header)";
+	if (code_is(code, "DIS.4103") || code_is(code, "DIS.4104") ||
+	    code_is(code, "DIS.4105"))
+		return "check the clock (X-Sdk-Date)";
+	if (code_is(code, "DIS.4106") || code_is(code, "DIS.4107"))
+		return "check ak: DIS does not know it (deleted, or expired "
+		    "temporary keys?)";
+	return "check ak/sk and the clock (X-Sdk-Date)";
+}
+
 const char *
 retry_halt_hint(long status, const char *code)
 {
-	if (status == 441 || status == 401)
+	if (code == NULL)
+		code = "";
+	if (status == 441)
+		return auth_hint(code);
+	if (status == 401)
 		return "check ak/sk and the clock (X-Sdk-Date)";
 	if (status == 403 && code[0] == '\0')
 		return "the gateway refuses this client (IP blacklisted?)";

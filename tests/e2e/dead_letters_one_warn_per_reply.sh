@@ -2,7 +2,9 @@
 # Records DIS rejects for good (DIS.4200) go to the dead-letter file, each
 # with its file and offset, and count as delivered; the log says so once
 # per reply, with the count by code and the first record's file and offset
-# -- not one WARN per record.  The other records arrive exactly once.
+# -- not one WARN per record; the progress line counts them as
+# dead-lettered, not as sent again.  The other records arrive exactly
+# once.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1
@@ -36,4 +38,10 @@ grep -q "\[app\] [0-9]* records rejected by DIS for good (DIS.4200 [0-9]*; the f
 total=$(sed -n 's/.*\] \([0-9]*\) records\{0,1\} rejected by DIS for good.*/\1/p' \
     "$TMP/agent.log" | awk '{ n += $1 } END { print n + 0 }')
 [ "$total" = 200 ] || fail "the WARNs count $total records, not 200"
+# The last progress line: dead letters are not records sent again.
+last=$(grep "Agent: [0-9]* records sent again" "$TMP/agent.log" | tail -n 1)
+case $last in
+*"Agent: 0 records sent again after a failure, 200 dead-lettered,"*) ;;
+*) fail "the progress line counts dead letters as retried: $last" ;;
+esac
 pass

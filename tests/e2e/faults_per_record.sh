@@ -34,7 +34,7 @@ echo "records refused: DIS.4303 $n4303, DIS.5000 $n5000"
 if [ -s "$TMP/state/deadletter.jsonl" ]; then
 	fail "retriable records were dead-lettered"
 fi
-grep -q "records failed and were retried" "$TMP/agent.log" ||
+grep -q "records sent again after a failure" "$TMP/agent.log" ||
 	fail "no progress line reported the retried records"
 # The progress lines break failures down by code, counting each once.
 "$PYTHON3" - "$TMP/agent.log" "$n4303" "$n5000" <<'PY' || fail "failures by code"

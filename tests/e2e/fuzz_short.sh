@@ -1,8 +1,10 @@
 #!/bin/sh
-# Short libFuzzer runs: builds tests/fuzz/fuzz_put_reply, fuzz_conf,
-# fuzz_convert and fuzz_reccodec with
-# clang (ASan with leak detection, UBSan) and runs each for FUZZ_SECONDS
-# (default 20) from its seed corpus, copied to a temporary directory.  Fails
+# Short libFuzzer runs: builds the targets of tests/fuzz (the PutRecords
+# replies in JSON and protobuf, the download and ECS metadata replies, the
+# state file, agent.ini, agent.yml, the converters, the per-record codecs)
+# with clang (ASan with leak detection, UBSan) and runs each for
+# FUZZ_SECONDS (default 10) from its seed corpus, copied to a temporary
+# directory.  Fails
 # on any crash, leak or sanitizer report, naming the reproducer.  Skips
 # (77) only when clang or its libFuzzer runtime is not installed; scripts/
 # deps installs them (Debian: clang libclang-rt-14-dev).
@@ -12,7 +14,7 @@ set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 export top_srcdir
 
-sh "$top_srcdir/tests/fuzz/run.sh" "${FUZZ_SECONDS:-20}"
+sh "$top_srcdir/tests/fuzz/run.sh" "${FUZZ_SECONDS:-10}"
 rc=$?
 if [ "$rc" = 77 ]; then
 	echo "SKIP: clang with libFuzzer is not installed" \

@@ -10,6 +10,7 @@
 yml=$top_srcdir/tests/data/agent.yml
 "$DISAGENT" --import-yml "$yml" >"$TMP/out.ini" 2>"$TMP/notes" ||
 	fail "--import-yml exited $? for $yml"
+own_state_unless_default_usable "$TMP/out.ini"
 env -u DIS_AK -u DIS_SK "$DISAGENT" -t -c "$TMP/out.ini" >"$TMP/t.out" 2>&1 ||
 	fail "the imported file does not pass -t: $(cat "$TMP/t.out")"
 grep -q "configuration OK (2 flows)" "$TMP/t.out" || fail "-t: $(cat "$TMP/t.out")"
@@ -38,6 +39,7 @@ fi
 grep -v '^ak:\|^sk:' "$yml" >"$TMP/nokeys.yml"
 "$DISAGENT" --import-yml "$TMP/nokeys.yml" >"$TMP/nokeys.ini" 2>/dev/null ||
 	fail "--import-yml exited $? without ak and sk"
+own_state_unless_default_usable "$TMP/nokeys.ini"
 rc=0
 env -u DIS_AK -u DIS_SK "$DISAGENT" -t -c "$TMP/nokeys.ini" >/dev/null 2>&1 ||
 	rc=$?

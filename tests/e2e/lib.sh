@@ -162,6 +162,19 @@ EOF2
 	mkdir -p "$TMP/state"
 }
 
+# own_state_unless_default_usable FILE: -t checks that checkpointFile's
+# directory can be made, and the default /var/lib/disagent cannot by a
+# user who may not write /var/lib: then FILE (an agent.ini without
+# checkpointFile) gets one in $TMP/state.  Root's runs check the default.
+own_state_unless_default_usable() {
+	if [ -w /var/lib/disagent ] ||
+	    { [ ! -e /var/lib/disagent ] && [ -w /var/lib ]; }; then
+		return 0
+	fi
+	sed -i "s|^\[agent\]\$|&\ncheckpointFile = $TMP/state/state.json|" "$1"
+	mkdir -p "$TMP/state"
+}
+
 # add_flow FILE NAME STREAM PATTERN [extra lines...]: maxBufferAgeMillis
 # is 200 unless an extra line sets it.
 add_flow() {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # --once ships everything up to the current end of each file, commits it and
-# exits 0; a second run ships nothing again; a partial last line waits; and
-# when delivery is impossible (wrong secret key) it exits 1 with the reason.
+# exits 0; a second run ships nothing again; a partial last line waits, and
+# the run's last line says so; and when delivery is impossible (wrong
+# secret key) it exits 1 with the reason, promising no retries.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1
@@ -18,6 +19,9 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
 records verify --records "$TMP/records.jsonl" --stream s1 \
     --expect "$TMP/logs/x.log" --expect "$TMP/logs/y.log" ||
 	fail "records differ after --once"
+# It does not claim the partial line is delivered.
+grep -q -- "--once: every complete record is delivered; 28 bytes wait in the files" \
+    "$TMP/agent.log" || fail "the end of the run: $(grep -- '--once:' "$TMP/agent.log")"
 
 "$DISAGENT" -c "$TMP/agent.ini" --once >"$TMP/agent2.log" 2>&1 ||
 	fail "second --once exited $?"
@@ -42,9 +46,22 @@ rc=0
 [ "$rc" = 1 ] || fail "--once with a wrong sk exited $rc, not 1"
 grep -q "cannot deliver" "$TMP/agent4.log" || fail "no reason given"
 grep -q "441" "$TMP/agent4.log" || fail "reason does not name the 441"
+# A run that ends promises no retries.
+if grep -q "retried every" "$TMP/agent4.log"; then
+	fail "--once promises retries: $(grep 'retried every' "$TMP/agent4.log")"
+fi
+grep -q "delivery stopped for stream \[s1\]: .*; data stays on disk for the next run" \
+    "$TMP/agent4.log" || fail "no ERROR says the data waits for the next run"
 if grep -q WrongSecretValue987 "$TMP/agent4.log"; then
 	fail "the secret key appears in the log"
 fi
+# A region the endpoint does not serve: the hint says region, not the keys.
+sed "s/^region = .*/region = cn-north-4/" "$TMP/agent.ini" >"$TMP/region.ini"
+rc=0
+"$DISAGENT" -c "$TMP/region.ini" --once >"$TMP/agent-region.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "--once with the wrong region exited $rc, not 1"
+grep -q "HTTP 441 DIS.4111 .*: check region" "$TMP/agent-region.log" ||
+	fail "no region hint: $(grep -i 'paused\|stopped' "$TMP/agent-region.log")"
 # ... and the lines are still delivered once credentials are right.
 "$DISAGENT" -c "$TMP/agent.ini" --once >"$TMP/agent5.log" 2>&1 ||
 	fail "--once after fixing credentials exited $?"

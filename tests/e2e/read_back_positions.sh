@@ -3,8 +3,9 @@
 # every record, in partition order and sequence order within each; as
 # JSON lines with partition and sequence number; from a sequence number
 # in one partition; from a time (ISO 8601 and relative) only what came
-# after it; nothing from LATEST; --max N records; and `read --follow |
-# head -3` ends as soon as head has its lines.
+# after it; nothing from LATEST; --max N records; `read --follow |
+# head -3` ends as soon as head has its lines; and --from N below what
+# one partition holds names it and --partition.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1:COMMON:3
@@ -102,5 +103,16 @@ rc=0; read_s1 --from yesterday 2>"$TMP/err" || rc=$?
 [ "$rc" = 2 ] || fail "--from yesterday exited $rc, not 2"
 rc=0; read_s1 --format xml 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--format xml exited $rc, not 2"
+# --from N that one partition does not hold (its records below 100 have
+# expired): the read fails naming that partition, what it holds, and that
+# --partition picks the others.
+control POST /_test/streams/s1/partitions \
+    '{"trim": "shardId-0000000000", "before": 100}' >/dev/null
+rc=0; read_s1 --from 50 >/dev/null 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] || fail "--from 50 below a partition's oldest exited $rc"
+grep -q "DIS.4224.*; partition shardId-0000000000 holds sequence numbers 100 to [0-9]*; --from 50 applies to every partition: read the ones that hold it with --partition" \
+    "$TMP/err" || fail "no hint: $(cat "$TMP/err")"
+read_s1 --partition 1 --partition 2 --from 50 >/dev/null ||
+	fail "--from 50 in the partitions that hold it exited $?"
 [ "$(stat_of auth_failures)" = 0 ] || fail "the endpoint rejected signatures"
 pass

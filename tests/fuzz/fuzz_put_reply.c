@@ -5,7 +5,8 @@
  * body goes through codec_parse_put, pbuf_parse_put (the protobuf reply),
  * codec_parse_error and codec_parse_describe, and each result is checked
  * against the contracts in codec.h and pbuf.h: a count within 0..n or
- * -EBADMSG, and NUL-terminated fixed-size strings.  The download replies
+ * -EBADMSG, and NUL-terminated fixed-size strings; codec_put_entries
+ * agrees with codec_parse_put.  The download replies
  * of codec_read.h go through the same body: a DescribeStream page, a
  * GetCursor and a GetRecords reply (every record taken out, decoded and
  * written as a JSON line), GetCheckpoint and ListApps replies, and base64
@@ -61,6 +62,32 @@ fuzz_put(const char *body, size_t len, size_t n,
 		if (failed != rc)
 			abort();
 	}
+	free(res);
+}
+
+/*
+ * codec_put_entries agrees with codec_parse_put (its fast path included):
+ * a reply that parses for n holds n entries, and one that holds k parses
+ * for k.
+ */
+static void
+fuzz_entries(const char *body, size_t len, size_t n)
+{
+	struct codec_result	*res;
+	int			 k, rc;
+
+	k = codec_put_entries(body, len);
+	if (k != -EBADMSG && k < 0)
+		abort();
+	res = malloc((n > (size_t)MAX(k, 0) ? n : (size_t)MAX(k, 0)) *
+	    sizeof(*res) + 1);
+	if (res == NULL)
+		abort();
+	rc = codec_parse_put(body, len, res, n);
+	if (rc >= 0 && k != (int)n)
+		abort();
+	if (k >= 0 && codec_parse_put(body, len, res, (size_t)k) < 0)
+		abort();
 	free(res);
 }
 
@@ -201,6 +228,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = copy;
 	fuzz_put(body, len, n, codec_parse_put);
 	fuzz_put(body, len, n, pbuf_parse_put);
+	fuzz_entries(body, len, n);
 	fuzz_error(body, len);
 	fuzz_describe(body, len);
 	fuzz_download(body, len);

@@ -6,8 +6,8 @@
 # under $TMPDIR, removed afterwards).  Fails on any crash, sanitizer report,
 # leak or timeout; the reproducer, the fuzzer's output and the temporary
 # directory are then kept and named.
-# Environment: as build.sh; FUZZ_TARGETS (default "fuzz_put_reply
-# fuzz_conf fuzz_convert fuzz_reccodec"), FUZZ_ARGS (extra libFuzzer flags).
+# Environment: as build.sh; FUZZ_TARGETS (default: every target build.sh
+# makes), FUZZ_ARGS (extra libFuzzer flags).
 # Exit 0 clean, 1 on a finding or a build error, 77 when build.sh reports
 # that clang/libFuzzer is missing.
 set -u
@@ -32,7 +32,9 @@ if [ "$rc" != 0 ]; then
 fi
 
 failed=
-for t in ${FUZZ_TARGETS:-fuzz_put_reply fuzz_conf fuzz_convert fuzz_reccodec}; do
+all="fuzz_put_reply fuzz_conf fuzz_convert fuzz_reccodec fuzz_pbuf fuzz_read \
+fuzz_ecsmeta fuzz_state fuzz_importyml"
+for t in ${FUZZ_TARGETS:-$all}; do
 	name=${t#fuzz_}
 	mkdir -p "$tmp/$name/corpus" "$tmp/$name/artifacts"
 	cp "$fz/corpus/$name/"* "$tmp/$name/corpus/"

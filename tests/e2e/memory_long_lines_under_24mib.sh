@@ -3,12 +3,15 @@
 # 1 MiB of records fill the memory budget (maxMemoryBytes, 4 MiB by
 # default), which 100-byte lines never do.  Every line arrives once (in
 # any order: the flow keeps several requests in flight, and one may be
-# acknowledged before an earlier one), and the agent's peak RSS stays under 20 MiB (issue 6): the budget,
-# the 256 KiB read window and the libraries' pages, with room to spare.
+# acknowledged before an earlier one), and the agent's peak RSS stays
+# bounded: the budget, the 256 KiB read window and the libraries' pages.
+# The bound is 24 MiB, a wide margin (docs/testing.md); the 20 MiB target
+# (issue 6) is the benchmark's long-lines row (bench/run), measured at
+# 19.0 MiB here.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/rotate_lib.sh"
 
-E2E_RSS_LIMIT_KB=20480
+E2E_RSS_LIMIT_KB=24576
 
 start_server --stream s1
 mkdir -p "$TMP/logs"
