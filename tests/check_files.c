@@ -12,7 +12,9 @@
  * the ranges when the case says so.  watchMode = POLL, so scans run only at
  * files_start and on the rescan timer, and the readable callback (called
  * after each timer scan and nothing else) counts them: a case waits for
- * "one more scan" with a watchdog, never for a time.
+ * "one more scan" with a watchdog, never for a time.  (A case that watches
+ * with INOTIFY and a rescan an hour apart sees the scans events and holds
+ * ask for.)
  */
 #include "config.h"
 
@@ -116,9 +118,10 @@ path_of(char *out, size_t len, const char *name)
 }
 
 /*
- * Load a flow for DIR/pattern (POLL, rescans every 100 ms) with the extra
- * flow lines, its framer and an empty registry; files_new comes later, so
- * that a case can set up files, registry entries and limits first.
+ * Load a flow for DIR/pattern (POLL, rescans every 100 ms, unless the
+ * extra flow lines say otherwise) with the extra flow lines, its framer
+ * and an empty registry; files_new comes later, so that a case can set up
+ * files, registry entries and limits first.
  */
 static void
 flow_conf(const char *pattern, const char *extra)
@@ -130,9 +133,11 @@ flow_conf(const char *pattern, const char *extra)
 	path_of(state, sizeof(state), "state");
 	text = xasprintf("[agent]\nregion = cn-north-4\nprojectId = p1\n"
 	    "ak = AK\nsk = SK\ncheckpointFile = %s\n"
-	    "[flow:app]\nDISStream = s1\nfilePattern = %s/%s\n"
-	    "watchMode = POLL\nrescanIntervalMillis = 100\n%s",
-	    state, h.dir, pattern, extra);
+	    "[flow:app]\nDISStream = s1\nfilePattern = %s/%s\n%s%s%s",
+	    state, h.dir, pattern,
+	    strstr(extra, "watchMode") ? "" : "watchMode = POLL\n",
+	    strstr(extra, "rescanIntervalMillis") ? "" :
+	    "rescanIntervalMillis = 100\n", extra);
 	tu_write_str(ini, text);
 	free(text);
 	ck_assert_msg(conf_load(ini, &h.conf, err, sizeof(err)) == 0, "%s",
@@ -576,6 +581,143 @@ START_TEST(copytruncate_copy_resumes_where_the_original_was)
 }
 END_TEST
 
+/*
+ * The copy found while cp still writes it (R6): empty, or fewer bytes than
+ * a fingerprint that are the start of the original's head.  It must not be
+ * read from 0 as a new file: it waits until it can be told a copy.
+ */
+static void
+copy_seen_short(const char *so_far)
+{
+	flow_conf("*.log*", "");
+	write_file("a.log", LINE(1) LINE(2) LINE(3));
+	start();
+	read_all(100, true);
+	ck_assert_uint_eq(h.nrecs, 3);
+	(void)took();
+	append_file("a.log", LINE(4));
+	write_file("a.log.1", so_far);
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:" "line-4 xxxxxxxxxxxxxxxxxxxxxxxx"
+	    "@96");
+	expect_files(1, 0);		/* a.log.1 is held back */
+	/* The rest of the copy, then the truncation. */
+	append_file("a.log.1", LINE(1) LINE(2) LINE(3) LINE(4) + strlen(so_far));
+	write_file("a.log", "");
+	wait_scans(1);
+	ck_assert_uint_eq(h.m.truncations, 1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "");
+	ck_assert_uint_eq(committed_of("a.log.1"), 128);
+	expect_files(2, 0);
+	append_file("a.log.1", "after\n");
+	append_file("a.log", "fresh\n");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:fresh@0 a.log.1:after@128");
+}
+
+START_TEST(copy_seen_empty_waits_for_its_bytes)
+{
+	copy_seen_short("");
+}
+END_TEST
+
+START_TEST(copy_seen_with_a_few_bytes_waits_for_the_rest)
+{
+	copy_seen_short("line-1 xxx");
+}
+END_TEST
+
+/*
+ * A copy found after the truncation but still shorter than what was read
+ * of the original: what it gets next was read already, so it is not read
+ * from its size then but from where the original had got to.
+ */
+START_TEST(copy_still_written_after_truncation_starts_at_the_original_end)
+{
+	flow_conf("*.log*", "headerBytesLength = 64\n");
+	write_file("a.log", LINE(1) LINE(2) LINE(3) LINE(4));
+	start();
+	read_all(100, true);
+	ck_assert_uint_eq(h.nrecs, 4);
+	(void)took();
+	append_file("a.log", LINE(5));
+	write_file("a.log.1", LINE(1) LINE(2));
+	write_file("a.log", "");
+	wait_scans(1);
+	ck_assert_uint_eq(h.m.truncations, 1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "");
+	append_file("a.log.1", LINE(3) LINE(4) LINE(5));
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log.1:" "line-5 xxxxxxxxxxxxxxxxxxxxxxxx"
+	    "@128");
+	ck_assert_uint_eq(committed_of("a.log.1"), 160);
+}
+END_TEST
+
+/*
+ * The cost of the hold for new files that are no copies: one that starts
+ * otherwise is read at once; one whose line is the start of another file's
+ * head (a create rotation whose first line is the old file's) is only
+ * delayed -- read whole once it stopped changing for 3 s, the scan for that
+ * asked for by the hold (rescans are an hour apart here), not spun for.
+ */
+START_TEST(new_file_starting_like_another_is_only_delayed)
+{
+	unsigned	 scans, guard;
+
+	flow_conf("*.log*",
+	    "watchMode = INOTIFY\nrescanIntervalMillis = 3600000\n");
+	write_file("a.log", LINE(1) LINE(2) LINE(3));
+	start();
+	read_all(100, true);
+	(void)took();
+	write_file("b.log", "other\n");
+	write_file("c.log", LINE(1));
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "b.log:other@0");
+	expect_files(2, 0);		/* c.log is held back */
+	scans = h.scans;
+	for (guard = 0; guard < 10; guard++) {
+		gauges();
+		if (h.m.files_tracked == 3)
+			break;
+		wait_scans(1);
+	}
+	ck_assert_uint_eq(h.m.files_tracked, 3);
+	ck_assert_uint_le(h.scans - scans, 3);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "c.log:" "line-1 xxxxxxxxxxxxxxxxxxxxxxxx"
+	    "@0");
+}
+END_TEST
+
+/* A file held back that is deleted before it is told: its descriptor
+ * kept its bytes, and they are read. */
+START_TEST(held_file_deleted_is_read_to_its_end)
+{
+	flow_conf("*.log*", "");
+	write_file("a.log", LINE(1) LINE(2) LINE(3));
+	start();
+	read_all(100, true);
+	(void)took();
+	write_file("b.log", LINE(1));
+	wait_scans(1);
+	expect_files(1, 0);
+	append_file("b.log", "own\n");
+	path_of_unlink("b.log");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "b.log:" "line-1 xxxxxxxxxxxxxxxxxxxxxxxx"
+	    "@0 b.log:own@32");
+}
+END_TEST
+
 /* --- renames and gone files --------------------------------------------- */
 
 START_TEST(rename_keeps_the_offset)
@@ -944,6 +1086,44 @@ START_TEST(successor_still_compressed_is_followed_once_whole)
 }
 END_TEST
 
+/*
+ * A parked file compressed away (nothing left at its path), first in the
+ * tracked list: the successor it is followed into is tracked while the
+ * list is walked, and must not be dropped with it.
+ */
+START_TEST(parked_file_compressed_away_is_read_on_in_its_successor)
+{
+	flow_conf("*.log", "");
+	h.fc->max_open_files = 1;
+	write_file("a.log", "a1\n");
+	start();
+	read_all(100, true);
+	(void)took();
+	/* b.log, tracked last (the head of the list), read, then parked
+	 * for a.log's new line. */
+	write_file("b.log", "line-0001\nline-0002\nline-0003\nline-0004\n"
+	    "line-0005\nline-0006\nline-0007\n");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_uint_eq(h.nrecs, 7);
+	(void)took();
+	append_file("a.log", "a2\n");
+	wait_scans(1);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "a.log:a2@3");
+	h.count_fds = true;
+	ck_assert_uint_eq(open_fds(), 1);	/* a.log's: b.log is parked */
+	h.count_fds = false;
+	write_gz("b.log.1.gz", TEN_LINES, GZ_WHOLE);
+	path_of_unlink("b.log");
+	wait_scans(2);
+	read_all(100, true);
+	ck_assert_str_eq(took(), "b.log.1.gz:line-0008@70 "
+	    "b.log.1.gz:line-0009@80 b.log.1.gz:line-0010@90");
+	ck_assert_uint_eq(h.m.bytes_lost[LOST_GONE], 0);
+}
+END_TEST
+
 START_TEST(damaged_successor_is_counted_lost_once)
 {
 	static char	 text[100 + 300 * 10 + 1];
@@ -1113,6 +1293,12 @@ files_suite(void)
 	    truncated_and_refilled_past_old_size_reads_from_zero);
 	tcase_add_test(tc, truncation_waits_for_in_flight_ranges);
 	tcase_add_test(tc, copytruncate_copy_resumes_where_the_original_was);
+	tcase_add_test(tc, copy_seen_empty_waits_for_its_bytes);
+	tcase_add_test(tc, copy_seen_with_a_few_bytes_waits_for_the_rest);
+	tcase_add_test(tc,
+	    copy_still_written_after_truncation_starts_at_the_original_end);
+	tcase_add_test(tc, new_file_starting_like_another_is_only_delayed);
+	tcase_add_test(tc, held_file_deleted_is_read_to_its_end);
 	tcase_add_test(tc, rename_keeps_the_offset);
 	tcase_add_test(tc, gone_file_is_finished_a_scan_after_it_is_committed);
 	tcase_add_test(tc,
@@ -1128,6 +1314,8 @@ files_suite(void)
 	tcase_add_test(tc, file_at_hold_ranges_is_skipped);
 	tcase_add_test(tc, first_scan_without_its_directory_loses_nothing);
 	tcase_add_test(tc, successor_still_compressed_is_followed_once_whole);
+	tcase_add_test(tc,
+	    parked_file_compressed_away_is_read_on_in_its_successor);
 	tcase_add_test(tc, damaged_successor_is_counted_lost_once);
 	tcase_add_test(tc, unreadable_file_is_reported_once);
 	suite_add_tcase(s, tc);

@@ -153,6 +153,8 @@ next_candidate(void *it, struct copy_candidate *c)
 	c->dev = tailer_dev(k->t);
 	c->ino = tailer_ino(k->t);
 	c->path = tailer_path(k->t);
+	c->fd = tailer_fd(k->t);
+	c->compressed = tailer_compressed(k->t);
 	c->prev_crc = k->prev_fp_crc;
 	c->prev_len = k->prev_fp_len;
 	c->prev_end = k->prev_end;
@@ -161,6 +163,37 @@ next_candidate(void *it, struct copy_candidate *c)
 	return true;
 }
 
+/*
+ * A file held back as a possible copy went from the matching paths before
+ * it was judged (deleted, or renamed out of the pattern): its descriptor
+ * (stolen) still has its bytes, so it is read to its end as a gone file --
+ * from where a copy's original had got to, or from 0.
+ */
+static void
+adopt_held(struct files *fs, int fd, char *path)
+{
+	struct tracked	*it = fs->list;
+	struct tailer	*t;
+	struct stat	 st;
+	uint64_t	 off;
+
+	if (fstat(fd, &st) != 0 ||
+	    files_tracks(fs, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+		close(fd);
+		free(path);
+		return;
+	}
+	off = copies_start_now(fd, path, &st, (size_t)fs->fc->header_bytes,
+	    next_candidate, &it);
+	t = tailer_open_fd(fd, path, &st, off, (uint32_t)fs->fc->header_bytes,
+	    fs->fr);
+	(void)files_link(fs, t, true);
+	files_commit(fs, t);
+	log_info("[%s] %s (inode %ju) went while held back as a possible "
+	    "copy; reading it to the end from offset %ju", fs->fc->name, path,
+	    (uintmax_t)st.st_ino, (uintmax_t)off);
+	free(path);
+}
 
 /* --- tracking ----------------------------------------------------------- */
 
@@ -396,12 +429,35 @@ on_other(void *arg, const char *path, const struct stat *st)
 
 /* --- scans -------------------------------------------------------------- */
 
+static void	on_rescan_timer(uv_timer_t *);
+
+/*
+ * Held files are looked at again by the next scan: on a change the
+ * watcher rescans, and for the end of a hold the rescan timer fires no
+ * later than copies_due_ms says.
+ */
+static void
+wake_for_held(struct files *fs)
+{
+	uint64_t	 due = copies_due_ms(&fs->waiting);
+
+	if (due == UINT64_MAX || fs->once || fs->stopped)
+		return;
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <= due)
+		return;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, due,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
 /* Reconcile the tracked set with the file system: the source of truth. */
 static void
 scan(struct files *fs, bool first)
 {
 	struct tracked	*k;
+	char		*path;
 	bool		 walked;
+	int		 fd;
 
 	fs->first_scan = first;
 	successors_reset(fs->succ);
@@ -412,12 +468,15 @@ scan(struct files *fs, bool first)
 		if (k->truncate_pending || tailer_is_open(k->t))
 			refresh(fs, k);
 	}
+	copies_scan_begin(&fs->waiting);
 	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
 	if (!walked && !fs->warned_dir) {
 		log_warn("[%s] cannot read directory %s: %s; will retry",
 		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
 		fs->warned_dir = true;
 	}
+	while (walked && copies_vanished(&fs->waiting, &fd, &path))
+		adopt_held(fs, fd, path);
 	openfail_sweep(&fs->fails, fs->fc->name, false);
 	files_follow_gone(fs, walked && fs->orphans_pending);
 	if (walked)
@@ -436,6 +495,7 @@ scan(struct files *fs, bool first)
 	files_balance_fds(fs);
 	wholefile_scanned(fs->wf, walked);
 	reaper_scanned(fs->reap);
+	wake_for_held(fs);
 }
 
 static void
@@ -744,6 +804,7 @@ files_free(struct files *fs)
 		free(fs->orphans[--fs->norphans].path);
 	free(fs->orphans);
 	successors_free(fs->succ);
+	copies_cleanup(&fs->waiting);
 	idmap_cleanup(&fs->byid);
 	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
 }

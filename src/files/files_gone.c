@@ -213,6 +213,10 @@ files_follow_gone(struct files *fs, bool first)
 			pp = &k->next;	/* the next scan */
 			continue;
 		}
+		/* The successor went in at the head of the list: when k was
+		 * the head, it is one further now. */
+		while (*pp != k)
+			pp = &(*pp)->next;
 		settle(fs, tailer_dev(k->t), tailer_ino(k->t));
 		fs->m->files_done++;	/* this identity is done with */
 		files_unlink(fs, pp, k);

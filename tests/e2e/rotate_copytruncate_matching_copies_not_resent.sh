@@ -4,7 +4,7 @@
 # read only from where the original had got to, so nothing is sent twice
 # (lessons R6) -- whether the agent sees the truncation before the copy
 # (agent held with SIGSTOP through the rotation) or the copy first (the
-# truncation comes a moment after the copy, the agent running).
+# truncation comes once the agent has found the copy, the agent running).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/rotate_lib.sh"
 
@@ -36,7 +36,11 @@ await_records s1 30 "$TMP/logs/app.log.1" "$TMP/logs/app.log"
 write_lines "$TMP/logs/app.log" m3 0 1000
 await_records s1 30 "$TMP/logs/app.log.1" "$TMP/logs/app.log"
 cp "$TMP/logs/app.log" "$TMP/logs/app.log.copy"
-sleep 0.5	# the copy is seen before the truncation: the scenario itself
+# The copy is seen before the truncation: the scenario itself.  The agent
+# says it holds the copy back (maybe still being written by cp, or
+# waiting for the truncation).
+held() { grep -q "logs/app.log.copy[ :].*holding it back" "$TMP/agent.log"; }
+wait_for 30 "the agent to hold the copy back" held
 : >"$TMP/logs/app.log"
 write_lines "$TMP/logs/app.log" m4 0 300
 await_records s1 30 "$TMP/logs/app.log.1" "$TMP/logs/app.log.copy" \
