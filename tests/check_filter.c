@@ -1,7 +1,8 @@
 /*
  * Unit tests for the line filters (records/filter.c): include, exclude and
  * both; matched anywhere, without the kept delimiter; as UTF-8, with
- * invalid bytes never matching; bad patterns named with their key, and
+ * invalid bytes never matching; a match PCRE2 gives up on leaving
+ * nothing out; bad patterns named with their key, and
  * caught by the configuration check at their line.
  */
 #include "config.h"
@@ -127,6 +128,29 @@ START_TEST(patterns_match_utf8_and_survive_invalid_bytes)
 }
 END_TEST
 
+START_TEST(a_match_that_fails_leaves_nothing_out)
+{
+	struct filter	*f;
+	char		 err[256], s[64];
+
+	/* Exponential backtracking: PCRE2 gives up at its match limit, so
+	 * whether the pattern matches is not known; the record is sent. */
+	memset(s, 'a', sizeof(s) - 2);
+	s[sizeof(s) - 2] = 'b';
+	s[sizeof(s) - 1] = '\0';
+	ck_assert_int_eq(filter_new("^(a|aa)+$", NULL, -1, &f, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert(pass(f, s));
+	ck_assert(!pass(f, "b"));
+	filter_free(f);
+	ck_assert_int_eq(filter_new(NULL, "^(a|aa)+$", -1, &f, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert(pass(f, s));
+	ck_assert(!pass(f, "aaaa"));
+	filter_free(f);
+}
+END_TEST
+
 START_TEST(bad_pattern_names_its_key)
 {
 	struct filter	*f = (struct filter *)&f;
@@ -193,6 +217,7 @@ filter_suite(void)
 	tcase_add_test(tc, kept_delimiter_is_not_matched);
 	tcase_add_test(tc, multi_line_record_is_matched_as_a_whole);
 	tcase_add_test(tc, patterns_match_utf8_and_survive_invalid_bytes);
+	tcase_add_test(tc, a_match_that_fails_leaves_nothing_out);
 	tcase_add_test(tc, bad_pattern_names_its_key);
 	tcase_add_test(tc, configuration_check_names_the_line);
 	suite_add_tcase(s, tc);

@@ -96,9 +96,9 @@ filter_pass(struct filter *f, const char *data, size_t len)
 	if (f->delim >= 0 && len > 0 &&
 	    (unsigned char)data[len - 1] == (unsigned char)f->delim)
 		len--;
-	/* A match that fails (PCRE2's match limit) counts as no match: the
-	 * record is left out by an include pattern, kept by an exclude. */
-	if (f->include != NULL && re_match(f->include, data, len) != 1)
+	/* A match that fails (PCRE2's match limit on a pathological
+	 * pattern) leaves nothing out: in doubt the record is sent. */
+	if (f->include != NULL && re_match(f->include, data, len) == 0)
 		return false;
 	return f->exclude == NULL || re_match(f->exclude, data, len) != 1;
 }

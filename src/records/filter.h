@@ -6,7 +6,9 @@
  * pattern; each is matched anywhere in the record without its trailing
  * delimiter, as Java's find() and multiLineStartPattern do.  Records are
  * UTF-8 once framed, so the patterns are matched as UTF-8 (an invalid
- * sequence never matches a character).
+ * sequence never matches a character).  A match PCRE2 gives up on (its
+ * match limit, on a pathological pattern) leaves the record in: in doubt
+ * it is sent.
  *
  * The filter only answers; the flow moves the committed offset past a
  * record it filters out and counts it (disagent_records_filtered_total),
