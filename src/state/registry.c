@@ -452,6 +452,14 @@ reg_stream_get(const struct reg_stream *st, int32_t part)
 	return -2;
 }
 
+void
+registry_set_cursor(struct registry *reg, struct reg_entry *e,
+    const char *cursor)
+{
+	if (replace_str(&e->cursor, cursor))
+		mark_dirty(reg);
+}
+
 bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {

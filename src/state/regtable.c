@@ -72,6 +72,7 @@ node_free(struct reg_node *nd)
 	free(nd->e.path);
 	free(nd->e.done);
 	reg_known_free(nd->e.known);
+	free(nd->e.cursor);
 	if (nd->e.spool != NULL)
 		free(nd->e.spool->file);
 	free(nd->e.spool);
