@@ -61,6 +61,9 @@ struct flow {
 	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
 	struct hash_key	 agent_key;	/* keyid.h */
+	uint64_t	 kid_origin;	/* the file part of the ids of */
+	uint64_t	 kid_file;	/* this origin's records, for good */
+	bool		 kid_fixed;
 	bool		 ids;		/* the keys carry record ids */
 	bool		 skipped;	/* a record was skipped: a batch's range
 					   may no longer be its file's newest */
@@ -154,6 +157,22 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/* The file part of r's record id; cached while an origin's is fixed
+ * (records of one file come in runs). */
+static bool
+record_id_file(struct flow *f, const struct source_rec *r, uint64_t *kid)
+{
+	if (f->kid_fixed && f->kid_origin == r->origin) {
+		*kid = f->kid_file;
+		return true;
+	}
+	if (!source_id_file(f->src, r, &f->agent_key, kid, &f->kid_fixed))
+		return false;
+	f->kid_origin = r->origin;
+	f->kid_file = *kid;
+	return true;
+}
+
 static int
 skip_delivered(struct flow *f, const struct source_rec *r, size_t read_len,
     bool found)
@@ -234,7 +253,7 @@ on_record(void *arg, const struct source_rec *r)
 	int		 seg;
 
 	/* Known delivered (the state file's spans): not sent again. */
-	if (source_known(f->src, r, NULL, 0))
+	if (r->known && source_known(f->src, r, NULL, 0))
 		return skip_delivered(f, r, read_len, false);
 	if (f->filt != NULL && !filter_pass(f->filt, data, len)) {
 		skip_record(f, r);
@@ -254,7 +273,7 @@ on_record(void *arg, const struct source_rec *r)
 	}
 	/* The key is made from the record itself (DETERMINISTIC hashes
 	 * it), as the DIS Agent does before the SDK encodes it. */
-	if (f->ids && source_id_file(f->src, r, &f->agent_key, &kid))
+	if (f->ids && record_id_file(f, r, &kid))
 		partkey_make_id(f->pk, r->name, data, len, kid, r->off,
 		    &f->key);
 	else
@@ -272,7 +291,7 @@ on_record(void *arg, const struct source_rec *r)
 	}
 	/* Found in the stream: the data as sent, encoded (an encryption
 	 * with a fresh IV never matches: such a record is sent again). */
-	if (source_known(f->src, r, data, len))
+	if (r->known && source_known(f->src, r, data, len))
 		return skip_delivered(f, r, read_len, true);
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
@@ -300,7 +319,8 @@ on_record(void *arg, const struct source_rec *r)
 		source_extend(f->src, r, f->cur->segs[seg].range);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, r->off, r->end);
-	source_passed(f->src, r);
+	if (r->known)
+		source_passed(f->src, r);
 	ratelimit_take(&f->rl, len);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;

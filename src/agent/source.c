@@ -156,9 +156,10 @@ source_is_newest(struct source *s, const struct source_rec *r,
 
 bool
 source_id_file(struct source *s, const struct source_rec *r,
-    const struct hash_key *k, uint64_t *file)
+    const struct hash_key *k, uint64_t *file, bool *fixed)
 {
-	return s->ops->id_file != NULL && s->ops->id_file(s, r, k, file);
+	return s->ops->id_file != NULL && s->ops->id_file(s, r, k, file,
+	    fixed);
 }
 
 void

@@ -53,6 +53,8 @@ struct source_rec {
 	uint64_t	 end;		/* its origin's watermark position just
 					   past it */
 	void		*at;		/* the source's own: what read it */
+	bool		 known;		/* a restart may know it delivered:
+					   ask source_known */
 };
 
 struct source_cbs {
@@ -100,7 +102,8 @@ struct source_ops {
 	bool		(*is_newest)(struct source *,
 			    const struct source_rec *, uint64_t range);
 	bool		(*id_file)(struct source *, const struct source_rec *,
-			    const struct hash_key *, uint64_t *file);
+			    const struct hash_key *, uint64_t *file,
+			    bool *fixed);
 	void		(*keep_acked)(struct source *,
 			    const struct files_acked *, size_t);
 	void		(*publish)(struct source *,
@@ -192,9 +195,10 @@ void		 source_passed(struct source *, const struct source_rec *r);
 bool		 source_is_newest(struct source *, const struct source_rec *r,
 		    uint64_t range);
 /* The file part of r's record id (keyid.h) under the agent key k into
- * *file; false when r's records carry none. */
+ * *file, and whether it is the same for every later record of r's origin
+ * (*fixed); false when r's records carry none. */
 bool		 source_id_file(struct source *, const struct source_rec *r,
-		    const struct hash_key *k, uint64_t *file);
+		    const struct hash_key *k, uint64_t *file, bool *fixed);
 /* files.h: files_keep_acked, files_publish, files_restart_pending. */
 void		 source_keep_acked(struct source *, const struct files_acked *,
 		    size_t);

@@ -77,6 +77,7 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.off = start;
 	r.end = end;
 	r.at = t;
+	r.known = tailer_plan(t) != NULL;
 	return sf->cbs.record(sf->cbs.arg, &r);
 }
 
@@ -293,7 +294,7 @@ sf_is_newest(struct source *s, const struct source_rec *r, uint64_t range)
  */
 static bool
 sf_id_file(struct source *s, const struct source_rec *r,
-    const struct hash_key *k, uint64_t *file)
+    const struct hash_key *k, uint64_t *file, bool *fixed)
 {
 	struct source_files *sf = sf_of(s);
 	struct tailer	*t = r->at;
@@ -312,6 +313,7 @@ sf_id_file(struct source *s, const struct source_rec *r,
 		    len);
 	}
 	*file = sf->kid_file;
+	*fixed = len == (uint32_t)sf->fc->header_bytes;
 	return true;
 }
 
