@@ -53,6 +53,7 @@ struct conf_flow {
 	long long	 retry_max_backoff_ms;	/* retryMaxBackoffMillis */
 	long long	 max_in_flight;		/* maxInFlightRequests */
 	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
+	long long	 read_coalesce_ms;	/* readCoalesceMillis */
 	bool		 ordered;	/* ordered: one request at a time */
 	bool		 recursive;	/* directoryRecursionEnabled */
 	char		*exclude_pattern;	/* excludePattern */

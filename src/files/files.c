@@ -34,6 +34,9 @@
 #include "state/registry.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
+/* readCoalesceMillis reads on a timer with the watches paused, a full
+ * scan each time: beyond this many files a write is read on its event. */
+#define COALESCE_MAX_FILES 512
 
 /* --- identity ----------------------------------------------------------- */
 
@@ -389,8 +392,10 @@ refresh(struct files *fs, struct tracked *k)
 		return;
 	(void)tailer_poll(k->t, &truncated);
 	changed = tailer_size(k->t) != old;
-	if (changed)
+	if (changed) {
 		note_size(fs, k->t);
+		fs->grew++;
+	}
 	/* A new head means the file was truncated and written again, maybe
 	 * past the old offset before we looked (R6): a 512-byte pread per
 	 * change is cheap next to missing that. */
@@ -558,12 +563,58 @@ scan(struct files *fs, bool first)
 	wake_for_held(fs);
 }
 
+/*
+ * readCoalesceMillis: after a write is read on its event, the watches
+ * pause and the files are read on a timer of that period, as long as a
+ * scan finds them changed.  The first scan that finds nothing new puts the
+ * watches back and looks once more, for a write made in between.  The
+ * cost is then per period, not per write, at a server's pace (issue 25).
+ */
+static bool
+coalescing(const struct files *fs)
+{
+	return fs->fc->read_coalesce_ms > 0 && !fs->once && !fs->stopped &&
+	    fs->ntracked <= COALESCE_MAX_FILES;
+}
+
+static void
+coalesce_next(struct files *fs)
+{
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <=
+	    (uint64_t)fs->fc->read_coalesce_ms)
+		return;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+	    (uint64_t)fs->fc->read_coalesce_ms,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* After a scan with the watches paused: keep reading on the timer while
+ * files change, else watch again. */
+static void
+coalesce_after_scan(struct files *fs, uint64_t grew)
+{
+	struct tracked	*k;
+
+	if (fs->watcher == NULL || !watcher_paused(fs->watcher))
+		return;
+	if (fs->grew != grew && coalescing(fs)) {
+		coalesce_next(fs);
+		return;
+	}
+	watcher_pause(fs->watcher, false);
+	for (k = fs->list; k != NULL; k = k->next)
+		refresh(fs, k);
+}
+
 static void
 on_rescan_timer(uv_timer_t *h)
 {
 	struct files	*fs = container_of(h, struct files, rescan_timer);
+	uint64_t	 grew = fs->grew;
 
 	scan(fs, false);
+	coalesce_after_scan(fs, grew);
 	fs->readable(fs->arg);
 }
 
@@ -587,6 +638,10 @@ on_fs_event(void *arg, const char *dir, const char *name, int events)
 			    strcmp(p + n + 1, name) != 0)
 				continue;
 			refresh(fs, k);
+			if (coalescing(fs)) {
+				watcher_pause(fs->watcher, true);
+				coalesce_next(fs);
+			}
 			fs->readable(fs->arg);
 			return;
 		}

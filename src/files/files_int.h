@@ -77,6 +77,7 @@ struct files {
 					   the next save */
 	size_t		 nspool_done;
 	size_t		 nspool;	/* spool files tracked */
+	uint64_t	 grew;		/* refreshes that found a change */
 	bool		 once;
 	bool		 first_scan;
 	/* Not yet a scan that read a directory: until one has, nothing the
