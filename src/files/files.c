@@ -135,6 +135,7 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	fs->ntracked--;
 	idmap_del(&fs->byid, tailer_id(k->t));
 	forget_ino(fs, k);
+	wholefile_untracked(fs->wf, tailer_id(k->t));
 	tailer_free(k->t);
 	free(k);
 }
@@ -197,8 +198,14 @@ adopt_held(struct files *fs, int fd, char *path)
 
 /* --- tracking ----------------------------------------------------------- */
 
-/* Compressed files are read through zsource, decompressed. */
-uint64_t
+/*
+ * Track path (stat'ed as st) as a tailer from offset, parked when
+ * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
+ * its end, then closed).  A whole-file flow's tailers read up to st's
+ * size.  Its id, or 0 with errno set (the caller reports it).  Compressed
+ * files are read through zsource, decompressed.
+ */
+static uint64_t
 files_track(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
 {
@@ -704,22 +711,43 @@ files_gauges(const struct files *fs, struct metrics_flow *m)
 }
 
 void
-files_untrack(struct files *fs, uint64_t id)
-{
-	struct tracked	**pp, *k;
-
-	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
-		if (tailer_id(k->t) == id) {
-			files_unlink(fs, pp, k);
-			return;
-		}
-}
-
-void
 files_saved(struct files *fs)
 {
 	wholefile_saved(fs->wf);
 	files_spool_saved(fs);
+}
+
+/* --- whole files: wholefile.c decides, files.c tracks ------------------- */
+
+/* A turn of wholefile's: what its tailers did, then the files it hands out. */
+static void
+whole_turn(void *arg)
+{
+	struct files	*fs = arg;
+	struct wholefile_progress p;
+	struct wholefile_next nx;
+	struct tracked	**pp, *k;
+	uint64_t	 id;
+	bool		 handed = false;
+
+	pp = &fs->list;
+	while (*pp != NULL) {
+		k = *pp;
+		p.read_off = tailer_read_off(k->t);
+		p.waits = tailer_waits_for_quiet(k->t, false);
+		p.pending = tailer_pending(k->t);
+		if (wholefile_progress(fs->wf, tailer_id(k->t), &p))
+			files_unlink(fs, pp, k);	/* delivered */
+		else
+			pp = &k->next;
+	}
+	while (wholefile_next(fs->wf, &nx)) {
+		id = files_track(fs, nx.path, &nx.st, nx.offset, false);
+		wholefile_tracked(fs->wf, id, id == 0 ? errno : 0);
+		handed = handed || id != 0;
+	}
+	if (handed)
+		fs->readable(fs->arg);
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -753,7 +781,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	idmap_init(&fs->byid);
 	idmap_init(&fs->byino);
 	uv_timer_init(loop, &fs->rescan_timer);
-	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }
@@ -794,6 +822,7 @@ files_free(struct files *fs)
 		return;
 	files_stop(fs);
 	wholefile_free(fs->wf);
+	fs->wf = NULL;
 	reaper_free(fs->reap);
 	idmap_cleanup(&fs->byino);	/* no invariant to keep now */
 	while ((k = fs->list) != NULL)
