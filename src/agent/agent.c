@@ -578,7 +578,7 @@ switch_conf(struct agent *a, struct conf *nc)
 	a->retired[a->nretired++] = *a->confp;
 	*a->confp = nc;
 	a->conf = nc;
-	a->mem.limit = (size_t)nc->max_memory_bytes;
+	mem_set_limit(&a->mem, (size_t)nc->max_memory_bytes);
 	if (strcmp(a->retired[a->nretired - 1]->checkpoint_file,
 	    nc->checkpoint_file) != 0)
 		log_warn("reload: checkpointFile changes at the next start; "
@@ -1000,7 +1000,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	a.confp = confp;
 	a.conf = conf;
 	a.conf_path = path;
-	a.mem.limit = (size_t)conf->max_memory_bytes;
+	mem_set_limit(&a.mem, (size_t)conf->max_memory_bytes);
 	a.once = once;
 	a.state = AGENT_RUNNING;
 	a.start_ms = mono_ms();

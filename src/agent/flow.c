@@ -505,7 +505,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
 	f->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
 	f->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
-	buf_init(&f->rb.b);
+	readbuf_init(&f->rb);
 	buf_init(&f->key);
 	f->pk = partkey_new(fc->partition_key_option);
 	dlq_path = conf_deadletter_path(conf);
@@ -630,7 +630,7 @@ flow_handle_closed(uv_handle_t *h)
 
 	if (--f->open_handles > 0)
 		return;
-	buf_cleanup(&f->rb.b);
+	readbuf_cleanup(&f->rb);
 	buf_cleanup(&f->key);
 	framer_free(f->fr);
 	convert_free(f->conv);
