@@ -34,6 +34,24 @@
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
 #define READ_CHUNK	(256u * 1024)
 
+/*
+ * Where a flow is in its life, changed only in set_state():
+ *
+ *   RUNNING --(--once: all delivered, reported)--> DRAINED
+ *      |                                              |
+ *      +---- flow_stop --> STOPPING <-- flow_stop ----+
+ *      +--- flow_cancel -> CANCELLED <- flow_cancel (any)
+ *
+ * STOPPING reads no more but still sends what is batched; CANCELLED does
+ * nothing at all any more.  It never goes back.
+ */
+enum flow_state {
+	FLOW_RUNNING,
+	FLOW_DRAINED,
+	FLOW_STOPPING,
+	FLOW_CANCELLED,
+};
+
 /* Whether the pump may take records. */
 enum window {
 	WINDOW_OPEN,
@@ -63,10 +81,8 @@ struct flow {
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
 	enum window	 window;
+	enum flow_state	 state;
 	bool		 once;
-	bool		 stopping;	/* no more reading; batches still go */
-	bool		 cancelled;	/* nothing at all any more */
-	bool		 drained;	/* --once: all delivered, reported */
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
 	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
@@ -78,6 +94,26 @@ struct flow {
 static void	pump(struct flow *);
 
 static const char *const window_names[] = { "open", "full", "memory" };
+static const char *const state_names[] = { "running", "drained",
+    "stopping", "cancelled" };
+
+/* The one place the state changes; only ever forward. */
+static void
+set_state(struct flow *f, enum flow_state st)
+{
+	if (st <= f->state)
+		return;
+	log_debug("[%s] %s -> %s", f->fc->name, state_names[f->state],
+	    state_names[st]);
+	f->state = st;
+}
+
+/* No more reading: stopping or cancelled. */
+static bool
+stopping(const struct flow *f)
+{
+	return f->state >= FLOW_STOPPING;
+}
 
 /* The one place the window changes. */
 static void
@@ -226,7 +262,7 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 static void
 retry_cur(struct flow *f)
 {
-	if (f->cur != NULL && (f->stopping || batch_full(f, f->cur, 0) ||
+	if (f->cur != NULL && (stopping(f) || batch_full(f, f->cur, 0) ||
 	    !uv_is_active((uv_handle_t *)&f->age_timer)) && !flush_cur(f))
 		set_window(f, WINDOW_FULL);
 }
@@ -238,7 +274,7 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	struct flow	*f = arg;
 	size_t		 i;
 
-	if (delivered && !f->cancelled)
+	if (delivered && f->state != FLOW_CANCELLED)
 		for (i = 0; i < b->nsegs; i++)
 			files_ack(f->files, b->segs[i].file, b->segs[i].range);
 	batch_free(b);
@@ -248,9 +284,9 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 static void
 check_drained(struct flow *f)
 {
-	if (!f->once || f->drained || !flow_drained(f))
+	if (!f->once || f->state != FLOW_RUNNING || !flow_drained(f))
 		return;
-	f->drained = true;
+	set_state(f, FLOW_DRAINED);
 	f->cb(f, FLOW_SETTLED, NULL, f->arg);
 }
 
@@ -260,7 +296,7 @@ on_request_ended(void *arg)
 {
 	struct flow	*f = arg;
 
-	if (f->cancelled)
+	if (f->state == FLOW_CANCELLED)
 		return;
 	if (f->window == WINDOW_FULL ||
 	    (f->window == WINDOW_MEMORY && !over_budget(f)))
@@ -412,7 +448,7 @@ pump(struct flow *f)
 	size_t		 budget = PUMP_BUDGET;
 	bool		 all_read;
 
-	if (f->stopping || f->cancelled)
+	if (stopping(f))
 		return;
 	all_read = read_some(f, &budget);
 	if ((f->once || !f->fc->file_appendable) && all_read &&
@@ -541,7 +577,7 @@ flow_start(struct flow *f)
 void
 flow_stop(struct flow *f)
 {
-	f->stopping = true;
+	set_state(f, FLOW_STOPPING);
 	if (f->files != NULL)
 		files_stop(f->files);
 	uv_timer_stop(&f->pump_timer);
@@ -589,7 +625,7 @@ flow_metrics(struct flow *f)
 void
 flow_kick(struct flow *f)
 {
-	if (f->window != WINDOW_MEMORY || f->stopping || over_budget(f))
+	if (f->window != WINDOW_MEMORY || stopping(f) || over_budget(f))
 		return;
 	set_window(f, WINDOW_OPEN);
 	retry_cur(f);
@@ -599,7 +635,7 @@ flow_kick(struct flow *f)
 void
 flow_saved(struct flow *f)
 {
-	if (f->files != NULL && !f->stopping)
+	if (f->files != NULL && !stopping(f))
 		files_saved(f->files);
 }
 
@@ -613,8 +649,7 @@ flow_touch(struct flow *f)
 void
 flow_cancel(struct flow *f)
 {
-	f->cancelled = true;
-	f->stopping = true;
+	set_state(f, FLOW_CANCELLED);
 	if (f->files != NULL)
 		files_stop(f->files);
 	uv_timer_stop(&f->pump_timer);

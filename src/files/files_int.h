@@ -48,6 +48,26 @@ struct tracked {
 	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
 
+/*
+ * Where the tracked set is in its life, changed only in set_state()
+ * (files.c):
+ *
+ *   NEW --files_start--> FIRST --a scan read a directory--> RUNNING
+ *                          \--none read yet--> UNWALKED --/
+ *   (any) --files_stop--> STOPPED
+ *
+ * Until a scan has read a directory (NEW, FIRST, UNWALKED), nothing the
+ * registry knows can be called gone: a mount not up yet at start would
+ * make every file of the flow "deleted while stopped".
+ */
+enum files_state {
+	FILES_NEW,		/* before files_start */
+	FILES_FIRST,		/* the first scan is under way */
+	FILES_UNWALKED,		/* scanned, no directory read yet */
+	FILES_RUNNING,
+	FILES_STOPPED,		/* no more scans or events */
+};
+
 struct files {
 	uv_loop_t	*loop;
 	const struct conf_flow *fc;
@@ -76,13 +96,8 @@ struct files {
 					   the next save */
 	size_t		 nspool_done;
 	size_t		 nspool;	/* spool files tracked */
+	enum files_state state;
 	bool		 once;
-	bool		 first_scan;
-	/* Not yet a scan that read a directory: until one has, nothing the
-	 * registry knows can be called gone (a mount not up yet at start
-	 * would make every file of the flow "deleted while stopped"). */
-	bool		 orphans_pending;
-	bool		 stopped;
 	bool		 warned_fds;
 	bool		 warned_dir;
 	files_cb	 readable;
