@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "agent/flow.h"
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
@@ -86,12 +87,13 @@ struct flow {
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
 	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
-	int		 open_handles;
+	struct closer	 closer;	/* the timers being closed */
 	flow_cb		 cb;
 	void		*arg;
 };
 
 static void	pump(struct flow *);
+static void	flow_freed(struct closer *);
 
 static const char *const window_names[] = { "open", "full", "memory" };
 static const char *const state_names[] = { "running", "drained",
@@ -552,7 +554,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->quiet_timer);
-	f->open_handles = 3;
+	closer_init(&f->closer, flow_freed);
 	buf_init(&f->conv_out);
 	buf_init(&f->codec_out);
 	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
@@ -658,13 +660,12 @@ flow_cancel(struct flow *f)
 	sink_cancel(f->sink);
 }
 
+/* The last timer closed: the memory goes. */
 static void
-flow_handle_closed(uv_handle_t *h)
+flow_freed(struct closer *c)
 {
-	struct flow	*f = h->data;
+	struct flow	*f = container_of(c, struct flow, closer);
 
-	if (--f->open_handles > 0)
-		return;
 	readbuf_cleanup(&f->rb);
 	buf_cleanup(&f->key);
 	framer_free(f->fr);
@@ -687,12 +688,10 @@ flow_free(struct flow *f)
 	f->cur = NULL;
 	sink_free(f->sink);
 	files_free(f->files);
-	f->age_timer.data = f;
-	f->pump_timer.data = f;
-	f->quiet_timer.data = f;
-	uv_close((uv_handle_t *)&f->quiet_timer, flow_handle_closed);
-	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
-	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
+	closer_close(&f->closer, (uv_handle_t *)&f->quiet_timer);
+	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
+	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
+	closer_release(&f->closer);
 }
 
 /* --- transitions -------------------------------------------------------- */
