@@ -10,7 +10,9 @@
  * open; a file deleted while open is read to its end through its
  * descriptor and closed once committed; a reload's handover, where the
  * successor reads on from the committed offset on the descriptor it
- * adopts, sending nothing twice.
+ * adopts, sending nothing twice; a whole file (isFileAppendable = false)
+ * sent once quiet, its tailer dropped once delivered and the file cleaned
+ * up once a save has its mark.
  *
  * Every case ends with the flow freed and tu_loop_close(), which fails
  * the case when a handle is left open or uv_loop_close() is not 0.  Cases
@@ -62,7 +64,9 @@ struct answer {
 	struct answer	*next;
 };
 
-enum wait_for { W_REQS, W_OFFSET, W_ANSWERED, W_QUIET, W_READ, W_UNTRACKED };
+enum wait_for {
+	W_REQS, W_OFFSET, W_ANSWERED, W_QUIET, W_READ, W_UNTRACKED, W_CLEANED,
+};
 
 static struct {
 	uv_loop_t	 loop;
@@ -115,6 +119,8 @@ reached(void)
 		return flow_metrics(h.flow)->records_read >= h.want;
 	case W_UNTRACKED:
 		return flow_metrics(h.flow)->files_tracked == 0;
+	case W_CLEANED:
+		return access(h.log, F_OK) != 0;
 	}
 	return false;
 }
@@ -143,7 +149,8 @@ wait_until(enum wait_for w, uint64_t want, const char *what)
 	h.wait = w;
 	h.want = want;
 	update();
-	if (w == W_UNTRACKED || w == W_OFFSET || w == W_READ)
+	if (w == W_UNTRACKED || w == W_OFFSET || w == W_READ ||
+	    w == W_CLEANED)
 		uv_timer_start(&poll_timer, on_poll, 5, 5);
 	ck_assert_msg(tu_run_until(&h.loop, &h.reached, WATCHDOG_MS),
 	    "waited %d ms for %s (%zu requests, committed %ju)", WATCHDOG_MS,
@@ -598,6 +605,36 @@ START_TEST(reload_handover_reads_on_from_the_committed_offset)
 }
 END_TEST
 
+START_TEST(a_whole_file_is_sent_once_quiet_then_dropped_and_cleaned_up)
+{
+	char	 done[PATH_MAX], *text;
+
+	write_log("w1\nw2\nw3");
+	start(10, "isFileAppendable = false\nmaxFileCheckingMillis = 100\n");
+	wait_reqs(1);
+	/* Whole: its last record goes without a delimiter. */
+	ck_assert_str_eq(records_of(0), "w1 w2 w3");
+	ck_assert_uint_eq(flow_metrics(h.flow)->files_tracked, 1);
+	ck_assert_uint_eq(flow_metrics(h.flow)->whole_in_progress, 1);
+	reply_ok(0);
+	/* Delivered: wholefile has files.c drop its tailer. */
+	wait_until(W_UNTRACKED, 0, "the delivered file's tailer dropped");
+	ck_assert_uint_eq(flow_metrics(h.flow)->files_done, 1);
+	ck_assert_uint_eq(committed(), 8);
+	/* Cleaned up (renamed with fileSuffix) only once a save has it. */
+	ck_assert_int_eq(access(h.log, F_OK), 0);
+	ck_assert_int_eq(registry_save(h.reg, true), 0);
+	flow_saved(h.flow);
+	wait_until(W_CLEANED, 0, "the delivered file cleaned up");
+	tu_path(done, sizeof(done), h.logs, "app.log.COMPLETED");
+	text = tu_slurp(done, NULL);
+	ck_assert_str_eq(text, "w1\nw2\nw3");
+	free(text);
+	stop_flow();
+	ck_assert_uint_eq(h.nreqs, 1);
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -612,6 +649,8 @@ flow_suite(void)
 	tcase_add_test(tc, cancel_with_requests_on_the_wire_commits_nothing);
 	tcase_add_test(tc, a_file_deleted_while_open_is_read_to_its_end);
 	tcase_add_test(tc, reload_handover_reads_on_from_the_committed_offset);
+	tcase_add_test(tc,
+	    a_whole_file_is_sent_once_quiet_then_dropped_and_cleaned_up);
 	suite_add_tcase(s, tc);
 	return s;
 }
