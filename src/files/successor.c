@@ -99,12 +99,14 @@ successors_was_seen(struct successors *s, uint64_t dev, uint64_t ino)
 {
 	struct devino	 k = { dev, ino };
 
+	if (s->nseen == 0)
+		return false;	/* qsort and bsearch want an array */
 	if (!s->sorted) {
 		qsort(s->seen, s->nseen, sizeof(*s->seen), devino_cmp);
 		s->sorted = true;
 	}
-	return s->nseen > 0 && bsearch(&k, s->seen, s->nseen,
-	    sizeof(*s->seen), devino_cmp) != NULL;
+	return bsearch(&k, s->seen, s->nseen, sizeof(*s->seen),
+	    devino_cmp) != NULL;
 }
 
 void
