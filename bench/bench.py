@@ -53,6 +53,13 @@ Scenarios (--only takes a comma list of these names):
   latency-low  the same at 0.5 lines/s per file (50 lines/s), where the
              maxBufferAgeMillis timer sends every batch: the target
              p99 < maxBufferAgeMillis + 200 ms is about this one.
+  steady     a server's pace: 100 files written at 20 lines/s each (2,000
+             lines/s) for --seconds (default 60), to dis_ackd: the agent's
+             CPU seconds over the window and the wake-ups per second of its
+             main thread (voluntary + involuntary context switches, from
+             /proc/PID/task/PID/status).  With --baseline BIN the same runs
+             of BIN (an older agent) are interleaved with the agent's, and
+             the row "steady-baseline" and the ratios show beside it.
   idle       1,000 tracked files, all shipped, then 60 s (--quick: 15 s)
              idle: agent CPU as % of one core and wake-ups per second.
   discovery  10,000 one-line files found at start, --once: time, memory;
@@ -120,7 +127,7 @@ PARTITIONS = 4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ["reference", "transport", "lz4", "zstd", "protobuf",
              "transport-protobuf", "logtojson", "long-lines",
-             "latency", "latency-low", "idle", "discovery"]
+             "latency", "latency-low", "steady", "idle", "discovery"]
 LONG_LINES = 20000          # of 4096 bytes: 78 MiB
 # Lines per second per file of the latency scenarios (100 files each).
 LATENCY_RATE = {"latency": 20.0, "latency-low": 0.5}
@@ -923,6 +930,98 @@ def latency(tools, args, name, age):
     }
 
 
+def thread_switches(pid, tid):
+    """(voluntary, involuntary) context switches of one thread."""
+    v = n = 0
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches"):
+                v = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                n = int(line.split()[1])
+    return v, n
+
+
+def steady_run(tools, args, agent_bin, tag, k):
+    """One steady run of agent_bin: (cpu-s, main-thread wake-ups/s)."""
+    d = os.path.join(tools.work, "steady-%s-%d" % (tag, k))
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    for i in range(100):
+        open(os.path.join(logs, "f%03d.log" % i), "w").close()
+    ep = Endpoint(tools, "ackd", "steady-%s-%d" % (tag, k))
+    conf = os.path.join(d, "agent.ini")
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"),
+               logs + "/*.log")
+    log = open(os.path.join(d, "agent.log"), "wb")
+    agent = spawn([agent_bin, "-c", conf], stdout=log, stderr=log)
+    pid = agent.pid
+    wait_until("the agent's DescribeStream",
+               lambda: ep.stats()["requests"] >= 1, 30)
+    time.sleep(1)
+    # The writer runs 1 s before and 1 s after the measured window.
+    writer = spawn([sys.executable, os.path.abspath(__file__), "_writer",
+                    "--dir", logs, "--files", "100", "--rate", "20",
+                    "--seconds", str(args.seconds + 2)],
+                   stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    c0, s0, t0 = proc_cpu(pid), thread_switches(pid, pid), time.monotonic()
+    time.sleep(args.seconds)
+    c1, s1, t1 = proc_cpu(pid), thread_switches(pid, pid), time.monotonic()
+    out, _ = writer.communicate(timeout=60)
+    written = int(out.split()[1])
+    wait_until("%d records at the endpoint" % written,
+               lambda: ep.records() >= written, 60)
+    got = ep.records()
+    rss = proc_status_kib(pid, "VmHWM") / 1024.0
+    rc, _ = stop(agent)
+    log.close()
+    ep.close()
+    if rc != 0:
+        raise BenchError("steady: agent exit %s (see %s)" % (rc, d))
+    if got != written:
+        raise BenchError("steady: %d records for %d lines (see %s)" % (
+            got, written, d))
+    span = t1 - t0
+    vol, inv = (s1[0] - s0[0]) / span, (s1[1] - s0[1]) / span
+    r = {"wall": span, "cpu": c1 - c0, "wakeups": vol + inv,
+         "voluntary": vol, "involuntary": inv, "rss": rss}
+    note("steady %s run %d: cpu %.2fs over %.1fs, %.1f wake-ups/s of the "
+         "main thread (%.1f voluntary, %.1f involuntary)" % (
+             tag, k + 1, r["cpu"], span, r["wakeups"], vol, inv))
+    return r
+
+
+def steady(tools, args):
+    """The steady row, and steady-baseline with --baseline, interleaved."""
+    bins = [("agent", tools.agent)]
+    if args.baseline:
+        bins.append(("baseline", os.path.abspath(args.baseline)))
+    runs = {tag: [] for tag, _ in bins}
+    for k in range(args.runs):
+        for tag, b in bins:
+            runs[tag].append(steady_run(tools, args, b, tag, k))
+    rows = []
+    for tag, b in bins:
+        m = {x: median([r[x] for r in runs[tag]]) for x in runs[tag][0]}
+        rows.append({
+            "scenario": "steady" if tag == "agent" else "steady-baseline",
+            "runs": args.runs, "wall": m["wall"], "cpu": m["cpu"],
+            "rss": m["rss"], "wakeups": m["wakeups"],
+            "notes": "100 files x 20 lines/s, %gs: %.1f wake-ups/s of the "
+                     "main thread (%.1f voluntary)%s" % (
+                         args.seconds, m["wakeups"], m["voluntary"],
+                         "" if tag == "agent" else " (%s)" % b),
+            "all_runs": runs[tag]})
+    if len(rows) == 2:
+        a, o = rows
+        a["cpu_vs_baseline"] = a["cpu"] / o["cpu"] if o["cpu"] else None
+        a["notes"] += "; %.2fx the baseline's CPU, %.2fx its wake-ups" % (
+            a["cpu_vs_baseline"] or 0, a["wakeups"] / o["wakeups"]
+            if o["wakeups"] else 0)
+    return rows
+
+
 def perf_switches(pid, seconds):
     """Start `perf stat` on pid for seconds; a function returning counts."""
     if not shutil.which("perf"):
@@ -1151,6 +1250,14 @@ def targets(rows, out):
         if "skipped" not in r and r.get("rss") is not None:
             check("peak RSS <= 20 MiB (%s)" % r["scenario"], r["rss"] <= 20,
                   "%.1f MiB" % r["rss"])
+    if "steady" in by:
+        st = by["steady"]
+        check("steady: <= 30 wake-ups/s of the main thread",
+              st["wakeups"] <= 30, "%.1f/s" % st["wakeups"])
+        if st.get("cpu_vs_baseline") is not None:
+            check("steady: CPU <= 0.4x the baseline's",
+                  st["cpu_vs_baseline"] <= 0.4,
+                  "%.2fx" % st["cpu_vs_baseline"])
     if "idle" in by:
         i = by["idle"]
         check("idle < 0.1% of a core", i["idle_pct"] < 0.1,
@@ -1182,6 +1289,8 @@ def parse_args(argv):
                    help="lines of the reference backlog (default 2000000)")
     p.add_argument("--seconds", type=float,
                    help="latency and idle windows (default 60, quick 15)")
+    p.add_argument("--baseline", help="an older agent binary run beside "
+                   "the agent in the steady scenario")
     p.add_argument("--workdir", help="work directory (kept)")
     p.add_argument("--keep", action="store_true",
                    help="keep the temporary work directory")
@@ -1247,6 +1356,8 @@ def run_all(args, work):
         if name in LATENCY_RATE:
             rows.append(latency(tools, args, name, 5000))
             rows.append(latency(tools, args, name, 500))
+        elif name == "steady":
+            rows.extend(steady(tools, args))
         elif name == "idle":
             rows.append(idle(tools, args))
         elif name == "discovery":

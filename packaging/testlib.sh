@@ -315,7 +315,7 @@ start_endpoint() {
 	    --cert /srv/t/ca/server.pem --key /srv/t/ca/server.key \
 	    --host 127.0.0.1 --port 0 --port-file /srv/t/port \
 	    --ak $AK --sk $SK --project-id $PID --stream testapp:COMMON:2 \
-	    --stream access:COMMON:1 \
+	    --stream access:COMMON:1 --stream journal:COMMON:1 \
 	    --records-file /srv/t/records.jsonl --log-file /srv/t/server.log --quiet
 	i=0; while [ ! -s /srv/t/port ] && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i+1)); done
 	test -s /srv/t/port"

@@ -80,6 +80,23 @@ raise_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
+/* disagent -t: the files read (agent.ini, then its drop-ins), each
+ * with its flows. */
+static void
+print_files(const struct conf *c)
+{
+	size_t	 i, j, n;
+
+	for (i = 0; i < c->nfiles; i++) {
+		printf("  read %s:", c->files[i]);
+		for (j = n = 0; j < c->nflows; j++)
+			if (c->flows[j].file == c->files[i])
+				printf("%s[flow:%s]", n++ ? ", " : " ",
+				    c->flows[j].name);
+		printf("%s\n", n == 0 ? " no flows" : "");
+	}
+}
+
 static const struct {
 	const char	*name;
 	int		(*main)(int, char **, const char *);
@@ -200,6 +217,7 @@ main(int argc, char **argv)
 	if (test) {
 		printf("%s: configuration OK (%zu flow%s)\n", path,
 		    conf->nflows, conf->nflows == 1 ? "" : "s");
+		print_files(conf);
 		conf_free(conf);
 		return 0;
 	}

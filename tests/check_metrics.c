@@ -54,6 +54,9 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->replies_unacknowledged = 3;
 	f->files_unreadable = 1;
 	f->records_dead_lettered = 1;
+	f->records_filtered = 9;
+	f->journal_gaps = 1;
+	f->journal_entries_lost = 12;
 	f->records_unmatched[0] = 3;	/* deadletter */
 	f->records_unmatched[1] = 1;	/* raw */
 	f->bytes_lost[LOST_GONE] = 1234;
@@ -67,6 +70,7 @@ sample_flow(struct metrics_flow *f, const char *name, const char *stream)
 	f->whole_cleanup_pending = 7;
 	f->whole_cleanup_failing = 1;
 	f->paused = true;
+	f->rate_limited = true;
 	metrics_count_failed(f, "DIS.4303", 2);
 	metrics_count_failed(f, "DIS.4200", 1);
 	metrics_count_request(f, 200);
@@ -305,6 +309,21 @@ static const char expected_small[] =
 "written to the dead-letter file.\n"
 "# TYPE disagent_records_dead_lettered_total counter\n"
 "disagent_records_dead_lettered_total{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_records_filtered_total Records left out by "
+"lineIncludePattern or lineExcludePattern; their offsets are committed like "
+"those of records sent.\n"
+"# TYPE disagent_records_filtered_total counter\n"
+"disagent_records_filtered_total{flow=\"app\",stream=\"s1\"} 9\n"
+"# HELP disagent_journal_gaps_total Times a journal flow's last delivered "
+"entry was no longer in the journal (rotated away before the entries after "
+"it were read).\n"
+"# TYPE disagent_journal_gaps_total counter\n"
+"disagent_journal_gaps_total{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_journal_entries_lost_total Journal entries known to have "
+"been rotated away before they were read (of all units: journalMatch may "
+"not have selected them).\n"
+"# TYPE disagent_journal_entries_lost_total counter\n"
+"disagent_journal_entries_lost_total{flow=\"app\",stream=\"s1\"} 12\n"
 "# HELP disagent_replies_unacknowledged_total PutRecords replies with HTTP "
 "200 that acknowledged no record (not a PutRecords reply, such as an HTML "
 "page or truncated JSON, or one for another number of records); each "
@@ -357,6 +376,11 @@ static const char expected_small[] =
 "operator (see the last error), else 0.\n"
 "# TYPE disagent_flow_paused gauge\n"
 "disagent_flow_paused{flow=\"app\",stream=\"s1\"} 1\n"
+"# HELP disagent_flow_rate_limited 1 while the flow reads no faster than "
+"maxBytesPerSecond or maxRecordsPerSecond let it (the rest waits in its "
+"files), else 0.\n"
+"# TYPE disagent_flow_rate_limited gauge\n"
+"disagent_flow_rate_limited{flow=\"app\",stream=\"s1\"} 1\n"
 "# HELP disagent_records_unmatched_total Lines LOGTOJSON could not parse, "
 "by what was done with them (LOGTOJSON.unmatched).\n"
 "# TYPE disagent_records_unmatched_total counter\n"
@@ -421,7 +445,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 48);
+	ck_assert_int_eq(check_exposition(text), 52);
 	free(text);
 }
 END_TEST
@@ -549,10 +573,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 18 plain x 3, unmatched 3 x 3, lost 3 x 3, codes
+	/* 4 agent-wide, 22 plain x 3, unmatched 3 x 3, lost 3 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 54 + 9 + 9 + 4 + 4 + 42 + 4);
+	    4 + 66 + 9 + 9 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

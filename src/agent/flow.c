@@ -1,14 +1,15 @@
 /*
- * A flow: the pump that reads its files into batches, and the window of
- * batches the sink has out.
+ * A flow: the pump that reads its source (its files, or the journal:
+ * source.h) into batches, and the window of batches the sink has out.
  *
- * Reading is pulled, never pushed: pump() reads from readable tailers only
+ * Reading is pulled, never pushed: pump() reads from the source only
  * while the window is open -- a batch being filled, fewer batches out than
  * the sink's window, and memory under the budget.  When it closes, reading
  * stops and the files are the buffer, so memory stays flat during any outage
  * (R11).  It opens again on an event, never by polling: a request ending
  * (the sink's ended callback) for a full window, the agent's kick after
- * another flow freed memory for the budget.
+ * another flow freed memory for the budget, the refill timer of a flow
+ * held by its rate limit (maxBytesPerSecond, maxRecordsPerSecond).
  */
 #include "config.h"
 
@@ -18,22 +19,22 @@
 #include <string.h>
 
 #include "agent/flow.h"
+#include "agent/source.h"
 #include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
-#include "files/files.h"
-#include "files/tailer.h"
 #include "records/convert.h"
 #include "records/deadletter.h"
+#include "records/filter.h"
 #include "records/framer.h"
 #include "records/partkey.h"
+#include "records/ratelimit.h"
 #include "records/reccodec.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
-#define READ_CHUNK	(256u * 1024)
 
 /*
  * Where a flow is in its life, changed only in set_state():
@@ -58,6 +59,7 @@ enum window {
 	WINDOW_OPEN,
 	WINDOW_FULL,		/* the sink has its window of batches out */
 	WINDOW_MEMORY,		/* all flows hold maxMemoryBytes */
+	WINDOW_RATE,		/* held by its rate limit until a refill */
 };
 
 struct flow {
@@ -65,37 +67,41 @@ struct flow {
 	const struct conf *conf;
 	const struct conf_flow *fc;
 	struct sink	*sink;
-	struct files	*files;
+	struct source	*src;		/* its files, or the journal */
 	struct deadletter *dlq;		/* records that can never go */
-	struct framer	*fr;		/* record framing options, compiled */
+	struct filter	*filt;		/* line filters; NULL: none */
 	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
 	struct buf	 conv_out;	/* the converted record */
 	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
 	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
 	char		 err[256];	/* why flow_start fails */
-	struct tailer	*reading;	/* the tailer being framed */
 	struct batch	*cur;		/* being filled */
-	struct readbuf	 rb;		/* read window */
 	struct buf	 key;		/* partition key being built */
-	struct tailer_quiet quiet;	/* when records waiting for quiet go */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
+	struct ratelimit rl;		/* maxBytesPerSecond, ... */
+	uint64_t	 held_ms;	/* when the limit last held it */
 	enum window	 window;
 	enum flow_state	 state;
 	bool		 once;
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
-	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
+	uv_timer_t	 rate_timer;	/* the refill of a flow held by its
+					   rate limit */
 	struct closer	 closer;	/* the timers being closed */
 	flow_cb		 cb;
 	void		*arg;
 };
 
 static void	pump(struct flow *);
+static void	retry_cur(struct flow *);
 static void	flow_freed(struct closer *);
 
-static const char *const window_names[] = { "open", "full", "memory" };
+static const char *const window_names[] = {
+	"open", "full", "memory", "rate",
+};
+
 static const char *const state_names[] = { "running", "drained",
     "stopping", "cancelled" };
 
@@ -188,26 +194,72 @@ record_cap(const struct flow *f)
 	return reccodec_plain_cap(f->codec, sink_record_cap(f->sink));
 }
 
-/* framer_cb: add one record, or refuse it when the window is closed. */
+/* --- the rate limit ------------------------------------------------------ */
+
+static void
+on_rate_timer(uv_timer_t *t)
+{
+	struct flow	*f = container_of(t, struct flow, rate_timer);
+
+	if (f->window != WINDOW_RATE || f->state == FLOW_CANCELLED)
+		return;
+	set_window(f, WINDOW_OPEN);
+	retry_cur(f);
+	pump(f);
+}
+
+/*
+ * Whether the rate limit lets the next record in; if not, the window
+ * holds until the refill timer opens it (a held flow sleeps: the timer is
+ * its only wake-up, at most every 50 ms).
+ */
+static bool
+rate_admits(struct flow *f)
+{
+	uint64_t	 now = mono_ms(), wait;
+
+	if (!ratelimit_on(&f->rl) || ratelimit_admit(&f->rl, now, &wait))
+		return true;
+	f->held_ms = now;
+	set_window(f, WINDOW_RATE);
+	uv_timer_start(&f->rate_timer, on_rate_timer, wait, 0);
+	return false;
+}
+
+/*
+ * A record the flow does not send (left out by a line filter,
+ * dead-lettered or dropped by the chain) is done: the committed offset
+ * still moves past its bytes.
+ */
+static void
+skip_record(struct flow *f, const struct source_rec *r)
+{
+	source_skip(f->src, r);
+	f->m.records_read++;
+	f->m.bytes_read += r->len;
+}
+
+/* source_cbs: add one record, or refuse it when the window is closed. */
 static int
-on_record(void *arg, const char *data, size_t len, uint64_t start_off,
-    uint64_t end_off)
+on_record(void *arg, const struct source_rec *r)
 {
 	struct flow	*f = arg;
-	struct tailer	*t = f->reading;
-	size_t		 read_len = len;
+	const char	*data = r->data;
+	size_t		 len = r->len, read_len = r->len;
 	bool		 cut = false;
 	int		 seg;
 
-	/* A record the chain does not send (dead-lettered, dropped) is done:
-	 * the committed offset still moves past its bytes. */
+	if (f->filt != NULL && !filter_pass(f->filt, data, len)) {
+		skip_record(f, r);
+		f->m.records_filtered++;
+		return 0;
+	}
+	if (!rate_admits(f))
+		return 1;
 	if (f->conv != NULL) {
-		if (!convert_record(f->conv, data, len, tailer_path(t),
-		    start_off, record_cap(f), &f->conv_out, &cut)) {
-			if (tailer_skip_to(t, end_off))
-				files_commit(f->files, t);
-			f->m.records_read++;
-			f->m.bytes_read += len;
+		if (!convert_record(f->conv, data, len, r->name, r->off,
+		    record_cap(f), &f->conv_out, &cut)) {
+			skip_record(f, r);
 			return 0;
 		}
 		data = f->conv_out.data;
@@ -215,15 +267,15 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 	}
 	/* The key is made from the record itself (DETERMINISTIC hashes
 	 * it), as the DIS Agent does before the SDK encodes it. */
-	partkey_make(f->pk, tailer_path(t), data, len, &f->key);
+	partkey_make(f->pk, r->name, data, len, &f->key);
 	if (f->codec != NULL) {
 		/* libcrypto failing to encrypt leaves nothing safe to send;
 		 * nothing is committed, so a restart sends it again. */
 		if (reccodec_encode(f->codec, data, len, &f->codec_out) != 0)
 			fatalx("[%s] cannot encode a record of %s at offset "
 			    "%" PRIu64 " (data.compress.enabled, "
-			    "data.encrypt.enabled)", f->fc->name,
-			    tailer_path(t), start_off);
+			    "data.encrypt.enabled)", f->fc->name, r->name,
+			    r->off);
 		data = f->codec_out.data;
 		len = f->codec_out.len;
 	}
@@ -240,14 +292,15 @@ on_record(void *arg, const char *data, size_t len, uint64_t start_off,
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
-	seg = batch_seg_of(f->cur, tailer_id(t));
+	seg = batch_seg_of(f->cur, r->origin);
 	if (seg < 0)
-		seg = batch_add_seg(f->cur, tailer_id(t), tailer_path(t),
-		    tailer_push(t, end_off));
+		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
+		    source_push(f->src, r));
 	else
-		tailer_extend(t, f->cur->segs[seg].range, end_off);
+		source_extend(f->src, r, f->cur->segs[seg].range);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    (uint16_t)seg, start_off);
+	    (uint16_t)seg, r->off);
+	ratelimit_take(&f->rl, len);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
 	f->m.records_truncated += cut;
@@ -278,7 +331,7 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 
 	if (delivered && f->state != FLOW_CANCELLED)
 		for (i = 0; i < b->nsegs; i++)
-			files_ack(f->files, b->segs[i].file, b->segs[i].range);
+			source_ack(f->src, b->segs[i].file, b->segs[i].range);
 	batch_free(b);
 }
 
@@ -318,131 +371,9 @@ on_halt(const char *reason, void *arg)
 	f->cb(f, FLOW_HALTED, reason, f->arg);
 }
 
-/* --- records that wait for quiet ---------------------------------------- */
-
-struct quiet_pass {
-	struct flow	*f;
-	uint64_t	 now;	/* 0: at once */
-	bool		 more;	/* something still waits */
-};
-
-static bool
-flush_one(struct tailer *t, void *arg)
-{
-	struct quiet_pass *q = arg;
-	struct flow	*f = q->f;
-	struct tailer_quiet quiet = f->quiet;
-	uint64_t	 now = q->now;
-
-	if (f->window != WINDOW_OPEN)
-		return false;
-	if (!tailer_waits_for_quiet(t, f->quiet.miss_last))
-		return true;
-	if (!f->fc->file_appendable) {
-		/* A whole file is complete up to its size when ready: what
-		 * waits at its end goes at once, nothing before its end
-		 * goes early, and nothing after it is read. */
-		if (tailer_readable(t) && !tailer_stalled(t))
-			return true;
-		quiet.miss_last = tailer_readable(t);
-		now = 0;
-	}
-	f->reading = t;
-	(void)tailer_flush_quiet(t, f->fr, &f->rb, record_cap(f),
-	    now, &quiet, on_record, f);
-	q->more = q->more || tailer_waits_for_quiet(t, f->quiet.miss_last);
-	return true;
-}
-
-static void
-flush_quiet(struct flow *f, uint64_t now, bool *more)
-{
-	struct quiet_pass q = { f, now, false };
-
-	files_each_open(f->files, flush_one, &q);
-	if (more != NULL)
-		*more = q.more;
-}
-
-static void
-on_quiet_timer(uv_timer_t *h)
-{
-	struct flow	*f = container_of(h, struct flow, quiet_timer);
-	bool		 more;
-
-	flush_quiet(f, mono_ms(), &more);
-	if (!more && f->window == WINDOW_OPEN)
-		uv_timer_stop(h);
-}
-
-struct quiet_find {
-	bool	 miss_last;
-	bool	 found;
-};
-
-static bool
-find_waiting(struct tailer *t, void *arg)
-{
-	struct quiet_find *q = arg;
-
-	q->found = tailer_waits_for_quiet(t, q->miss_last);
-	return !q->found;
-}
-
-static void
-arm_quiet_timer(struct flow *f)
-{
-	struct quiet_find q = { f->quiet.miss_last, false };
-	uint64_t	 ms;
-
-	if (f->once || uv_is_active((uv_handle_t *)&f->quiet_timer))
-		return;
-	files_each_open(f->files, find_waiting, &q);
-	if (!q.found)
-		return;
-	ms = MIN(f->quiet.flush_ms, f->quiet.last_ms) / 2;
-	uv_timer_start(&f->quiet_timer, on_quiet_timer, MAX(ms, 50),
-	    MAX(ms, 50));
-}
-
 /* --- the pump ----------------------------------------------------------- */
 
-static size_t
-hold(const struct flow *f)
-{
-	/* What a crash can make us send twice stays bounded by about this
-	 * many batches per file (lessons R3). */
-	return (size_t)f->fc->max_in_flight + 1;
-}
-
 static void	schedule_pump(struct flow *);
-
-/* Read until the window closes, nothing is left, or the turn's budget is
- * spent; whether nothing was left to read (a file held back by its ranges
- * in flight has something left: --once must not flush a batch that its
- * next read fills). */
-static bool
-read_some(struct flow *f, size_t *budget)
-{
-	struct tailer_read r;
-	struct tailer	*t;
-	long		 n;
-
-	while (*budget > 0 && f->window == WINDOW_OPEN) {
-		t = files_next_readable(f->files, hold(f));
-		if (t == NULL)
-			return !files_held(f->files, hold(f));
-		f->reading = t;
-		n = tailer_read(t, f->fr, &f->rb, READ_CHUNK,
-		    record_cap(f), on_record, f, &r);
-		f->m.records_truncated += r.truncated;
-		files_read_done(f->files, t, n, f->window != WINDOW_OPEN,
-		    r.committed);
-		if (n > 0)
-			*budget -= MIN(*budget, (size_t)n);
-	}
-	return false;
-}
 
 static void
 pump(struct flow *f)
@@ -452,11 +383,7 @@ pump(struct flow *f)
 
 	if (stopping(f))
 		return;
-	all_read = read_some(f, &budget);
-	if ((f->once || !f->fc->file_appendable) && all_read &&
-	    f->window == WINDOW_OPEN)
-		flush_quiet(f, 0, NULL);
-	arm_quiet_timer(f);
+	all_read = source_read(f->src, &budget, record_cap(f));
 	if (budget == 0 && f->window == WINDOW_OPEN)
 		schedule_pump(f);
 	else if (all_read && f->once && !flush_cur(f))
@@ -483,21 +410,36 @@ on_readable(void *arg)
 	pump(arg);
 }
 
+static bool
+window_open(void *arg)
+{
+	const struct flow *f = arg;
+
+	return f->window == WINDOW_OPEN;
+}
+
 /* --- lifecycle ---------------------------------------------------------- */
 
 /*
- * The processing chain, the framer and the files of the flow; 0, or -1
- * with the reason in f->err (flow_start reports it).
+ * The processing chain and the source of the flow; 0, or -1 with the
+ * reason in f->err (flow_start reports it).
  */
 static int
 reading_new(struct flow *f, const struct conf *conf,
     const struct conf_flow *fc, struct registry *reg)
 {
+	struct source_cbs cbs = { on_record, window_open, on_readable, f };
 	struct framer_opts fo;
+	bool		 keep;
 
 	conf_framer_opts(fc, &fo);
 	if (convert_new(&fc->conv, fo.delim, fc->keep_delimiter, f->dlq,
 	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
+		return -1;
+	keep = fo.keep_delim ||
+	    (f->conv != NULL && convert_keeps_delimiter(f->conv));
+	if (filter_new(fc->line_include, fc->line_exclude,
+	    keep ? fo.delim : -1, &f->filt, NULL, f->err, sizeof(f->err)) != 0)
 		return -1;
 	if (f->conv != NULL) {
 		if (convert_regex_jit(f->conv) >= 0)
@@ -507,16 +449,11 @@ reading_new(struct flow *f, const struct conf *conf,
 			    "memory, as under MemoryDenyWriteExecute=yes, or no "
 			    "JIT support)");
 		convert_count_into(f->conv, f->m.records_unmatched);
-		/* The chain sees records with their delimiter, as the DIS
-		 * Agent's converters do, and drops it itself. */
-		fo.keep_delim = fo.keep_delim ||
-		    convert_keeps_delimiter(f->conv);
 	}
-	if (framer_new(&fo, &f->fr, f->err, sizeof(f->err)) != 0)
-		return -1;
-	f->files = files_new(f->loop, conf, fc, reg, f->fr, &f->m, f->once,
-	    on_readable, f, f->err, sizeof(f->err));
-	return f->files != NULL ? 0 : -1;
+	f->src = source_new(f->loop, conf, fc, reg, &f->m,
+	    f->conv != NULL && convert_keeps_delimiter(f->conv), f->once,
+	    &cbs, f->err, sizeof(f->err));
+	return f->src != NULL ? 0 : -1;
 }
 
 struct flow *
@@ -539,11 +476,6 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	f->m.name = fc->name;
 	f->m.stream = fc->stream_id[0] != '\0' ? fc->stream_id : fc->stream;
-	/* Whole files: the last record goes without a delimiter too. */
-	f->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
-	f->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
-	f->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
-	readbuf_init(&f->rb);
 	buf_init(&f->key);
 	f->pk = partkey_new(fc->partition_key_option);
 	dlq_path = conf_deadletter_path(conf);
@@ -553,8 +485,10 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
-	uv_timer_init(loop, &f->quiet_timer);
+	uv_timer_init(loop, &f->rate_timer);
 	closer_init(&f->closer, flow_freed);
+	ratelimit_init(&f->rl, (uint64_t)fc->max_bytes_per_s,
+	    (uint64_t)fc->max_records_per_s, mono_ms());
 	buf_init(&f->conv_out);
 	buf_init(&f->codec_out);
 	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
@@ -566,12 +500,13 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 int
 flow_start(struct flow *f)
 {
-	if (f->files == NULL) {
+	if (f->src == NULL) {
 		log_error("[%s] %s", f->fc->name, f->err);
 		return -EINVAL;
 	}
 	sink_start(f->sink);
-	files_start(f->files);
+	if (source_start(f->src) != 0)
+		return -EINVAL;
 	pump(f);
 	return 0;
 }
@@ -580,8 +515,8 @@ void
 flow_stop(struct flow *f)
 {
 	set_state(f, FLOW_STOPPING);
-	if (f->files != NULL)
-		files_stop(f->files);
+	if (f->src != NULL)
+		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
 	if (!flush_cur(f))
 		set_window(f, WINDOW_FULL);
@@ -606,7 +541,7 @@ flow_drained(const struct flow *f)
 	    sink_pending(f->sink) > 0 ||
 	    uv_is_active((const uv_handle_t *)&f->pump_timer))
 		return false;
-	return f->files == NULL || files_all_read(f->files, f->quiet.miss_last);
+	return f->src == NULL || source_all_read(f->src);
 }
 
 const char *
@@ -618,9 +553,13 @@ flow_name(const struct flow *f)
 const struct metrics_flow *
 flow_metrics(struct flow *f)
 {
-	if (f->files != NULL)
-		files_gauges(f->files, &f->m);
+	if (f->src != NULL)
+		source_gauges(f->src, &f->m);
 	f->m.paused = sink_state(f->sink) == SINK_PAUSED;
+	/* Held now, or a moment ago: a flow at its limit is held again and
+	 * again, between refills. */
+	f->m.rate_limited = f->window == WINDOW_RATE ||
+	    (f->held_ms != 0 && mono_ms() - f->held_ms < 1000);
 	return &f->m;
 }
 
@@ -637,26 +576,26 @@ flow_kick(struct flow *f)
 void
 flow_saved(struct flow *f)
 {
-	if (f->files != NULL && !stopping(f))
-		files_saved(f->files);
+	if (f->src != NULL && !stopping(f))
+		source_saved(f->src);
 }
 
 void
 flow_touch(struct flow *f)
 {
-	if (f->files != NULL)
-		files_touch(f->files);
+	if (f->src != NULL)
+		source_touch(f->src);
 }
 
 void
 flow_cancel(struct flow *f)
 {
 	set_state(f, FLOW_CANCELLED);
-	if (f->files != NULL)
-		files_stop(f->files);
+	if (f->src != NULL)
+		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
 	uv_timer_stop(&f->age_timer);
-	uv_timer_stop(&f->quiet_timer);
+	uv_timer_stop(&f->rate_timer);
 	sink_cancel(f->sink);
 }
 
@@ -666,9 +605,8 @@ flow_freed(struct closer *c)
 {
 	struct flow	*f = container_of(c, struct flow, closer);
 
-	readbuf_cleanup(&f->rb);
 	buf_cleanup(&f->key);
-	framer_free(f->fr);
+	filter_free(f->filt);
 	convert_free(f->conv);
 	buf_cleanup(&f->conv_out);
 	reccodec_free(f->codec);
@@ -687,8 +625,8 @@ flow_free(struct flow *f)
 	batch_free(f->cur);
 	f->cur = NULL;
 	sink_free(f->sink);
-	files_free(f->files);
-	closer_close(&f->closer, (uv_handle_t *)&f->quiet_timer);
+	source_free(f->src);
+	closer_close(&f->closer, (uv_handle_t *)&f->rate_timer);
 	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
 	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
 	closer_release(&f->closer);
@@ -717,7 +655,7 @@ flow_ready(const struct flow *f)
 struct files_handover *
 flow_hand_over(struct flow *f)
 {
-	return f->files != NULL ? files_hand_over(f->files) : NULL;
+	return f->src != NULL ? source_hand_over(f->src) : NULL;
 }
 
 void
@@ -725,11 +663,7 @@ flow_adopt(struct flow *f, struct files_handover *h)
 {
 	size_t	 n;
 
-	if (f->files == NULL) {
-		files_handover_free(h);
-		return;
-	}
-	n = files_adopt(f->files, h);
+	n = source_adopt(f->src, h);
 	if (n > 0)
 		log_info("[%s] reading on %zu open file%s of the flow it "
 		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
@@ -738,6 +672,6 @@ flow_adopt(struct flow *f, struct files_handover *h)
 void
 flow_spool(struct flow *f, struct spool *sp)
 {
-	if (f->files != NULL)
-		files_spool(f->files, sp);
+	if (f->src != NULL)
+		source_spool(f->src, sp);
 }

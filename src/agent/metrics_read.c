@@ -231,3 +231,39 @@ metrics_errors_free(struct metrics_error *v, size_t n)
 	}
 	free(v);
 }
+
+int
+metrics_read_gauge(const char *path, const char *name, const char *flow,
+    double *value)
+{
+	struct sample	 s;
+	const char	*f;
+	FILE		*fp;
+	char		*line = NULL;
+	size_t		 cap = 0, total = 0, n = strlen(name);
+	ssize_t		 len;
+	int		 r = -ENOENT;
+
+	fp = fopen(path, "re");
+	if (fp == NULL)
+		return -errno;
+	while (r == -ENOENT && (len = getline(&line, &cap, fp)) != -1) {
+		total += (size_t)len;
+		if (total > READ_MAX)
+			break;
+		if (strncmp(line, name, n) != 0 || line[n] != '{' ||
+		    !parse_sample(line, &s))
+			continue;
+		f = label_of(&s, "flow");
+		if (f != NULL && strcmp(f, flow) == 0) {
+			*value = s.value;
+			r = 0;
+		}
+		sample_cleanup(&s);
+	}
+	if (r == -ENOENT && ferror(fp))
+		r = -EIO;
+	free(line);
+	fclose(fp);
+	return r;
+}

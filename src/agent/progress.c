@@ -64,6 +64,7 @@ report_failures(struct progress *p, const struct metrics_flow *const *flows,
 /* The counters the progress lines sum. */
 struct sums {
 	uint64_t	 read, bytes, sent, retried, dead, truncated, unacked;
+	uint64_t	 filtered;
 	uint64_t	 tracked, done, behind, paused;
 };
 
@@ -81,6 +82,7 @@ sum(const struct metrics_flow *const *flows, size_t n, struct sums *s)
 		s->unacked += flows[i]->replies_unacknowledged;
 		s->dead += flows[i]->records_dead_lettered;
 		s->truncated += flows[i]->records_truncated;
+		s->filtered += flows[i]->records_filtered;
 		s->tracked += flows[i]->files_tracked;
 		s->done += flows[i]->files_done;
 		s->behind += flows[i]->bytes_behind;
@@ -107,6 +109,10 @@ progress_report(struct progress *p, const struct metrics_flow *const *flows,
 	(void)notify_status("%" PRIu64 " records sent, %.2f MB behind, "
 	    "%" PRIu64 " files, %d paused flows", s.sent, mb, s.tracked,
 	    (int)s.paused);
+	if (s.filtered > 0)
+		log_info("Agent: %" PRIu64 " records left out by "
+		    "lineIncludePattern / lineExcludePattern (committed, not "
+		    "sent)", s.filtered);
 	report_failures(p, flows, n);
 	/* Sent again (a failed record, or every record of a failed request
 	 * or of a reply that acknowledged none), apart from those DIS

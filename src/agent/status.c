@@ -43,6 +43,7 @@ struct row {
 	uint64_t	 offset;
 	uint64_t	 saved_size;	/* the state file's size (0: none) */
 	bool		 complete;	/* a whole file waiting for cleanup */
+	char		*cursor;	/* a journal flow's position */
 	bool		 has_size;	/* size is known */
 	uint64_t	 size;
 	uint64_t	 behind;
@@ -59,6 +60,7 @@ struct held {
 
 struct report {
 	FILE			*out;
+	const char		*metrics;	/* metricsFile, or NULL */
 	struct row		*rows;
 	size_t			 nrows;
 	struct metrics_error	*errs;
@@ -84,6 +86,8 @@ collect(const struct reg_entry *e, void *arg)
 	w->offset = e->offset;
 	w->saved_size = e->size;
 	w->complete = e->done != NULL;
+	if (e->cursor != NULL)
+		w->cursor = xstrdup(e->cursor);
 }
 
 static int
@@ -213,6 +217,8 @@ measure(struct report *r, struct row *w)
 	struct stat	 st;
 
 	w->note = "";
+	if (w->cursor != NULL)
+		return;		/* a journal's position: no file */
 	if (w->open_err != 0) {
 		w->note = "(unreadable)";
 		return;
@@ -292,15 +298,69 @@ print_error(const struct report *r, const char *flow)
 	}
 }
 
+/* A flow the metrics file says its rate limit holds. */
+static void
+print_held(const struct report *r, const struct conf_flow *fc)
+{
+	double	 v;
+
+	if (fc == NULL || r->metrics == NULL ||
+	    (fc->max_bytes_per_s == 0 && fc->max_records_per_s == 0) ||
+	    metrics_read_gauge(r->metrics, "disagent_flow_rate_limited",
+	    fc->name, &v) != 0 || v != 1)
+		return;
+	fputs("  held by its rate limit (", r->out);
+	if (fc->max_bytes_per_s > 0)
+		fprintf(r->out, "maxBytesPerSecond = %lld%s",
+		    fc->max_bytes_per_s, fc->max_records_per_s > 0 ? ", " : "");
+	if (fc->max_records_per_s > 0)
+		fprintf(r->out, "maxRecordsPerSecond = %lld",
+		    fc->max_records_per_s);
+	fputs("): it reads no faster, the rest waits\n", r->out);
+}
+
+/* The committed cursor of the journal flow name, or NULL. */
+static const char *
+cursor_of(const struct report *r, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].cursor != NULL &&
+		    strcmp(r->rows[i].flow, name) == 0)
+			return r->rows[i].cursor;
+	return NULL;
+}
+
+/* A journal flow: where it is and how far behind, its last error. */
+static void
+print_journal_flow(const struct report *r, const struct conf_flow *fc,
+    const char *what)
+{
+	fprintf(r->out, "\n[flow:%s] %s: journal %s%s%s\n", fc->name, what,
+	    fc->journal_dir[0] != '\0' ? fc->journal_dir : "(system)",
+	    fc->journal_match[0] != '\0' ? ", journalMatch = " : "",
+	    fc->journal_match);
+	status_journal(r->out, fc, cursor_of(r, fc->name));
+	print_held(r, fc);
+	print_error(r, fc->name);
+}
+
 /* One flow: a summary line, its last error, then its files. */
 static void
-print_flow(const struct report *r, const char *name, const char *what)
+print_flow(const struct report *r, const struct conf_flow *fc,
+    const char *name, const char *what)
 {
 	size_t		 i, n = 0, done = 0, bad = 0;
 	uint64_t	 behind = 0;
 
+	if (fc != NULL && fc->source == SOURCE_JOURNAL) {
+		print_journal_flow(r, fc, what);
+		return;
+	}
 	for (i = 0; i < r->nrows; i++) {
-		if (strcmp(r->rows[i].flow, name) != 0)
+		if (strcmp(r->rows[i].flow, name) != 0 ||
+		    r->rows[i].cursor != NULL)
 			continue;
 		n++;
 		bad += r->rows[i].open_err != 0;
@@ -312,6 +372,7 @@ print_flow(const struct report *r, const char *name, const char *what)
 	if (bad > 0)
 		fprintf(r->out, ", %zu unreadable", bad);
 	fputc('\n', r->out);
+	print_held(r, fc);
 	if (bad > 0)
 		fprintf(r->out, "  error: %zu matching file%s cannot be "
 		    "opened (the rows marked unreadable); the agent cannot "
@@ -327,7 +388,8 @@ print_flow(const struct report *r, const char *name, const char *what)
 	fprintf(r->out, "  %14s %14s %14s  %s\n", "OFFSET", "SIZE", "BEHIND",
 	    "PATH");
 	for (i = 0; i < r->nrows; i++)
-		if (strcmp(r->rows[i].flow, name) == 0)
+		if (strcmp(r->rows[i].flow, name) == 0 &&
+		    r->rows[i].cursor == NULL)
 			print_row(r->out, &r->rows[i]);
 }
 
@@ -357,7 +419,7 @@ print_flows(const struct report *r, const struct conf *c)
 		else
 			what = xasprintf("stream %s%s", f->stream,
 			    f->enable ? "" : " (disabled)");
-		print_flow(r, f->name, what);
+		print_flow(r, f, f->name, what);
 		free(what);
 	}
 	/* Rows are sorted by flow: print each unknown flow once. */
@@ -365,7 +427,8 @@ print_flows(const struct report *r, const struct conf *c)
 		if (configured(c, r->rows[i].flow) || (i > 0 &&
 		    strcmp(r->rows[i].flow, r->rows[i - 1].flow) == 0))
 			continue;
-		print_flow(r, r->rows[i].flow, "not in the configuration");
+		print_flow(r, NULL, r->rows[i].flow,
+		    "not in the configuration");
 	}
 }
 
@@ -375,6 +438,7 @@ read_state(struct report *r, const struct conf *c)
 {
 	struct registry	*reg;
 	bool		 from_bak;
+	size_t		 i, njournal = 0;
 	int		 rc;
 
 	reg = registry_new(c->checkpoint_file);
@@ -392,12 +456,19 @@ read_state(struct report *r, const struct conf *c)
 		    "%s\n", c->checkpoint_file, strerror(-rc));
 		return -1;
 	}
+	for (i = 0; i < r->nrows; i++)
+		njournal += r->rows[i].cursor != NULL;
 	fprintf(r->out, "state file:    %s", c->checkpoint_file);
 	if (rc == -ENOENT)
 		fputs(" (none yet: nothing delivered)\n", r->out);
-	else
+	else if (njournal == 0)
 		fprintf(r->out, "%s (%zu file%s)\n", from_bak ? ".bak" : "",
 		    r->nrows, r->nrows == 1 ? "" : "s");
+	else
+		fprintf(r->out, "%s (%zu file%s, %zu journal position%s)\n",
+		    from_bak ? ".bak" : "", r->nrows - njournal,
+		    r->nrows - njournal == 1 ? "" : "s", njournal,
+		    njournal == 1 ? "" : "s");
 	return 0;
 }
 
@@ -495,7 +566,7 @@ find_unreadable(struct report *r, const struct conf *c)
 	size_t		 i;
 
 	for (i = 0; i < c->nflows; i++) {
-		if (!c->flows[i].enable)
+		if (!c->flows[i].enable || c->flows[i].source != SOURCE_FILES)
 			continue;
 		pat = pattern_recursive(c->flows[i].file_pattern,
 		    c->flows[i].recursive);
@@ -531,6 +602,7 @@ read_metrics(struct report *r, const struct conf *c)
 		fputs("metrics file:  none (metricsFile is not set)\n", r->out);
 		return;
 	}
+	r->metrics = c->metrics_file;
 	rc = metrics_read_errors(c->metrics_file, &r->errs, &r->nerrs);
 	if (rc == 0)
 		fprintf(r->out, "metrics file:  %s\n", c->metrics_file);
@@ -579,6 +651,7 @@ done:
 	for (i = 0; i < r.nrows; i++) {
 		free(r.rows[i].flow);
 		free(r.rows[i].path);
+		free(r.rows[i].cursor);
 	}
 	free(r.rows);
 	free(r.held);

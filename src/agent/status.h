@@ -25,4 +25,14 @@
  */
 int	status_main(const char *conf_path, FILE *out);
 
+struct conf_flow;
+
+/*
+ * The lines of a journal flow (status_journal.c): where it is (cursor,
+ * borrowed, the last entry delivered; NULL: none yet) and how many
+ * entries of the journal are after it now, read from the journal.
+ */
+void	status_journal(FILE *out, const struct conf_flow *fc,
+	    const char *cursor);
+
 #endif

@@ -269,6 +269,18 @@ static const struct {
 	{ P "records_dead_lettered_total", "counter",
 	  offsetof(struct metrics_flow, records_dead_lettered),
 	  "Records DIS rejected for good, written to the dead-letter file." },
+	{ P "records_filtered_total", "counter",
+	  offsetof(struct metrics_flow, records_filtered),
+	  "Records left out by lineIncludePattern or lineExcludePattern; "
+	  "their offsets are committed like those of records sent." },
+	{ P "journal_gaps_total", "counter",
+	  offsetof(struct metrics_flow, journal_gaps),
+	  "Times a journal flow's last delivered entry was no longer in the "
+	  "journal (rotated away before the entries after it were read)." },
+	{ P "journal_entries_lost_total", "counter",
+	  offsetof(struct metrics_flow, journal_entries_lost),
+	  "Journal entries known to have been rotated away before they were "
+	  "read (of all units: journalMatch may not have selected them)." },
 	{ P "replies_unacknowledged_total", "counter",
 	  offsetof(struct metrics_flow, replies_unacknowledged),
 	  "PutRecords replies with HTTP 200 that acknowledged no record (not "
@@ -336,6 +348,13 @@ render_plain(const struct metrics_snapshot *s, struct buf *b)
 	for (j = 0; j < s->nflows; j++) {
 		flow_sample(b, P "flow_paused", &s->flows[j], NULL, NULL);
 		buf_printf(b, "%d\n", s->flows[j].paused ? 1 : 0);
+	}
+	family(b, P "flow_rate_limited", "gauge", "1 while the flow reads no "
+	    "faster than maxBytesPerSecond or maxRecordsPerSecond let it (the "
+	    "rest waits in its files), else 0.");
+	for (j = 0; j < s->nflows; j++) {
+		flow_sample(b, P "flow_rate_limited", &s->flows[j], NULL, NULL);
+		buf_printf(b, "%d\n", s->flows[j].rate_limited ? 1 : 0);
 	}
 }
 

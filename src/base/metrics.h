@@ -78,6 +78,11 @@ struct metrics_flow {
 	uint64_t	 records_dead_lettered;
 	uint64_t	 records_failed;	/* failed in a reply, any code */
 	uint64_t	 records_truncated;	/* cut to the record limit */
+	uint64_t	 records_filtered;	/* left out by lineIncludePattern
+						   or lineExcludePattern */
+	uint64_t	 journal_gaps;		/* committed cursors rotated
+						   away (journal.h) */
+	uint64_t	 journal_entries_lost;	/* entries known lost to them */
 	uint64_t	 truncations;		/* files read again from 0 */
 	uint64_t	 files_done;		/* closed after full delivery */
 	uint64_t	 files_cleaned;		/* deleted, moved or renamed
@@ -108,6 +113,8 @@ struct metrics_flow {
 	uint64_t	 whole_cleanup_pending;	/* delivered, to clean up */
 	uint64_t	 whole_cleanup_failing;	/* of those: last try failed */
 	bool		 paused;		/* waits for the operator */
+	bool		 rate_limited;		/* held by maxBytesPerSecond or
+						   maxRecordsPerSecond */
 	/* last error ("" code: none) */
 	char		 last_error_code[METRICS_CODE_LEN];
 	char		 last_error_message[METRICS_MSG_LEN];
@@ -173,5 +180,14 @@ struct metrics_error {
 int	metrics_read_errors(const char *path, struct metrics_error **out,
 	    size_t *n) WARN_UNUSED;
 void	metrics_errors_free(struct metrics_error *, size_t);
+
+/*
+ * The value of the sample of family name (a full name: "disagent_...")
+ * whose flow label is flow, read back from the metrics file at path into
+ * *value.  0; -ENOENT when there is no file or no such sample; another
+ * negative errno when it cannot be read.
+ */
+int	metrics_read_gauge(const char *path, const char *name,
+	    const char *flow, double *value) WARN_UNUSED;
 
 #endif

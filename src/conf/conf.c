@@ -222,9 +222,15 @@ on_key(void *user, const char *section, const char *name, const char *value)
 static int
 begin_agent(struct parse *p)
 {
+	if (p->dropin)
+		return conf_fail(p, p->lineno, "[agent] is not allowed in a "
+		    "drop-in, which holds [flow:NAME] sections only; the "
+		    "[agent] section is at %s:%d", p->agent.path,
+		    p->agent.line);
 	if (p->agent.line != 0)
 		return conf_fail(p, p->lineno, "duplicate section [agent] "
 		    "(first at line %d)", p->agent.line);
+	p->agent.path = p->path;
 	p->agent.line = p->lineno;
 	p->cur = CUR_AGENT;
 	return 0;
@@ -242,11 +248,17 @@ begin_flow(struct parse *p, const char *name)
 		return conf_fail(p, p->lineno, "bad flow name '%s' (1-%d "
 		    "letters, digits, '_', '.' or '-')",
 		    conf_sanitize(name, shown, sizeof(shown)), FLOW_NAME_MAX);
-	for (i = 0; i < c->nflows; i++)
-		if (strcmp(c->flows[i].name, name) == 0)
+	for (i = 0; i < c->nflows; i++) {
+		if (strcmp(c->flows[i].name, name) != 0)
+			continue;
+		if (strcmp(c->flows[i].file, p->path) == 0)
 			return conf_fail(p, p->lineno, "duplicate section "
 			    "[flow:%s] (first at line %d)", name,
 			    c->flows[i].line);
+		return conf_fail(p, p->lineno, "duplicate section [flow:%s] "
+		    "(first at %s:%d)", name, c->flows[i].file,
+		    c->flows[i].line);
+	}
 	c->flows = xrealloc(c->flows, (c->nflows + 1) * sizeof(*c->flows));
 	p->flows = xrealloc(p->flows, (c->nflows + 1) * sizeof(*p->flows));
 	f = &c->flows[c->nflows];
@@ -256,7 +268,9 @@ begin_flow(struct parse *p, const char *name)
 	p->cur = (int)c->nflows;
 	c->nflows++;		/* now conf_free sees it, zeroed */
 	f->name = xstrdup(name);
+	f->file = c->files[c->nfiles - 1];
 	f->line = p->lineno;
+	p->flows[p->cur].path = f->file;
 	p->flows[p->cur].line = p->lineno;
 	conf_apply_defaults(f, KS_FLOW);
 	return 0;
@@ -583,10 +597,31 @@ parse_free(struct parse *p)
 }
 
 int
+conf_parse_file(struct parse *p, const char *path, FILE *fp)
+{
+	struct conf	*c = p->conf;
+	int		 rc;
+
+	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof(*c->files));
+	c->files[c->nfiles++] = xstrdup(path);
+	p->path = c->files[c->nfiles - 1];
+	p->fp = fp;
+	p->cur = CUR_NONE;
+	p->lineno = 0;
+	p->syntax_line = 0;
+	rc = ini_parse_stream(read_line, p, on_key, p);
+	explicit_bzero(p->line, sizeof(p->line));
+	stash_wipe(p);
+	p->fp = NULL;
+	return parse_result(p, rc);
+}
+
+int
 conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
     size_t errlen)
 {
 	struct parse	 p;
+	FILE		*fp;
 	int		 rc;
 
 	*out = NULL;
@@ -600,24 +635,24 @@ conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
 	p.conf = xcalloc(1, sizeof(*p.conf));
 	p.conf->path = xstrdup(path);
 	conf_apply_defaults(p.conf, KS_AGENT);
-	p.fp = fopen(path, "r");
-	if (p.fp == NULL) {
+	fp = fopen(path, "r");
+	if (fp == NULL) {
 		conf_fail(&p, 0, "%s", strerror(errno));
 		goto fail;
 	}
-	rc = ini_parse_stream(read_line, &p, on_key, &p);
-	explicit_bzero(p.line, sizeof(p.line));
-	stash_wipe(&p);
+	rc = conf_parse_file(&p, path, fp);
+	fclose(fp);
+	if (rc == 0)
+		rc = conf_read_dropins(&p);
+	p.path = p.conf->files[0];
 	buf_cleanup(&p.stash);
-	if (parse_result(&p, rc) != 0 || conf_finish(&p) != 0)
+	if (rc != 0 || conf_finish(&p) != 0)
 		goto fail;
-	fclose(p.fp);
 	parse_free(&p);
 	*out = p.conf;
 	return 0;
 fail:
-	if (p.fp != NULL)
-		fclose(p.fp);
+	buf_cleanup(&p.stash);
 	parse_free(&p);
 	conf_free(p.conf);
 	return -1;

@@ -20,16 +20,31 @@ enum conf_position {
 	POS_END_OF_FILE,
 };
 
+/* What a flow reads (source): in the order of journalconf_sources. */
+enum conf_source {
+	SOURCE_FILES,
+	SOURCE_JOURNAL,
+};
+
 /* One [flow:NAME] section. */
 struct conf_flow {
 	char		*name;		/* NAME of [flow:NAME] */
+	const char	*file;		/* the file it is in (agent.ini or a
+					   drop-in): one of conf->files */
 	int		 line;		/* line of the section header */
 	bool		 enable;	/* enable = true */
 	char		*stream;	/* DISStream */
 	char		*stream_id;	/* streamId ("" = none) */
 	char		*stream_type;	/* streamType: COMMON or ADVANCED */
+	enum conf_source source;	/* source: files, journal */
 	char		*file_pattern;	/* filePattern (absolute path glob) */
 	enum conf_position initial_position;	/* initialPosition */
+	/* source = journal (conf/journalconf.h, journal/journal.h) */
+	char		*journal_match;		/* journalMatch ("" = all) */
+	char		*journal_dir;		/* journalDirectory ("" = the
+						   system journal) */
+	int		 journal_format;	/* journalFormat: enum
+						   journal_format */
 	long long	 max_buffer_age_ms;	/* maxBufferAgeMillis */
 	long long	 max_buffer_records;	/* maxBufferSizeRecords */
 	long long	 max_buffer_bytes;	/* maxBufferSizeBytes */
@@ -38,6 +53,7 @@ struct conf_flow {
 	long long	 retry_max_backoff_ms;	/* retryMaxBackoffMillis */
 	long long	 max_in_flight;		/* maxInFlightRequests */
 	long long	 rescan_interval_ms;	/* rescanIntervalMillis */
+	long long	 read_coalesce_ms;	/* readCoalesceMillis */
 	bool		 ordered;	/* ordered: one request at a time */
 	bool		 recursive;	/* directoryRecursionEnabled */
 	char		*exclude_pattern;	/* excludePattern */
@@ -62,6 +78,12 @@ struct conf_flow {
 	char		*move_dir;		/* fileMoveToDir ("" = none) */
 	bool		 ignore_empty;		/* isIgnoreEmptyData */
 	long long	 delete_after_s;	/* deleteAfterDeliverySeconds */
+	/* Line filters (records/filter.h). */
+	char		*line_include;		/* lineIncludePattern */
+	char		*line_exclude;		/* lineExcludePattern */
+	/* Rate limits (records/ratelimit.h); 0: none. */
+	long long	 max_bytes_per_s;	/* maxBytesPerSecond */
+	long long	 max_records_per_s;	/* maxRecordsPerSecond */
 	struct convert_opts conv;	/* dataProcessingOptions and its keys */
 };
 
@@ -118,10 +140,17 @@ struct conf {
 	char		*non_proxy_hosts;	/* NON_PROXY_HOSTS as written */
 	struct conf_flow *flows;
 	size_t		 nflows;
+	/* The files read, agent.ini first, then the drop-ins of agent.d/
+	 * beside it in name order (conf_dropin.c). */
+	char		**files;
+	size_t		 nfiles;
 };
 
 /*
- * Read and validate path.  On success *out is a new struct conf (free with
+ * Read and validate path, then every *.ini of the directory agent.d beside
+ * it, in name order: drop-ins that hold [flow:NAME] sections only (an
+ * [agent] section or a flow name used twice is an error naming both
+ * places).  On success *out is a new struct conf (free with
  * conf_free) and 0 is returned.  On failure returns -1 and writes one
  * "FILE:LINE: message" (or "FILE: message" when no line applies) into err.
  * DIS_AK, DIS_SK, DIS_SECURITY_TOKEN and DIS_ENCRYPT_KEY from the
@@ -154,6 +183,9 @@ int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 int	conf_load_test(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);
+
+/* The drop-in directory of the configuration at path: new. */
+char	*conf_dropin_dir(const char *path);
 
 /*
  * Whether key is a key of section ("agent", or "flow" / "flow:NAME" for a

@@ -56,6 +56,12 @@ line_of(struct sect *s, const char *name)
 	return k == NULL ? 0 : s->keyline[k - conf_keys];
 }
 
+int
+conf_key_line(struct sect *s, const char *name)
+{
+	return line_of(s, name);
+}
+
 /*
  * dataProcessingOptions and its keys together, compiled as the flow will
  * compile them: the error names the line of the key at fault, or of
@@ -114,7 +120,8 @@ check_flow(struct parse *p, size_t i)
 	char			 label[FLOW_NAME_MAX + 8];
 
 	snprintf(label, sizeof(label), "[flow:%s]", f->name);
-	if (check_required(p, KS_FLOW, s, label) != 0)
+	if (check_required(p, KS_FLOW, s, label) != 0 ||
+	    conf_check_source(p, f, s, label) != 0)
 		return -1;
 	if (line_of(s, "DISStream") == 0 && f->stream_id[0] == '\0')
 		return conf_fail(p, s->line, "%s is missing required key "
@@ -325,7 +332,9 @@ check_state_dirs(struct parse *p)
 int
 conf_finish(struct parse *p)
 {
-	size_t	 i;
+	const char	*main_path = p->path;
+	size_t		 i;
+	int		 rc = 0;
 
 	if (p->agent.line == 0)
 		return conf_fail(p, 0, "missing [agent] section");
@@ -333,10 +342,13 @@ conf_finish(struct parse *p)
 		return -1;
 	if (p->conf->nflows == 0)
 		return conf_fail(p, 0, "no [flow:NAME] section");
-	for (i = 0; i < p->conf->nflows; i++)
-		if (check_flow(p, i) != 0)
-			return -1;
-	if (finish_agent(p) != 0)
+	/* A flow's errors name the file it is in (agent.ini or a drop-in). */
+	for (i = 0; rc == 0 && i < p->conf->nflows; i++) {
+		p->path = p->flows[i].path;
+		rc = check_flow(p, i);
+	}
+	p->path = main_path;
+	if (rc != 0 || finish_agent(p) != 0)
 		return -1;
 	return check_state_dirs(p);
 }

@@ -63,6 +63,7 @@ struct key {
 
 /* Parse state of one section: its header line and where each key was set. */
 struct sect {
+	const char *path;	/* the file it is in (conf->files) */
 	int	 line;
 	int	*keyline;	/* [conf_nkeys]; 0: not set in the file */
 };
@@ -71,7 +72,8 @@ struct sect {
 #define CUR_AGENT	(-1)	/* >= 0: index of the flow */
 
 struct parse {
-	const char	*path;
+	const char	*path;		/* the file being read */
+	bool		 dropin;	/* it is one of agent.d/ */
 	FILE		*fp;
 	struct conf	*conf;
 	struct sect	 agent;
@@ -124,6 +126,11 @@ enum_at(void *base, const struct key *k)
 int PRINTFLIKE(3, 4)
 	conf_fail(struct parse *, int, const char *, ...);
 bool	conf_stashed(const struct key *);
+/* Read one file (path, opened as fp) into p: 0 or -1 (p->err says). */
+int	conf_parse_file(struct parse *, const char *path, FILE *fp);
+
+/* conf_dropin.c: the drop-ins after agent.ini, 0 or -1. */
+int	conf_read_dropins(struct parse *);
 
 /* conf_check.c: NULL, or why the value is not valid. */
 bool	conf_charset_ok(const char *, const char *, size_t);
@@ -151,5 +158,11 @@ const struct key *conf_key_find(enum ksect, const char *, bool);
 
 /* conf_finish.c */
 int	conf_finish(struct parse *);
+/* The line key name is set at in s; 0: not set. */
+int	conf_key_line(struct sect *, const char *);
+
+/* journalconf.c: the keys of the flow's source (files, journal). */
+int	conf_check_source(struct parse *, struct conf_flow *, struct sect *,
+	    const char *label);
 
 #endif

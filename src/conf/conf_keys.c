@@ -9,11 +9,15 @@
 #include <stddef.h>
 
 #include "conf/conf_int.h"
+#include "conf/journalconf.h"
 #include "conf/proxyconf.h"
+#include "records/filter.h"
 #include "records/logparse.h"
 
 _Static_assert(sizeof(enum conf_position) == sizeof(int),
     "initialPosition is stored through an int");
+_Static_assert(sizeof(enum conf_source) == sizeof(int),
+    "source is stored through an int");
 
 static const char *const level_words[] = {
 	"ERROR", "WARN", "INFO", "DEBUG", NULL
@@ -291,15 +295,44 @@ const struct key conf_keys[] = {
 	  .off = FOFF(stream_type), .def = "COMMON",
 	  .help = "Type of the stream, which sets the request limits. Used "
 	  "with streamId; otherwise the type is read from the stream." },
+	{ KS_FLOW, "source", KT_ENUM, journalconf_sources,
+	  .off = FOFF(source), .def = "files",
+	  .help = "What the flow reads: files (filePattern), or journal: the "
+	  "systemd journal's entries (journalMatch, journalDirectory, "
+	  "journalFormat), one record each, read with sd-journal; the "
+	  "agent's user must be in the systemd-journal group (the packaged "
+	  "unit is)." },
 	{ KS_FLOW, "filePattern", KT_STRING, .off = FOFF(file_pattern),
-	  .flags = KF_REQUIRED | KF_NONEMPTY, .example = "/var/log/app/*.log",
+	  .flags = KF_NONEMPTY, .example = "/var/log/app/*.log",
 	  .check = conf_check_abs_path,
 	  .help = "Absolute path of the files to read. Any component may "
 	  "hold shell wildcards (* ? [...]), and ** matches any number of "
-	  "directories: /var/log/*/app-*.log, /srv/**/logs/*.log." },
+	  "directories: /var/log/*/app-*.log, /srv/**/logs/*.log. Required "
+	  "unless source = journal." },
 	{ KS_FLOW, "initialPosition", KT_ENUM, position_words,
 	  .off = FOFF(initial_position), .def = "START_OF_FILE",
-	  .help = "Where to start reading a file that has no checkpoint yet." },
+	  .help = "Where to start reading a file that has no checkpoint yet. "
+	  "With source = journal: START_OF_FILE is the oldest entry the "
+	  "journal keeps, END_OF_FILE the entries from the first start on." },
+	{ KS_FLOW, "journalMatch", KT_STRING, .off = FOFF(journal_match),
+	  .def = "", .flags = KF_LONG, .check = journalconf_check_match,
+	  .help = "source = journal: the entries to send, as journalctl's "
+	  "matches: FIELD=VALUE terms joined by + must all hold, and a "
+	  "comma-separated list of such is ORed; PRIORITY=0..4 is each "
+	  "priority from 0 to 4. E.g. _SYSTEMD_UNIT=nginx.service+"
+	  "PRIORITY=0..4, SYSLOG_IDENTIFIER=app. Empty: every entry." },
+	{ KS_FLOW, "journalDirectory", KT_STRING, .off = FOFF(journal_dir),
+	  .def = "", .check = conf_check_abs_path,
+	  .help = "source = journal: read the journal files of this directory "
+	  "(a container's, or copied from another host) instead of the "
+	  "system journal. Empty: the system journal, as much of it as the "
+	  "agent's user may read (group systemd-journal: all of it)." },
+	{ KS_FLOW, "journalFormat", KT_ENUM, journalconf_formats,
+	  .off = FOFF(journal_format), .def = "MESSAGE",
+	  .help = "source = journal: what a record holds. MESSAGE: the "
+	  "entry's message; JSON: all its fields as one JSON object, as "
+	  "journalctl -o json writes it; SHORT: journalctl's short line "
+	  "(time, host, identifier[pid]: message)." },
 	{ KS_FLOW, "maxBufferAgeMillis", KT_INT, .min = 100, .max = 900000,
 	  .off = FOFF(max_buffer_age_ms), .def = "5000",
 	  .help = "Longest time a record waits to be sent, in milliseconds." },
@@ -330,6 +363,13 @@ const struct key conf_keys[] = {
 	  .max = 3600000, .off = FOFF(rescan_interval_ms), .def = "10000",
 	  .help = "How often the directories are listed again to find new, "
 	  "renamed or removed files, in milliseconds." },
+	{ KS_FLOW, "readCoalesceMillis", KT_INT, .min = 0, .max = 10000,
+	  .off = FOFF(read_coalesce_ms), .def = "100",
+	  .help = "While files keep changing, read them at most once per "
+	  "this many milliseconds instead of on every write, with the "
+	  "directory events paused meanwhile: fewer wake-ups at a server's "
+	  "pace, for at most this much more latency (0: read on every "
+	  "event). Flows of more than 512 files always read on events." },
 	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",
 	  .help = "Send one request at a time, so records reach the stream "
 	  "in file order even when requests are retried." },
@@ -443,6 +483,34 @@ const struct key conf_keys[] = {
 	  "pattern (renamed to a name it does not match) this many seconds "
 	  "after its last byte was delivered, if it did not change since. "
 	  "A file the pattern matches is never removed. 0: never." },
+	/* Line filters (filter.h): after framing, before the chain. */
+	{ KS_FLOW, "lineIncludePattern", KT_STRING, .off = FOFF(line_include),
+	  .def = "", .flags = KF_LONG, .check = filter_check_pattern,
+	  .help = "Regular expression (PCRE2, like Java's) a record must "
+	  "match, anywhere in it, to be sent: applied to each record once it "
+	  "is framed (a multi-line record as a whole) and before "
+	  "dataProcessingOptions. A record left out is not lost: its offset "
+	  "is committed like a sent one's, and it is counted in "
+	  "disagent_records_filtered_total. Empty: every record. Its line "
+	  "may be up to 4095 characters." },
+	{ KS_FLOW, "lineExcludePattern", KT_STRING, .off = FOFF(line_exclude),
+	  .def = "", .flags = KF_LONG, .check = filter_check_pattern,
+	  .help = "Regular expression (PCRE2): a record that matches it "
+	  "anywhere is not sent (as lineIncludePattern leaves records out), "
+	  "e.g. \\bDEBUG\\b. Empty: none. Its line may be up to 4095 "
+	  "characters." },
+	/* Rate limits (ratelimit.h). */
+	{ KS_FLOW, "maxBytesPerSecond", KT_INT, .min = 0, .max = 1073741824,
+	  .off = FOFF(max_bytes_per_s), .def = "0",
+	  .help = "Most bytes of record data (as sent, after "
+	  "dataProcessingOptions) the flow sends per second, so one runaway "
+	  "log cannot take the stream's capacity: the flow reads no faster "
+	  "and the rest waits in its files, nothing is dropped (a second's "
+	  "worth may go at once). It holds with --once too. 0: no limit." },
+	{ KS_FLOW, "maxRecordsPerSecond", KT_INT, .min = 0, .max = 10000000,
+	  .off = FOFF(max_records_per_s), .def = "0",
+	  .help = "Most records the flow sends per second, as "
+	  "maxBytesPerSecond limits bytes. 0: no limit." },
 	/* dataProcessingOptions: the DIS Agent's record processing
 	 * (convert.h).  One block; convert_new checks them together. */
 	{ KS_FLOW, "dataProcessingOptions", KT_STRING, .off = COFF(options),

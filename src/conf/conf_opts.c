@@ -54,10 +54,14 @@ conf_spool_dir(const struct conf *c)
 bool
 conf_flow_matches(const struct conf_flow *fc, const char *path)
 {
-	char		*pat = pattern_recursive(fc->file_pattern, fc->recursive);
-	const char	*glob = strrchr(pat, '/'), *name = strrchr(path, '/');
+	char		*pat;
+	const char	*glob, *name = strrchr(path, '/');
 	bool		 ok;
 
+	if (fc->source != SOURCE_FILES)
+		return false;
+	pat = pattern_recursive(fc->file_pattern, fc->recursive);
+	glob = strrchr(pat, '/');
 	ok = pattern_match(pat, path) &&
 	    !pattern_skipped_name(glob ? glob + 1 : pat, name ? name + 1 : path,
 	    fc->file_suffix) && !pattern_excluded(fc->exclude_pattern, path);

@@ -261,6 +261,9 @@ conf_free(struct conf *c)
 	free(c->flows);
 	free_fields(c, KS_AGENT);
 	free(c->path);
+	for (i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	free(c->files);
 	free(c);
 }
 

@@ -29,6 +29,7 @@
 static void	http_drive(struct http *, curl_socket_t, int);
 static void	on_poll(uv_poll_t *, int, int);
 static void	on_timer(uv_timer_t *);
+static void	on_asap(uv_idle_t *);
 
 static void
 req_link(struct http *h, struct http_req *r)
@@ -215,15 +216,28 @@ on_curl_timer(CURLM *multi, long ms, void *userp)
 {
 	struct http	*h = userp;
 
-	if (ms < 0) {
-		uv_timer_stop(&h->timer);
-		return 0;
-	}
-	/* Before libuv 1.48 a 0 ms timer can busy-loop; curl never minds 1. */
-	if (ms == 0 && uv_version() < ((1 << 16) | (48 << 8)))
-		ms = 1;
-	uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
+	uv_timer_stop(&h->timer);
+	uv_idle_stop(&h->asap);
+	/*
+	 * "Now" runs from an idle handle, after this pass's I/O, without
+	 * sleeping: a 0 ms timer can busy-loop before libuv 1.48, and the
+	 * 1 ms that avoided it made every request sleep (and wake) once
+	 * more (issue 25).
+	 */
+	if (ms == 0)
+		uv_idle_start(&h->asap, on_asap);
+	else if (ms > 0)
+		uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
 	return 0;
+}
+
+static void
+on_asap(uv_idle_t *i)
+{
+	struct http	*h = container_of(i, struct http, asap);
+
+	uv_idle_stop(i);
+	http_drive(h, CURL_SOCKET_TIMEOUT, 0);
 }
 
 static void
@@ -371,6 +385,7 @@ http_broken(struct http *h, CURLMcode mc)
 	h->multi = NULL;
 	sock_close_all(h);
 	uv_timer_stop(&h->timer);
+	uv_idle_stop(&h->asap);
 	h->multi = multi_new(h);
 	if (h->multi == NULL)
 		fatalx("http_broken: cannot rebuild the curl multi handle");
@@ -448,6 +463,7 @@ http_new(uv_loop_t *loop, const struct http_opts *opts)
 		log_error("uv_timer_init: %s", uv_strerror(rc));
 		goto fail;
 	}
+	(void)uv_idle_init(loop, &h->asap);	/* cannot fail */
 	closer_init(&h->closer, http_freed);
 	return h;
 
@@ -535,6 +551,7 @@ http_close(struct http *h, void (*closed)(void *), void *arg)
 	h->multi = NULL;
 	sock_close_all(h);
 	closer_close(&h->closer, (uv_handle_t *)&h->timer);
+	closer_close(&h->closer, (uv_handle_t *)&h->asap);
 	closer_release(&h->closer);
 }
 

@@ -44,6 +44,7 @@ struct http {
 	uv_loop_t		*loop;
 	CURLM			*multi;
 	uv_timer_t		 timer;
+	uv_idle_t		 asap;		/* curl's 0 ms timeout: this loop pass */
 	int			 running;
 	char			*ca_file;
 	bool			 ssl_verify;

@@ -33,6 +33,9 @@
 #include "state/registry.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */
+/* readCoalesceMillis reads on a timer with the watches paused, a full
+ * scan each time: beyond this many files a write is read on its event. */
+#define COALESCE_MAX_FILES 512
 
 static const char *const state_names[] = { "new", "first scan",
     "unwalked", "running", "stopped" };
@@ -226,7 +229,7 @@ adopt_held(struct files *fs, int fd, char *path)
  * size.  Its id, or 0 with errno set (the caller reports it).  Compressed
  * files are read through zsource, decompressed.
  */
-static uint64_t
+uint64_t
 files_track(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
 {
@@ -357,8 +360,10 @@ refresh(struct files *fs, struct tracked *k)
 		return;
 	(void)tailer_poll(k->t, &truncated);
 	changed = tailer_size(k->t) != old;
-	if (changed)
+	if (changed) {
 		note_size(fs, k->t);
+		fs->grew++;
+	}
 	/* A new head means the file was truncated and written again, maybe
 	 * past the old offset before we looked (R6): a 512-byte pread per
 	 * change is cheap next to missing that. */
@@ -528,12 +533,59 @@ scan(struct files *fs, bool first)
 	wake_for_held(fs);
 }
 
+/*
+ * readCoalesceMillis: after a write is read on its event, the watches
+ * pause and the files are read on a timer of that period, as long as a
+ * scan finds them changed.  The first scan that finds nothing new puts the
+ * watches back and looks once more, for a write made in between.  The
+ * cost is then per period, not per write, at a server's pace (issue 25).
+ */
+static bool
+coalescing(const struct files *fs)
+{
+	return fs->fc->read_coalesce_ms > 0 && !fs->once &&
+	    fs->state != FILES_STOPPED &&
+	    fs->ntracked <= COALESCE_MAX_FILES;
+}
+
+static void
+coalesce_next(struct files *fs)
+{
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <=
+	    (uint64_t)fs->fc->read_coalesce_ms)
+		return;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+	    (uint64_t)fs->fc->read_coalesce_ms,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* After a scan with the watches paused: keep reading on the timer while
+ * files change, else watch again. */
+static void
+coalesce_after_scan(struct files *fs, uint64_t grew)
+{
+	struct tracked	*k;
+
+	if (fs->watcher == NULL || !watcher_paused(fs->watcher))
+		return;
+	if (fs->grew != grew && coalescing(fs)) {
+		coalesce_next(fs);
+		return;
+	}
+	watcher_pause(fs->watcher, false);
+	for (k = fs->list; k != NULL; k = k->next)
+		refresh(fs, k);
+}
+
 static void
 on_rescan_timer(uv_timer_t *h)
 {
 	struct files	*fs = container_of(h, struct files, rescan_timer);
+	uint64_t	 grew = fs->grew;
 
 	scan(fs, false);
+	coalesce_after_scan(fs, grew);
 	fs->readable(fs->arg);
 }
 
@@ -557,6 +609,10 @@ on_fs_event(void *arg, const char *dir, const char *name, int events)
 			    strcmp(p + n + 1, name) != 0)
 				continue;
 			refresh(fs, k);
+			if (coalescing(fs)) {
+				watcher_pause(fs->watcher, true);
+				coalesce_next(fs);
+			}
 			fs->readable(fs->arg);
 			return;
 		}
@@ -740,39 +796,6 @@ files_saved(struct files *fs)
 	files_spool_saved(fs);
 }
 
-/* --- whole files: wholefile.c decides, files.c tracks ------------------- */
-
-/* A turn of wholefile's: what its tailers did, then the files it hands out. */
-static void
-whole_turn(void *arg)
-{
-	struct files	*fs = arg;
-	struct wholefile_progress p;
-	struct wholefile_next nx;
-	struct tracked	**pp, *k;
-	uint64_t	 id;
-	bool		 handed = false;
-
-	pp = &fs->list;
-	while (*pp != NULL) {
-		k = *pp;
-		p.read_off = tailer_read_off(k->t);
-		p.waits = tailer_waits_for_quiet(k->t, false);
-		p.pending = tailer_pending(k->t);
-		if (wholefile_progress(fs->wf, tailer_id(k->t), &p))
-			files_unlink(fs, pp, k);	/* delivered */
-		else
-			pp = &k->next;
-	}
-	while (wholefile_next(fs->wf, &nx)) {
-		id = files_track(fs, nx.path, &nx.st, nx.offset, false);
-		wholefile_tracked(fs->wf, id, id == 0 ? errno : 0);
-		handed = handed || id != 0;
-	}
-	if (handed)
-		fs->readable(fs->arg);
-}
-
 /* --- lifecycle ---------------------------------------------------------- */
 
 struct files *
@@ -803,7 +826,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	idmap_init(&fs->byid);
 	idmap_init(&fs->byino);
 	uv_timer_init(loop, &fs->rescan_timer);
-	fs->wf = wholefile_new(loop, fc, reg, m, once, whole_turn, fs);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }

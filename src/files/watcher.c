@@ -23,6 +23,7 @@ struct watchdir {
 	char		*path;
 	uv_fs_event_t	 ev;
 	bool		 seen;
+	bool		 started;	/* the inotify watch is on */
 	struct watcher	*w;
 	struct watchdir	*next;
 };
@@ -34,6 +35,7 @@ struct watcher {
 	char		*base;		/* literal leading directories */
 	const char	*name_glob;	/* last component of pattern */
 	bool		 inotify;
+	bool		 paused;	/* watcher_pause: no watch is on */
 	bool		 warned_remote;
 	struct watchdir	*dirs;
 	size_t		 ndirs;
@@ -137,7 +139,8 @@ watch(struct watcher *w, const char *dir)
 	d->w = w;
 	d->seen = true;
 	uv_fs_event_init(w->loop, &d->ev);
-	rc = uv_fs_event_start(&d->ev, on_event, dir, 0);
+	rc = w->paused ? 0 : uv_fs_event_start(&d->ev, on_event, dir, 0);
+	d->started = !w->paused;
 	if (rc != 0) {
 		log_warn("[%s] cannot watch %s: %s; relying on the rescan "
 		    "every %lld ms", w->fc->name, dir, uv_strerror(rc),
@@ -244,6 +247,43 @@ watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
 	if (w->inotify)
 		drop_unseen(w);
 	return k.ndirs;
+}
+
+/*
+ * Pause or resume every watch: the caller reads on its own timer while
+ * files keep changing, and no inotify event wakes the loop meanwhile.  A
+ * watch that cannot be put back is logged once per try; the scans still
+ * find everything (lessons R8).
+ */
+void
+watcher_pause(struct watcher *w, bool pause)
+{
+	struct watchdir	*d;
+	int		 rc;
+
+	if (!w->inotify || w->paused == pause)
+		return;
+	w->paused = pause;
+	for (d = w->dirs; d != NULL; d = d->next) {
+		if (pause && d->started) {
+			(void)uv_fs_event_stop(&d->ev);
+			d->started = false;
+		} else if (!pause && !d->started) {
+			rc = uv_fs_event_start(&d->ev, on_event, d->path, 0);
+			if (rc != 0)
+				log_warn("[%s] cannot watch %s again: %s; "
+				    "relying on the rescan every %lld ms",
+				    w->fc->name, d->path, uv_strerror(rc),
+				    w->fc->rescan_interval_ms);
+			d->started = rc == 0;
+		}
+	}
+}
+
+bool
+watcher_paused(const struct watcher *w)
+{
+	return w->paused;
 }
 
 size_t

@@ -49,6 +49,15 @@ struct watcher	*watcher_new(uv_loop_t *, const struct conf_flow *,
 size_t		 watcher_scan(struct watcher *, watcher_file_cb found,
 		    watcher_other_cb other, void *arg);
 
+/*
+ * Pause (true) or resume (false) the directory watches: while paused no
+ * event is delivered, and the caller scans on its own timer.  Resuming
+ * puts every watch back; the caller then looks once more for what changed
+ * in between.  Nothing in POLL mode.
+ */
+void		 watcher_pause(struct watcher *, bool pause);
+bool		 watcher_paused(const struct watcher *);
+
 /* Directories being watched (INOTIFY mode). */
 size_t		 watcher_watches(const struct watcher *);
 

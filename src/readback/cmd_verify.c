@@ -11,8 +11,10 @@
  * the missing records and their offsets.  Nothing of the stream is kept,
  * so memory is the table: 16 bytes per distinct record, 4/3 over.
  *
- * The files are read up to the size they had at the first pass, so lines
- * appended meanwhile do not count.  Exit 0 when nothing is missing, 1 when
+ * Records the flow's line filters leave out (lineIncludePattern,
+ * lineExcludePattern) are not expected, as the agent does not send them;
+ * they are counted apart.  The files are read up to the size they had at
+ * the first pass, so lines appended meanwhile do not count.  Exit 0 when nothing is missing, 1 when
  * something is (or an error stopped the check).
  */
 #include "config.h"
@@ -36,6 +38,7 @@
 #include "readback/readback.h"
 #include "readback/recset.h"
 #include "records/convert.h"
+#include "records/filter.h"
 #include "records/framer.h"
 #include "records/reccodec.h"
 #include "wire/codec.h"
@@ -53,12 +56,14 @@ struct pair {
 	char			*path;
 	const struct conf_flow	*fc;
 	struct framer		*fr;
+	struct filter		*filt;		/* line filters; NULL: none */
 	struct convert		*conv;		/* dataProcessingOptions */
 	struct buf		 conv_out;
 	size_t			 max_record;
 	uint64_t		 size;		/* framed up to here */
 	int64_t			 born_ms;	/* creation; -1 unknown */
 	uint64_t		 records;
+	uint64_t		 filtered;	/* left out by the filters */
 	uint64_t		 found;
 	uint64_t		 missing;
 	uint64_t		 ex_off[EXAMPLES];
@@ -91,6 +96,8 @@ typedef void	(*record_fn)(struct verifier *, struct pair *, const char *,
 		    size_t, uint64_t start);
 
 static void	check_next(struct verifier *);
+static void	count_one(struct verifier *, struct pair *, const char *,
+		    size_t, uint64_t);
 
 /*
  * The bytes the agent uploads for a framed record of pr at offset: the
@@ -139,6 +146,12 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	size_t		 n;
 
 	(void)end;
+	/* Left out by a line filter: the agent does not send it. */
+	if (f->pr->filt != NULL && !filter_pass(f->pr->filt, data, len)) {
+		if (f->fn == count_one)
+			f->pr->filtered++;
+		return 0;
+	}
 	if (upload_bytes(f->pr, data, len, start, &b, &n))
 		f->fn(f->v, f->pr, b, n, start);
 	return 0;
@@ -277,7 +290,10 @@ prepare(struct verifier *v, struct pair *pr, const char *type)
 	/* As the agent frames for its chain (flow.c). */
 	if (pr->conv != NULL && convert_keeps_delimiter(pr->conv))
 		fo.keep_delim = true;
-	if (framer_new(&fo, &pr->fr, err, sizeof(err)) != 0) {
+	if (filter_new(pr->fc->line_include, pr->fc->line_exclude,
+	    fo.keep_delim ? fo.delim : -1, &pr->filt, NULL, err,
+	    sizeof(err)) != 0 ||
+	    framer_new(&fo, &pr->fr, err, sizeof(err)) != 0) {
 		cli_error(&v->cli, "[%s] %s", pr->fc->name, err);
 		return -EINVAL;
 	}
@@ -366,8 +382,12 @@ report_pair(struct verifier *v, struct pair *pr)
 	size_t	 i;
 
 	printf("%s (flow %s, stream %s): %" PRIu64 " records, %" PRIu64
-	    " found, %" PRIu64 " missing\n", pr->path, pr->fc->name,
+	    " found, %" PRIu64 " missing", pr->path, pr->fc->name,
 	    pr->fc->stream, pr->records, pr->found, pr->missing);
+	if (pr->filtered > 0)
+		printf(", %" PRIu64 " left out by the line filters (not "
+		    "sent)", pr->filtered);
+	putchar('\n');
 	for (i = 0; i < pr->nex; i++)
 		printf("  missing: offset %" PRIu64 ": %s\n", pr->ex_off[i],
 		    pr->ex[i]);
@@ -424,6 +444,8 @@ on_done(void *arg, int rc, const struct rb_error *e)
 	for (pr = v->pairs; pr < v->pairs + v->npairs; pr++) {
 		framer_free(pr->fr);
 		pr->fr = NULL;
+		filter_free(pr->filt);
+		pr->filt = NULL;
 		convert_free(pr->conv);
 		pr->conv = NULL;
 		buf_cleanup(&pr->conv_out);

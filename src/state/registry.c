@@ -253,6 +253,14 @@ registry_set_complete(struct registry *reg, struct reg_entry *e,
 	d->change = reg->changes;
 }
 
+void
+registry_set_cursor(struct registry *reg, struct reg_entry *e,
+    const char *cursor)
+{
+	if (replace_str(&e->cursor, cursor))
+		mark_dirty(reg);
+}
+
 bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {

@@ -28,6 +28,10 @@ struct reg_entry {
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
 	struct reg_done	*done;		/* owned; NULL unless complete */
+	char		*cursor;	/* owned; a journal flow's entry (dev
+					   and ino 0): the sd-journal cursor
+					   of its last entry committed; NULL
+					   for a file */
 	struct reg_spool *spool;	/* owned; NULL unless a spool file */
 };
 
@@ -155,6 +159,13 @@ void		 registry_on_dirty(struct registry *, void (*cb)(void *),
 void		 registry_set_complete(struct registry *, struct reg_entry *e,
 		    bool complete, int64_t mtime_ns, uint32_t tail_crc,
 		    uint32_t tail_len);
+
+/*
+ * Set the journal cursor of e (borrowed from this registry) to a copy of
+ * cursor.  Marks the registry dirty when it changed.
+ */
+void		 registry_set_cursor(struct registry *, struct reg_entry *e,
+		    const char *cursor);
 
 /*
  * Mark e (borrowed from this registry) as the entry of the spool file at

@@ -70,6 +70,7 @@ node_free(struct reg_node *nd)
 {
 	free(nd->e.path);
 	free(nd->e.done);
+	free(nd->e.cursor);
 	if (nd->e.spool != NULL)
 		free(nd->e.spool->file);
 	free(nd->e.spool);

@@ -10,9 +10,12 @@
  * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; the entry of a spool
  * file (the unread rest of a file deleted while open, copied at a stop)
  * has "spool":{"file":"/var/lib/disagent/spool/...","dev":N,"ino":N}, the
- * spool file's path and the original's identity.  A file without these
- * optional fields (all files written before they existed) loads as
- * before.
+ * spool file's path and the original's identity.  The entry of a journal
+ * flow (source = journal) has dev and ino 0, the path "journal:" and the
+ * directory or "system", and "cursor":"s=...", the sd-journal cursor of
+ * its last committed entry: a release that does not know the field loads
+ * it as the entry of a file no scan finds.  A file without these optional
+ * fields (all files written before they existed) loads as before.
  * The crc32 covers every byte after the header line and the header counts
  * the entries, so a torn write (a prefix of the file), a flipped byte or a
  * lost line is caught before any entry is believed.  Each line is parsed
@@ -120,6 +123,8 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(c, "tail", json_string(fp));
 		json_object_set_new(o, "complete", c);
 	}
+	if (e->cursor != NULL)
+		json_object_set_new(o, "cursor", json_text(e->cursor));
 	if (e->spool != NULL)
 		json_object_set_new(o, "spool", spool_json(e->spool));
 	return o;
@@ -256,7 +261,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	struct reg_spool *spool;
 	struct reg_entry *e;
 	bool		 complete;
-	const char	*flow, *path, *fp;
+	const char	*flow, *path, *fp, *cursor;
 	json_int_t	 dev, ino, off, upd, size = 0;
 	uint32_t	 fcrc, flen;
 
@@ -275,6 +280,10 @@ statefile_entry(json_t *o, struct reg_table *t)
 		return "bad size";
 	if (!parse_complete(o, &done, &complete))
 		return "bad complete";
+	cursor = get_str(o, "cursor");
+	if (json_object_get(o, "cursor") != NULL &&
+	    (cursor == NULL || *cursor == '\0'))
+		return "bad cursor";
 	if (!parse_spool(o, &spool))
 		return "bad spool";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL) {
@@ -292,6 +301,8 @@ statefile_entry(json_t *o, struct reg_table *t)
 		e->done = xmalloc(sizeof(*e->done));
 		*e->done = done;
 	}
+	if (cursor != NULL)
+		e->cursor = xstrdup(cursor);
 	e->spool = spool;
 	return NULL;
 }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # At the stream's write limit the agent keeps it busy: two partitions, each
-# taking at most 128 KiB/s of record data and refusing the rest record by
-# record (DIS.4303, as DIS throttles a partition), a backlog of 40,000
-# lines in two files.  Every line arrives exactly once, the limit was hit,
+# taking at most 64 KiB/s of record data and refusing the rest record by
+# record (DIS.4303, as DIS throttles a partition), a backlog of 24,000
+# lines in two files.  (At 128 KiB/s a sanitizer build on a loaded machine,
+# with the Python endpoint checking every signature, could fall short of
+# the limit itself: then nothing is throttled and nothing is measured.)  Every line arrives exactly once, the limit was hit,
 # and the agent used at least 90% of the capacity the endpoint offered:
 # per partition, the bytes it accepted against 128 KiB per second from the
 # first record it saw to the last it accepted, plus the second its bucket
@@ -11,18 +13,18 @@
 # figure is never asserted.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-LIMIT=131072
+LIMIT=65536
 start_server --stream s1:COMMON:2 --write-limit-bytes "$LIMIT"
 mkdir -p "$TMP/logs"
-write_lines "$TMP/logs/one.log" c1 0 20000
-write_lines "$TMP/logs/two.log" c2 0 20000
+write_lines "$TMP/logs/one.log" c1 0 12000
+write_lines "$TMP/logs/two.log" c2 0 12000
 
 write_conf "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
 "$DISAGENT" -t -c "$TMP/agent.ini" >/dev/null
 
 start_agent "$TMP/agent.ini"
-wait_for 300 "40,000 records on s1" count_at_least s1 40000
+wait_for 300 "24,000 records on s1" count_at_least s1 24000
 stop_agent
 
 records verify --records "$TMP/records.jsonl" --stream s1 \

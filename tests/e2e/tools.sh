@@ -1,6 +1,6 @@
 # The tools every test script uses, when `make check` did not set them
-# (a test run by hand): top_srcdir, DISAGENT, and the PYTHON3 and OPENSSL
-# that configure found, read from the build's tests/e2e/config.sh -- never
+# (a test run by hand): top_srcdir, DISAGENT, and the PYTHON3, OPENSSL and
+# JOURNAL_REMOTE (systemd-journal-remote) that configure found, read from the build's tests/e2e/config.sh -- never
 # the first python3 on PATH, which may lack python3-lz4 and
 # python3-zstandard.  Sourced by lib.sh and the scripts that do not use it.
 
@@ -22,4 +22,5 @@ fi
 # configure's own first choice, when no build says otherwise.
 : "${PYTHON3:=/usr/bin/python3}"
 : "${OPENSSL:=openssl}"
-export top_srcdir DISAGENT PYTHON3 OPENSSL
+: "${JOURNAL_REMOTE:=/lib/systemd/systemd-journal-remote}"
+export top_srcdir DISAGENT PYTHON3 OPENSSL JOURNAL_REMOTE

@@ -80,7 +80,8 @@ compile() {
 
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
-    statedir cred pwcrypt reccodec proxyconf cleanconf pattern"
+    conf_dropin journalconf filter statedir cred pwcrypt reccodec proxyconf \
+    cleanconf pattern"
 conv="jackson jackson_parse re logparse convert convert_build deadletter codec"
 # (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
 for f in util log crc32 codec_read pbuf $confparts $conv importyml importyml_put \

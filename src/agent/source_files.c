@@ -1,0 +1,383 @@
+/*
+ * A flow's files as its source (source.h): the tailers files.h hands out,
+ * read into the flow's read window and framed into records by the flow's
+ * framer, and what waits for a file to be quiet -- a pending multi-line
+ * record (multiLineFlushMillis), a last line without delimiter
+ * (isMissLastRecordDelimiter), the end of a whole file -- sent by a timer,
+ * or at once by --once at the end of the data.  A record's watermark
+ * position is its end offset in its file.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/source.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/util.h"
+#include "conf/conf.h"
+#include "files/files.h"
+#include "files/tailer.h"
+#include "records/framer.h"
+
+#define READ_CHUNK	(256u * 1024)
+
+struct source_files {
+	struct source	 src;		/* the interface */
+	const struct conf_flow *fc;
+	struct files	*files;
+	struct framer	*fr;		/* record framing options, compiled */
+	struct readbuf	 rb;		/* read window */
+	struct tailer	*reading;	/* the tailer being framed */
+	struct tailer_quiet quiet;	/* when records waiting for quiet go */
+	struct metrics_flow *m;
+	struct source_cbs cbs;
+	bool		 once;
+	size_t		 max_record;	/* of the read under way */
+	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
+};
+
+static struct source_files *
+sf_of(struct source *s)
+{
+	return container_of(s, struct source_files, src);
+}
+
+static const struct source_files *
+csf_of(const struct source *s)
+{
+	return container_of(s, const struct source_files, src);
+}
+
+static bool
+is_open(const struct source_files *sf)
+{
+	return sf->cbs.open(sf->cbs.arg);
+}
+
+/* framer_cb: one record of the tailer being framed, to the flow. */
+static int
+on_framed(void *arg, const char *data, size_t len, uint64_t start,
+    uint64_t end)
+{
+	struct source_files *sf = arg;
+	struct tailer	*t = sf->reading;
+	struct source_rec r;
+
+	r.data = data;
+	r.len = len;
+	r.name = r.origin_name = tailer_path(t);
+	r.origin = tailer_id(t);
+	r.off = start;
+	r.end = end;
+	r.at = t;
+	return sf->cbs.record(sf->cbs.arg, &r);
+}
+
+/* --- records that wait for quiet ---------------------------------------- */
+
+struct quiet_pass {
+	struct source_files *sf;
+	uint64_t	 now;	/* 0: at once */
+	bool		 more;	/* something still waits */
+};
+
+static bool
+flush_one(struct tailer *t, void *arg)
+{
+	struct quiet_pass *q = arg;
+	struct source_files *sf = q->sf;
+	struct tailer_quiet quiet = sf->quiet;
+	uint64_t	 now = q->now;
+
+	if (!is_open(sf))
+		return false;
+	if (!tailer_waits_for_quiet(t, sf->quiet.miss_last))
+		return true;
+	if (!sf->fc->file_appendable) {
+		/* A whole file is complete up to its size when ready: what
+		 * waits at its end goes at once, nothing before its end
+		 * goes early, and nothing after it is read. */
+		if (tailer_readable(t) && !tailer_stalled(t))
+			return true;
+		quiet.miss_last = tailer_readable(t);
+		now = 0;
+	}
+	sf->reading = t;
+	(void)tailer_flush_quiet(t, sf->fr, &sf->rb, sf->max_record, now,
+	    &quiet, on_framed, sf);
+	q->more = q->more || tailer_waits_for_quiet(t, sf->quiet.miss_last);
+	return true;
+}
+
+static void
+flush_quiet(struct source_files *sf, uint64_t now, bool *more)
+{
+	struct quiet_pass q = { sf, now, false };
+
+	files_each_open(sf->files, flush_one, &q);
+	if (more != NULL)
+		*more = q.more;
+}
+
+static void
+on_quiet_timer(uv_timer_t *h)
+{
+	struct source_files *sf = container_of(h, struct source_files,
+	    quiet_timer);
+	bool		 more;
+
+	flush_quiet(sf, mono_ms(), &more);
+	if (!more && is_open(sf))
+		uv_timer_stop(h);
+}
+
+struct quiet_find {
+	bool	 miss_last;
+	bool	 found;
+};
+
+static bool
+find_waiting(struct tailer *t, void *arg)
+{
+	struct quiet_find *q = arg;
+
+	q->found = tailer_waits_for_quiet(t, q->miss_last);
+	return !q->found;
+}
+
+static void
+arm_quiet_timer(struct source_files *sf)
+{
+	struct quiet_find q = { sf->quiet.miss_last, false };
+	uint64_t	 ms;
+
+	if (sf->once || uv_is_active((uv_handle_t *)&sf->quiet_timer))
+		return;
+	files_each_open(sf->files, find_waiting, &q);
+	if (!q.found)
+		return;
+	ms = MIN(sf->quiet.flush_ms, sf->quiet.last_ms) / 2;
+	uv_timer_start(&sf->quiet_timer, on_quiet_timer, MAX(ms, 50),
+	    MAX(ms, 50));
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static size_t
+hold(const struct source_files *sf)
+{
+	/* What a crash can make us send twice stays bounded by about this
+	 * many batches per file (lessons R3). */
+	return (size_t)sf->fc->max_in_flight + 1;
+}
+
+/* Read until the flow refuses, nothing is left, or the turn's budget is
+ * spent; whether nothing was left to read (a file held back by its ranges
+ * in flight has something left: --once must not flush a batch that its
+ * next read fills). */
+static bool
+read_some(struct source_files *sf, size_t *budget)
+{
+	struct tailer_read r;
+	struct tailer	*t;
+	long		 n;
+
+	while (*budget > 0 && is_open(sf)) {
+		t = files_next_readable(sf->files, hold(sf));
+		if (t == NULL)
+			return !files_held(sf->files, hold(sf));
+		sf->reading = t;
+		n = tailer_read(t, sf->fr, &sf->rb, READ_CHUNK,
+		    sf->max_record, on_framed, sf, &r);
+		sf->m->records_truncated += r.truncated;
+		files_read_done(sf->files, t, n, !is_open(sf), r.committed);
+		if (n > 0)
+			*budget -= MIN(*budget, (size_t)n);
+	}
+	return false;
+}
+
+static bool
+sf_read(struct source *s, size_t *budget, size_t max_record)
+{
+	struct source_files *sf = sf_of(s);
+	bool		 all_read;
+
+	sf->max_record = max_record;
+	all_read = read_some(sf, budget);
+	if ((sf->once || !sf->fc->file_appendable) && all_read && is_open(sf))
+		flush_quiet(sf, 0, NULL);
+	arm_quiet_timer(sf);
+	return all_read;
+}
+
+/* --- the commit --------------------------------------------------------- */
+
+static uint64_t
+sf_push(struct source *s, const struct source_rec *r)
+{
+	(void)s;
+	return tailer_push(r->at, r->end);
+}
+
+static void
+sf_extend(struct source *s, const struct source_rec *r, uint64_t range)
+{
+	(void)s;
+	tailer_extend(r->at, range, r->end);
+}
+
+static void
+sf_skip(struct source *s, const struct source_rec *r)
+{
+	if (tailer_skip_to(r->at, r->end))
+		files_commit(sf_of(s)->files, r->at);
+}
+
+static void
+sf_ack(struct source *s, uint64_t origin, uint64_t range)
+{
+	files_ack(sf_of(s)->files, origin, range);
+}
+
+/* --- the rest of the interface ------------------------------------------ */
+
+static int
+sf_start(struct source *s)
+{
+	files_start(sf_of(s)->files);
+	return 0;
+}
+
+static void
+sf_stop(struct source *s)
+{
+	struct source_files *sf = sf_of(s);
+
+	files_stop(sf->files);
+	uv_timer_stop(&sf->quiet_timer);
+}
+
+static bool
+sf_all_read(const struct source *s)
+{
+	const struct source_files *sf = csf_of(s);
+
+	return files_all_read(sf->files, sf->quiet.miss_last);
+}
+
+static void
+sf_gauges(const struct source *s, struct metrics_flow *m)
+{
+	files_gauges(csf_of(s)->files, m);
+}
+
+static void
+sf_touch(struct source *s)
+{
+	files_touch(sf_of(s)->files);
+}
+
+static void
+sf_saved(struct source *s)
+{
+	files_saved(sf_of(s)->files);
+}
+
+static struct files_handover *
+sf_hand_over(struct source *s)
+{
+	return files_hand_over(sf_of(s)->files);
+}
+
+static size_t
+sf_adopt(struct source *s, struct files_handover *h)
+{
+	return files_adopt(sf_of(s)->files, h);
+}
+
+static void
+sf_spool(struct source *s, struct spool *sp)
+{
+	files_spool(sf_of(s)->files, sp);
+}
+
+static void
+sf_closed(uv_handle_t *h)
+{
+	struct source_files *sf = h->data;
+
+	readbuf_cleanup(&sf->rb);
+	framer_free(sf->fr);
+	free(sf);
+}
+
+static void
+sf_free(struct source *s)
+{
+	struct source_files *sf = sf_of(s);
+
+	files_free(sf->files);
+	sf->files = NULL;
+	sf->quiet_timer.data = sf;
+	uv_close((uv_handle_t *)&sf->quiet_timer, sf_closed);
+}
+
+static const struct source_ops files_ops = {
+	.start = sf_start,
+	.stop = sf_stop,
+	.free = sf_free,
+	.read = sf_read,
+	.push = sf_push,
+	.extend = sf_extend,
+	.skip = sf_skip,
+	.ack = sf_ack,
+	.all_read = sf_all_read,
+	.gauges = sf_gauges,
+	.touch = sf_touch,
+	.saved = sf_saved,
+	.hand_over = sf_hand_over,
+	.adopt = sf_adopt,
+	.spool = sf_spool,
+};
+
+struct source *
+source_files_new(uv_loop_t *loop, const struct conf *conf,
+    const struct conf_flow *fc, struct registry *reg, struct metrics_flow *m,
+    bool keep_delim, bool once, const struct source_cbs *cbs, char *err,
+    size_t errlen)
+{
+	struct source_files *sf;
+	struct framer_opts fo;
+
+	sf = xcalloc(1, sizeof(*sf));
+	sf->src.ops = &files_ops;
+	sf->fc = fc;
+	sf->m = m;
+	sf->cbs = *cbs;
+	sf->once = once;
+	/* Whole files: the last record goes without a delimiter too. */
+	sf->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
+	sf->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
+	sf->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
+	readbuf_init(&sf->rb);
+	conf_framer_opts(fc, &fo);
+	/* The chain sees records with their delimiter, as the DIS Agent's
+	 * converters do, and drops it itself. */
+	fo.keep_delim = fo.keep_delim || keep_delim;
+	if (framer_new(&fo, &sf->fr, err, errlen) != 0)
+		goto fail;
+	sf->files = files_new(loop, conf, fc, reg, sf->fr, m, once,
+	    cbs->readable, cbs->arg, err, errlen);
+	if (sf->files == NULL)
+		goto fail;
+	uv_timer_init(loop, &sf->quiet_timer);
+	return &sf->src;
+fail:
+	framer_free(sf->fr);
+	readbuf_cleanup(&sf->rb);
+	free(sf);
+	return NULL;
+}
