@@ -182,7 +182,8 @@ Control API (no authentication): GET/POST /_test/faults, POST /_test/streams
 /_test/streams/NAME/partitions {"count": N} (add partitions up to N) or
 {"expire": ID} (expire one: its records go, PutRecords leaves it out) or
 {"trim": ID, "before": SEQ} (drop its records below SEQ), POST
-/_test/credentials {"ak","sk"[,"token"]}, POST /_test/temporary_keys
+/_test/credentials {"ak","sk"[,"also_sk"][,"token"]} (also_sk: a
+  second secret key valid too, as in a key rotation's overlap), POST /_test/temporary_keys
 {"keys": [{"ak","sk","security_token"[,"expires_at": epoch]}, ...]} (these
 keys and no others from now on), POST /_test/apps {"app_name"[,
 "in_use": bool]} (create the app if missing; mark it in use), POST
@@ -453,11 +454,13 @@ def verify_signature(method, path, query, headers, body, credentials,
         raise AuthError("DIS.4102", "unknown access key")
     canon = canonical_request(method, path, query, headers, auth["signed"],
                               body)
-    want = signature_for(auth["dialect"], auth["ak"], sk, region, sdk_date,
-                         sha256_hex(canon))
-    if not hmac.compare_digest(want, auth["signature"]):
-        raise AuthError("DIS.4110", "signature mismatch")
-    return auth["ak"]
+    # A list: the secret keys of a rotation's overlap, each valid.
+    for one in sk if isinstance(sk, list) else [sk]:
+        want = signature_for(auth["dialect"], auth["ak"], one, region,
+                             sdk_date, sha256_hex(canon))
+        if hmac.compare_digest(want, auth["signature"]):
+            return auth["ak"]
+    raise AuthError("DIS.4110", "signature mismatch")
 
 
 def authenticate(method, path, query, headers, body, credentials, region,
@@ -2099,11 +2102,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if not isinstance(obj, dict):
                 raise ValueError("expected a JSON object")
             ak, sk = obj.get("ak"), obj.get("sk")
+            also = obj.get("also_sk")
             if not isinstance(ak, str) or not isinstance(sk, str) \
-                    or not ak or not sk:
-                raise ValueError("ak and sk must be non-empty strings")
+                    or not ak or not sk or \
+                    (also is not None and (not isinstance(also, str) or
+                                           not also)):
+                raise ValueError("ak and sk (and also_sk) must be "
+                                 "non-empty strings")
             with state.lock:
-                state.credentials = {ak: sk}
+                state.credentials = {ak: sk if also is None else [sk, also]}
                 state.temporary = {}
                 if "token" in obj:
                     state.token = obj["token"]

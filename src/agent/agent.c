@@ -1,19 +1,14 @@
 /*
- * Agent lifecycle.  States, each entered in set_state():
+ * Agent lifecycle.  States, each entered in agent_set_state():
  *
  *   RUNNING --HUP--> RELOADING --changed flows quiet--> RUNNING
  *   RUNNING, RELOADING --TERM/INT, --once done--> STOPPING
  *   STOPPING --quiet or deadline--> FINISHING --handles closed--> (exit)
  *
- * A reload (reload.h) keeps every flow whose keys did not change running
- * untouched; the changed and removed ones stop reading and send what is
- * batched, and once nothing of theirs is on the wire (they wait for it, past
- * shutdownTimeoutMillis if need be: nothing is cancelled, so nothing is sent
- * twice) a changed flow hands its open files to its successor and a removed
- * one spools its deleted-but-open files.  A new endpoint, keys, proxy or CA
- * is a new HTTP client for every flow; the requests on the old one finish
- * there, and it is closed once it has none.  RELOADING is RUNNING for the
- * other flows.
+ * A reload keeps every flow whose keys did not change running untouched
+ * and drains the changed and removed ones (agent_reload.c, which says
+ * how); RELOADING is RUNNING for the other flows.  The HTTP clients a
+ * reload replaced are closed here once they have no request left.
  *
  * Stopping stops reading, flushes the batches, and waits up to
  * shutdownTimeoutMillis for the requests on the wire -- not for batches
@@ -49,11 +44,11 @@
 #include <uv.h>
 
 #include "agent/agent.h"
+#include "agent/agent_int.h"
 #include "agent/dedupe.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
 #include "base/hash.h"
-#include "agent/reload.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/notify.h"
@@ -65,79 +60,19 @@
 #include "files/spool.h"
 #include "state/registry.h"
 
-#define MAX_CONNECTIONS	16
-
-enum agent_state {
-	AGENT_RUNNING,
-	AGENT_RELOADING,
-	AGENT_STOPPING,
-	AGENT_FINISHING,
-};
-
-struct agent {
-	uv_loop_t	 loop;
-	struct conf	**confp;	/* owned by the caller, replaced on HUP */
-	const struct conf *conf;	/* *confp */
-	const char	*conf_path;
-	struct conf	**retired;	/* earlier confs that kept flows use */
-	size_t		 nretired;
-	struct mem_budget mem;
-	struct http	*http;
-	struct http	**old_http;	/* replaced by a reload, requests on
-					   the wire: closed once they end */
-	size_t		 nold_http;
-	size_t		 closing;	/* clients closing at the finish */
-	struct disapi	*api;		/* signs every DIS call; uses http */
-	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
-	struct registry	*reg;
-	struct flow	**flows;	/* running */
-	size_t		 nflows;
-	struct flow	**going;	/* a reload drains them: changed ones
-					   (succ[i] is the successor) and
-					   removed ones (succ[i] NULL) */
-	const struct conf_flow **succ;
-	size_t		 ngoing;
-	enum agent_state state;
-	bool		 once;
-	int		 exit_code;
-	uint64_t	 start_ms;
-	uv_signal_t	 sig_term;
-	uv_signal_t	 sig_int;
-	uv_signal_t	 sig_hup;
-	uv_timer_t	 save_timer;	/* the state, soon after a change */
-	uint64_t	 save_cost_ms;	/* how long the last save took */
-	uv_timer_t	 status_timer;
-	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
-	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
-	uv_timer_t	 watchdog_timer;	/* sd_notify WATCHDOG=1 */
-	uv_timer_t	 metrics_timer;	/* metricsFile */
-	int		 metrics_err;	/* last write result, to log once */
-	uv_idle_t	 check_idle;	/* deferred state checks */
-	struct progress	 progress;
-	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
-	struct reg_run	*prev_run;	/* the state file's, once replaced */
-	int64_t		 land_by_ms;	/* what the state on disk covers */
-	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
-	bool		 took_run;	/* prev_run is taken */
-	bool		 saving;	/* in a save: no other, no timer */
-};
-
 /* A save covers the requests of the next LEASE_MS (and their timeout). */
 #define LEASE_MS	10000
 #define LEASE_SLACK_MS	1000
 
-static void	finish(struct agent *);
-static void	finish_reload(struct agent *);
 static int	start_flows(struct agent *);
-static void	check_soon(struct agent *);
 
 static const char *const state_names[] = {
 	"running", "reloading", "stopping", "finishing",
 };
 
 /* The one place the state changes. */
-static void
-set_state(struct agent *a, enum agent_state st)
+void
+agent_set_state(struct agent *a, enum agent_state st)
 {
 	if (a->state == st)
 		return;
@@ -178,8 +113,8 @@ on_auth_failure(void *arg)
 }
 
 /* Start, keep or stop the metadata client for the current conf. */
-static void
-attach_keys(struct agent *a)
+void
+agent_attach_keys(struct agent *a)
 {
 	const struct conf *c = a->conf;
 	bool		 ecs = strcmp(c->credential_source, "ecs-metadata") == 0;
@@ -207,7 +142,7 @@ static void
 open_client(struct agent *a)
 {
 	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
-	attach_keys(a);
+	agent_attach_keys(a);
 }
 
 #define SAVE_RETRY_MS	1000
@@ -370,8 +305,8 @@ lease(struct agent *a, const struct flow *f)
 	a->saving = false;
 }
 
-static int
-save_state(struct agent *a, bool force)
+int
+agent_save_state(struct agent *a, bool force)
 {
 	return save_state_as(a, force, false);
 }
@@ -407,7 +342,7 @@ save_state_as(struct agent *a, bool force, bool clean)
 	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
 		for (i = 0; i < a->nflows; i++)
 			flow_saved(a->flows[i]);
-		check_soon(a);		/* --once: cleanups may settle it */
+		agent_check_soon(a);		/* --once: cleanups may settle it */
 	}
 	return rc;
 }
@@ -415,7 +350,7 @@ save_state_as(struct agent *a, bool force, bool clean)
 static void
 on_save_timer(uv_timer_t *t)
 {
-	(void)save_state(container_of(t, struct agent, save_timer), false);
+	(void)agent_save_state(container_of(t, struct agent, save_timer), false);
 }
 
 /*
@@ -599,11 +534,11 @@ on_check_idle(uv_idle_t *h)
 	switch (a->state) {
 	case AGENT_STOPPING:
 		if (all(a, flow_quiet))
-			finish(a);
+			agent_finish(a);
 		return;
 	case AGENT_RELOADING:
 		if (all_going_quiet(a))
-			finish_reload(a);
+			agent_reload_finish(a);
 		break;		/* the other flows run on */
 	case AGENT_FINISHING:
 		return;
@@ -617,12 +552,12 @@ on_check_idle(uv_idle_t *h)
 	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
 		if (a->exit_code == 0)
 			once_delivered(a);
-		finish(a);
+		agent_finish(a);
 	}
 }
 
-static void
-check_soon(struct agent *a)
+void
+agent_check_soon(struct agent *a)
 {
 	if (a->state != AGENT_FINISHING)
 		uv_idle_start(&a->check_idle, on_check_idle);
@@ -643,13 +578,13 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 		    flow_name(f), reason);
 		a->exit_code = 1;
 	}
-	check_soon(a);
+	agent_check_soon(a);
 }
 
 /* --- stopping ----------------------------------------------------------- */
 
-static void
-on_stop_timer(uv_timer_t *t)
+void
+agent_on_stop_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, stop_timer);
 	size_t		 i, n = 0;
@@ -672,7 +607,7 @@ on_stop_timer(uv_timer_t *t)
 	    "landed (dedupeOnRestart = %s) and sends the rest again", n,
 	    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
 	    a->conf->dedupe_on_restart);
-	finish(a);
+	agent_finish(a);
 }
 
 /* Stop reading everywhere and wait (up to the deadline) for quiet. */
@@ -683,9 +618,9 @@ drain(struct agent *a)
 
 	for (i = 0; i < a->nflows; i++)
 		flow_stop(a->flows[i]);
-	uv_timer_start(&a->stop_timer, on_stop_timer,
+	uv_timer_start(&a->stop_timer, agent_on_stop_timer,
 	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
-	check_soon(a);
+	agent_check_soon(a);
 }
 
 static void
@@ -697,7 +632,7 @@ stop(struct agent *a, const char *why)
 	log_info("%s: stopping; sending what is batched", why);
 	/* A reload under way is abandoned: its changed and removed flows
 	 * stop with the others (their successors never start). */
-	set_state(a, AGENT_STOPPING);
+	agent_set_state(a, AGENT_STOPPING);
 	drain(a);
 }
 
@@ -716,8 +651,8 @@ spool_open(struct agent *a)
 
 /* The deleted-but-open files of the flows in v (cancelled) into the spool,
  * its directory synced: the state saved next names them. */
-static void
-spool_flows(struct agent *a, struct flow **v, size_t n)
+void
+agent_spool_flows(struct agent *a, struct flow **v, size_t n)
 {
 	struct spool	*sp;
 	size_t		 i;
@@ -733,252 +668,6 @@ spool_flows(struct agent *a, struct flow **v, size_t n)
 		log_error("spool: cannot sync directory %s: %s", spool_dir(sp),
 		    strerror(-rc));
 	spool_free(sp);
-}
-
-/* --- reload (SIGHUP) ----------------------------------------------------- */
-
-static void
-add_flow(struct flow ***v, size_t *n, struct flow *f)
-{
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = f;
-}
-
-/* Whether the keys carry record ids (dedupeOnRestart = auto). */
-static bool
-dedupe_auto(const struct agent *a)
-{
-	return strcmp(a->conf->dedupe_on_restart, "auto") == 0;
-}
-
-static struct flow *
-make_flow(struct agent *a, const struct conf_flow *fc)
-{
-	struct flow	*f;
-
-	f = flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
-	    a->once, on_flow_event, a);
-	if (dedupe_auto(a))
-		flow_set_agent_key(f, &a->agent_key);
-	return f;
-}
-
-/* Free the earlier confs that no flow uses any more. */
-static void
-release_confs(struct agent *a)
-{
-	size_t	 i, j, kept = 0;
-	bool	 used;
-
-	for (i = 0; i < a->nretired; i++) {
-		used = false;
-		for (j = 0; j < a->nflows && !used; j++)
-			used = flow_conf(a->flows[j]) == a->retired[i];
-		for (j = 0; j < a->ngoing && !used; j++)
-			used = flow_conf(a->going[j]) == a->retired[i];
-		if (used)
-			a->retired[kept++] = a->retired[i];
-		else
-			conf_free(a->retired[i]);
-	}
-	a->nretired = kept;
-}
-
-/* nc is the configuration from now on; the old one stays while a flow
- * built from it runs. */
-static void
-switch_conf(struct agent *a, struct conf *nc)
-{
-	a->retired = xrealloc(a->retired,
-	    (a->nretired + 1) * sizeof(*a->retired));
-	a->retired[a->nretired++] = *a->confp;
-	*a->confp = nc;
-	a->conf = nc;
-	a->mem.limit = (size_t)nc->max_memory_bytes;
-	if (strcmp(a->retired[a->nretired - 1]->checkpoint_file,
-	    nc->checkpoint_file) != 0)
-		log_warn("reload: checkpointFile changes at the next start; "
-		    "offsets are saved to %s until then",
-		    a->retired[a->nretired - 1]->checkpoint_file);
-}
-
-/* Every flow on the new conf's client: a new one for a new endpoint, keys,
- * proxy or CA, whose predecessor closes once its requests ended. */
-static void
-switch_client(struct agent *a, bool fresh)
-{
-	struct http	*h = a->http, *old;
-
-	if (fresh)
-		h = disapi_http_new(&a->loop, a->conf, MAX_CONNECTIONS);
-	old = disapi_rebind(a->api, h, a->conf);
-	a->http = h;
-	if (old != h) {
-		a->old_http = xrealloc(a->old_http,
-		    (a->nold_http + 1) * sizeof(*a->old_http));
-		a->old_http[a->nold_http++] = old;
-	}
-	attach_keys(a);
-}
-
-/* The reload is complete. */
-static void
-reload_done(struct agent *a)
-{
-	set_state(a, AGENT_RUNNING);
-	release_confs(a);
-	log_info("configuration reloaded: %zu flow%s", a->nflows,
-	    a->nflows == 1 ? "" : "s");
-	(void)notify_ready();
-	check_soon(a);
-}
-
-/* Start flows v[0..n) (made, not started), added to the running ones;
- * one that cannot start stops the agent, as at the first start. */
-static void
-start_new(struct agent *a, struct flow **v, size_t n)
-{
-	size_t	 i;
-	int	 rc = 0;
-
-	for (i = 0; i < n; i++) {
-		add_flow(&a->flows, &a->nflows, v[i]);
-		if (rc == 0)
-			rc = flow_start(v[i]);
-	}
-	if (rc != 0) {
-		a->exit_code = 1;
-		finish(a);
-	}
-}
-
-/*
- * Decide every flow's fate (reload.h): the kept ones stay, the changed and
- * removed ones stop reading and go to a->going; the added ones are made.
- * One line says which.  The added flows into *added (not started).
- */
-static void
-plan_flows(struct agent *a, struct reload_plan *p, struct flow ***added,
-    size_t *nadded)
-{
-	struct flow	**live = NULL, *f;
-	const struct conf_flow *succ;
-	size_t		 i, n = 0;
-
-	for (i = 0; i < a->nflows; i++) {
-		f = a->flows[i];
-		if (reload_flow(p, flow_fc(f), flow_ready(f), &succ) ==
-		    RELOAD_KEPT) {
-			/* dedupeOnRestart, for the records read from now. */
-			flow_set_agent_key(f, dedupe_auto(a) ? &a->agent_key :
-			    NULL);
-			add_flow(&live, &n, f);
-			continue;
-		}
-		flow_stop(f);
-		add_flow(&a->going, &a->ngoing, f);
-		a->succ = xrealloc(a->succ, a->ngoing * sizeof(*a->succ));
-		a->succ[a->ngoing - 1] = succ;
-	}
-	free(a->flows);
-	a->flows = live;
-	a->nflows = n;
-	for (i = 0; i < a->conf->nflows; i++)
-		if (a->conf->flows[i].enable &&
-		    reload_added(p, &a->conf->flows[i]))
-			add_flow(added, nadded, make_flow(a,
-			    &a->conf->flows[i]));
-	reload_plan_log(p);
-}
-
-/*
- * Read the configuration again; if it is valid, keep what did not change
- * and drain what did (see the top of this file).  Offsets live in the
- * registry, which stays.  An invalid file changes nothing.
- */
-static void
-reload(struct agent *a)
-{
-	struct reload_plan p;
-	struct flow	**added = NULL;
-	struct conf	*nc;
-	size_t		 nadded = 0;
-	char		 err[1024];
-
-	if (a->once || a->state == AGENT_STOPPING ||
-	    a->state == AGENT_FINISHING)
-		return;
-	if (a->state == AGENT_RELOADING) {
-		log_warn("SIGHUP: the last reload is still draining its "
-		    "changed flows; send SIGHUP again once it is done");
-		return;
-	}
-	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
-		log_error("SIGHUP: %s; keeping the running configuration", err);
-		return;
-	}
-	log_info("SIGHUP: reloading %s", a->conf_path);
-	(void)notify_reloading();
-	reload_plan_init(&p, a->conf, nc);
-	switch_conf(a, nc);
-	switch_client(a, reload_new_client(&p));
-	plan_flows(a, &p, &added, &nadded);
-	reload_plan_cleanup(&p);
-	start_new(a, added, nadded);
-	free(added);
-	if (a->state == AGENT_FINISHING)
-		return;
-	if (a->ngoing == 0) {
-		reload_done(a);
-		return;
-	}
-	set_state(a, AGENT_RELOADING);
-	uv_timer_start(&a->stop_timer, on_stop_timer,
-	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
-	check_soon(a);
-}
-
-/*
- * Nothing of the going flows is on the wire: each changed one hands its
- * open files to its successor, each removed one spools its deleted-but-open
- * files; they go, and the successors start.
- */
-static void
-finish_reload(struct agent *a)
-{
-	struct flow	**next = NULL, **removed = NULL;
-	size_t		 i, nnext = 0, nremoved = 0;
-
-	uv_timer_stop(&a->stop_timer);
-	for (i = 0; i < a->ngoing; i++) {
-		flow_cancel(a->going[i]);
-		/* A successor that sends whole files takes no open file:
-		 * what only a descriptor holds goes to the spool, as for a
-		 * removed flow. */
-		if (a->succ[i] == NULL || !a->succ[i]->file_appendable)
-			add_flow(&removed, &nremoved, a->going[i]);
-	}
-	spool_flows(a, removed, nremoved);
-	for (i = 0; i < a->ngoing; i++) {
-		if (a->succ[i] == NULL)
-			continue;
-		add_flow(&next, &nnext, make_flow(a, a->succ[i]));
-		flow_adopt(next[nnext - 1], flow_hand_over(a->going[i]));
-	}
-	(void)save_state(a, true);
-	for (i = 0; i < a->ngoing; i++)
-		flow_free(a->going[i]);
-	free(a->going);
-	free(a->succ);
-	free(removed);
-	a->going = NULL;
-	a->succ = NULL;
-	a->ngoing = 0;
-	set_state(a, AGENT_RUNNING);
-	start_new(a, next, nnext);
-	free(next);
-	if (a->state != AGENT_FINISHING)
-		reload_done(a);
 }
 
 static void
@@ -1002,7 +691,7 @@ on_signal(uv_signal_t *h, int signum)
 	struct agent	*a = h->data;
 
 	if (signum == SIGHUP) {
-		reload(a);
+		agent_reload(a);
 		return;
 	}
 	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
@@ -1010,7 +699,7 @@ on_signal(uv_signal_t *h, int signum)
 		    "back which records in flight landed (dedupeOnRestart = "
 		    "%s) and sends the rest again",
 		    a->conf->dedupe_on_restart);
-		(void)save_state(a, true);
+		(void)agent_save_state(a, true);
 		exit(0);
 	}
 	stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -1064,14 +753,14 @@ log_clean(struct agent *a)
 }
 
 /* Cancel what is left, spool, save, and close every handle. */
-static void
-finish(struct agent *a)
+void
+agent_finish(struct agent *a)
 {
 	size_t	 i;
 
 	if (a->state == AGENT_FINISHING)
 		return;
-	set_state(a, AGENT_FINISHING);
+	agent_set_state(a, AGENT_FINISHING);
 	if (a->once && a->exit_code == 0 && !all(a, flow_drained)) {
 		log_error("--once: stopped before everything was delivered; "
 		    "the next run continues from the saved offsets");
@@ -1083,8 +772,8 @@ finish(struct agent *a)
 		flow_cancel(a->flows[i]);
 	for (i = 0; i < a->ngoing; i++)
 		flow_cancel(a->going[i]);
-	spool_flows(a, a->flows, a->nflows);
-	spool_flows(a, a->going, a->ngoing);
+	agent_spool_flows(a, a->flows, a->nflows);
+	agent_spool_flows(a, a->going, a->ngoing);
 	if (save_state_as(a, true, true) != 0 && a->once) {
 		log_error("--once: the state could not be saved to %s; the "
 		    "next run sends again what this one delivered",
@@ -1175,6 +864,25 @@ start_handles(struct agent *a)
 	    (uint64_t)c->status_period_s * 1000);
 }
 
+struct flow *
+agent_make_flow(struct agent *a, const struct conf_flow *fc)
+{
+	struct flow	*f;
+
+	f = flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
+	    a->once, on_flow_event, a);
+	if (agent_id_key(a) != NULL)
+		flow_set_agent_key(f, agent_id_key(a));
+	return f;
+}
+
+const struct hash_key *
+agent_id_key(const struct agent *a)
+{
+	return strcmp(a->conf->dedupe_on_restart, "auto") == 0 ?
+	    &a->agent_key : NULL;
+}
+
 static int
 start_flows(struct agent *a)
 {
@@ -1186,7 +894,7 @@ start_flows(struct agent *a)
 	for (i = 0; i < c->nflows; i++) {
 		if (!c->flows[i].enable)
 			continue;
-		a->flows[a->nflows] = make_flow(a, &c->flows[i]);
+		a->flows[a->nflows] = agent_make_flow(a, &c->flows[i]);
 		rc = flow_start(a->flows[a->nflows++]);
 		if (rc != 0)
 			return rc;
@@ -1273,7 +981,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	a.confp = confp;
 	a.conf = conf;
 	a.conf_path = path;
-	a.mem.limit = (size_t)conf->max_memory_bytes;
+	mem_set_limit(&a.mem, (size_t)conf->max_memory_bytes);
 	a.once = once;
 	a.state = AGENT_RUNNING;
 	a.start_ms = mono_ms();
@@ -1306,16 +1014,16 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_run(&a.loop, UV_RUN_ONCE);
 	agent_key(&a);
 	read_back(&a);
-	/* (A signal while waiting has started finish() already.) */
+	/* (A signal while waiting has started agent_finish() already.) */
 	rc = a.state == AGENT_FINISHING ? 0 : start_flows(&a);
 	if (rc != 0) {
 		a.exit_code = 1;
-		finish(&a);
+		agent_finish(&a);
 	} else if (a.state != AGENT_FINISHING) {
 		log_info("Startup completed in %" PRIu64 " ms.",
 		    mono_ms() - a.start_ms);
 		(void)notify_ready();
-		check_soon(&a);		/* --once with nothing to send */
+		agent_check_soon(&a);		/* --once with nothing to send */
 	}
 	uv_run(&a.loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&a.loop) != 0)

@@ -20,6 +20,7 @@
 
 #include "agent/flow.h"
 #include "agent/source.h"
+#include "base/closer.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -38,6 +39,24 @@
 #include "sink/sink.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
+
+/*
+ * Where a flow is in its life, changed only in set_state():
+ *
+ *   RUNNING --(--once: all delivered, reported)--> DRAINED
+ *      |                                              |
+ *      +---- flow_stop --> STOPPING <-- flow_stop ----+
+ *      +--- flow_cancel -> CANCELLED <- flow_cancel (any)
+ *
+ * STOPPING reads no more but still sends what is batched; CANCELLED does
+ * nothing at all any more.  It never goes back.
+ */
+enum flow_state {
+	FLOW_RUNNING,
+	FLOW_DRAINED,
+	FLOW_STOPPING,
+	FLOW_CANCELLED,
+};
 
 /* Whether the pump may take records. */
 enum window {
@@ -77,25 +96,45 @@ struct flow {
 	struct ratelimit rl;		/* maxBytesPerSecond, ... */
 	uint64_t	 held_ms;	/* when the limit last held it */
 	enum window	 window;
+	enum flow_state	 state;
 	bool		 once;
-	bool		 stopping;	/* no more reading; batches still go */
-	bool		 cancelled;	/* nothing at all any more */
-	bool		 drained;	/* --once: all delivered, reported */
 	uv_timer_t	 age_timer;
 	uv_timer_t	 pump_timer;
 	uv_timer_t	 rate_timer;	/* the refill of a flow held by its
 					   rate limit */
-	int		 open_handles;
+	struct closer	 closer;	/* the timers being closed */
 	flow_cb		 cb;
 	void		*arg;
 };
 
 static void	pump(struct flow *);
 static void	retry_cur(struct flow *);
+static void	flow_freed(struct closer *);
 
 static const char *const window_names[] = {
 	"open", "full", "memory", "rate",
 };
+
+static const char *const state_names[] = { "running", "drained",
+    "stopping", "cancelled" };
+
+/* The one place the state changes; only ever forward. */
+static void
+set_state(struct flow *f, enum flow_state st)
+{
+	if (st <= f->state)
+		return;
+	log_debug("[%s] %s -> %s", f->fc->name, state_names[f->state],
+	    state_names[st]);
+	f->state = st;
+}
+
+/* No more reading: stopping or cancelled. */
+static bool
+stopping(const struct flow *f)
+{
+	return f->state >= FLOW_STOPPING;
+}
 
 /* The one place the window changes. */
 static void
@@ -203,7 +242,7 @@ on_rate_timer(uv_timer_t *t)
 {
 	struct flow	*f = container_of(t, struct flow, rate_timer);
 
-	if (f->window != WINDOW_RATE || f->cancelled)
+	if (f->window != WINDOW_RATE || f->state == FLOW_CANCELLED)
 		return;
 	set_window(f, WINDOW_OPEN);
 	retry_cur(f);
@@ -338,7 +377,7 @@ on_record(void *arg, const struct source_rec *r)
 static void
 retry_cur(struct flow *f)
 {
-	if (f->cur != NULL && (f->stopping || batch_full(f, f->cur, 0) ||
+	if (f->cur != NULL && (stopping(f) || batch_full(f, f->cur, 0) ||
 	    !uv_is_active((uv_handle_t *)&f->age_timer)) && !flush_cur(f))
 		set_window(f, WINDOW_FULL);
 }
@@ -373,7 +412,7 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	struct flow	*f = arg;
 	size_t		 i;
 
-	if (delivered && !f->cancelled)
+	if (delivered && f->state != FLOW_CANCELLED)
 		for (i = 0; i < b->nsegs; i++)
 			source_ack(f->src, b->segs[i].file, b->segs[i].range);
 	else if ((b->ndone > 0 || b->nacked > 0) && f->src != NULL)
@@ -385,9 +424,9 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 static void
 check_drained(struct flow *f)
 {
-	if (!f->once || f->drained || !flow_drained(f))
+	if (!f->once || f->state != FLOW_RUNNING || !flow_drained(f))
 		return;
-	f->drained = true;
+	set_state(f, FLOW_DRAINED);
 	f->cb(f, FLOW_SETTLED, NULL, f->arg);
 }
 
@@ -397,7 +436,7 @@ on_request_ended(void *arg)
 {
 	struct flow	*f = arg;
 
-	if (f->cancelled)
+	if (f->state == FLOW_CANCELLED)
 		return;
 	if (f->window == WINDOW_FULL ||
 	    (f->window == WINDOW_MEMORY && !over_budget(f)))
@@ -435,7 +474,7 @@ pump(struct flow *f)
 	size_t		 budget = PUMP_BUDGET;
 	bool		 all_read;
 
-	if (f->stopping || f->cancelled)
+	if (stopping(f))
 		return;
 	all_read = source_read(f->src, &budget, record_cap(f));
 	if (budget == 0 && f->window == WINDOW_OPEN)
@@ -557,7 +596,7 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->rate_timer);
-	f->open_handles = 3;
+	closer_init(&f->closer, flow_freed);
 	ratelimit_init(&f->rl, (uint64_t)fc->max_bytes_per_s,
 	    (uint64_t)fc->max_records_per_s, mono_ms());
 	buf_init(&f->conv_out);
@@ -585,7 +624,7 @@ flow_start(struct flow *f)
 void
 flow_stop(struct flow *f)
 {
-	f->stopping = true;
+	set_state(f, FLOW_STOPPING);
 	if (f->src != NULL)
 		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
@@ -637,7 +676,7 @@ flow_metrics(struct flow *f)
 void
 flow_kick(struct flow *f)
 {
-	if (f->window != WINDOW_MEMORY || f->stopping || over_budget(f))
+	if (f->window != WINDOW_MEMORY || stopping(f) || over_budget(f))
 		return;
 	set_window(f, WINDOW_OPEN);
 	retry_cur(f);
@@ -647,7 +686,7 @@ flow_kick(struct flow *f)
 void
 flow_saved(struct flow *f)
 {
-	if (f->src != NULL && !f->stopping)
+	if (f->src != NULL && !stopping(f))
 		source_saved(f->src);
 }
 
@@ -661,8 +700,7 @@ flow_touch(struct flow *f)
 void
 flow_cancel(struct flow *f)
 {
-	f->cancelled = true;
-	f->stopping = true;
+	set_state(f, FLOW_CANCELLED);
 	if (f->src != NULL)
 		source_stop(f->src);
 	uv_timer_stop(&f->pump_timer);
@@ -671,13 +709,12 @@ flow_cancel(struct flow *f)
 	sink_cancel(f->sink);
 }
 
+/* The last timer closed: the memory goes. */
 static void
-flow_handle_closed(uv_handle_t *h)
+flow_freed(struct closer *c)
 {
-	struct flow	*f = h->data;
+	struct flow	*f = container_of(c, struct flow, closer);
 
-	if (--f->open_handles > 0)
-		return;
 	buf_cleanup(&f->key);
 	filter_free(f->filt);
 	convert_free(f->conv);
@@ -700,12 +737,10 @@ flow_free(struct flow *f)
 	f->cur = NULL;
 	sink_free(f->sink);
 	source_free(f->src);
-	f->age_timer.data = f;
-	f->pump_timer.data = f;
-	f->rate_timer.data = f;
-	uv_close((uv_handle_t *)&f->rate_timer, flow_handle_closed);
-	uv_close((uv_handle_t *)&f->age_timer, flow_handle_closed);
-	uv_close((uv_handle_t *)&f->pump_timer, flow_handle_closed);
+	closer_close(&f->closer, (uv_handle_t *)&f->rate_timer);
+	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
+	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
+	closer_release(&f->closer);
 }
 
 /* --- what a restart needs ---------------------------------------------- */

@@ -408,7 +408,7 @@ sf_closed(uv_handle_t *h)
 {
 	struct source_files *sf = h->data;
 
-	buf_cleanup(&sf->rb.b);
+	readbuf_cleanup(&sf->rb);
 	framer_free(sf->fr);
 	free(sf);
 }
@@ -469,7 +469,7 @@ source_files_new(uv_loop_t *loop, const struct conf *conf,
 	sf->quiet.miss_last = fc->miss_last_delimiter || !fc->file_appendable;
 	sf->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
 	sf->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
-	buf_init(&sf->rb.b);
+	readbuf_init(&sf->rb);
 	conf_framer_opts(fc, &fo);
 	/* The chain sees records with their delimiter, as the DIS Agent's
 	 * converters do, and drops it itself. */
@@ -484,7 +484,7 @@ source_files_new(uv_loop_t *loop, const struct conf *conf,
 	return &sf->src;
 fail:
 	framer_free(sf->fr);
-	buf_cleanup(&sf->rb.b);
+	readbuf_cleanup(&sf->rb);
 	free(sf);
 	return NULL;
 }

@@ -110,6 +110,13 @@ secret_free(char *s)
 }
 
 void
+buf_added(struct buf *b, size_t n)
+{
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->len = 0;

@@ -58,6 +58,8 @@ void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
  * 1 MiB of data does not take 2 MiB.
  */
 void	 buf_reserve_exact(struct buf *, size_t);
+/* n bytes were written in place after len, within reserved room. */
+void	 buf_added(struct buf *, size_t n);
 /* An empty buffer with capacity exactly n (+1 for the NUL). */
 void	 buf_alloc_exact(struct buf *, size_t);
 void	 buf_add(struct buf *, const void *, size_t);
@@ -74,6 +76,13 @@ struct mem_budget {
 	size_t	 limit;
 	size_t	 peak;
 };
+
+/* The budget is limit bytes from now on. */
+static inline void
+mem_set_limit(struct mem_budget *m, size_t limit)
+{
+	m->limit = limit;
+}
 
 static inline void
 mem_charge(struct mem_budget *m, size_t n)

@@ -38,6 +38,27 @@
  * scan each time: beyond this many files a write is read on its event. */
 #define COALESCE_MAX_FILES 512
 
+static const char *const state_names[] = { "new", "first scan",
+    "unwalked", "running", "stopped" };
+
+/* The one place the state changes; STOPPED is the last. */
+static void
+set_state(struct files *fs, enum files_state st)
+{
+	if (fs->state == st || fs->state == FILES_STOPPED)
+		return;
+	log_debug("[%s] files: %s -> %s", fs->fc->name,
+	    state_names[fs->state], state_names[st]);
+	fs->state = st;
+}
+
+/* No scan has read a directory yet (files_int.h). */
+static bool
+orphans_pending(const struct files *fs)
+{
+	return fs->state <= FILES_UNWALKED;
+}
+
 /* --- identity ----------------------------------------------------------- */
 
 /*
@@ -139,6 +160,7 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	fs->ntracked--;
 	idmap_del(&fs->byid, tailer_id(k->t));
 	forget_ino(fs, k);
+	wholefile_untracked(fs->wf, tailer_id(k->t));
 	tailer_free(k->t);
 	free(k);
 }
@@ -253,7 +275,13 @@ files_attach_plan(struct files *fs, struct tailer *t, const char *path,
 	fs->plans = true;
 }
 
-/* Compressed files are read through zsource, decompressed. */
+/*
+ * Track path (stat'ed as st) as a tailer from offset, parked when
+ * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
+ * its end, then closed).  A whole-file flow's tailers read up to st's
+ * size.  Its id, or 0 with errno set (the caller reports it).  Compressed
+ * files are read through zsource, decompressed.
+ */
 uint64_t
 files_track(struct files *fs, const char *path, const struct stat *st,
     uint64_t off, bool gone)
@@ -419,14 +447,14 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct files	*fs = arg;
 	struct tracked	*k;
 
-	if (fs->orphans_pending)
+	if (orphans_pending(fs))
 		successors_seen(fs->succ, (uint64_t)st->st_dev,
 		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
 		if (fs->wf == NULL)
-			track(fs, path, st, fs->first_scan, false);
+			track(fs, path, st, fs->state == FILES_FIRST, false);
 		return;
 	}
 	k->seen = true;
@@ -463,7 +491,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 	bool		 z = zsource_name_compressed(path);
 
-	if (fs->orphans_pending)
+	if (orphans_pending(fs))
 		successors_seen(fs->succ, (uint64_t)st->st_dev,
 		    (uint64_t)st->st_ino);
 	k = find_dev_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
@@ -484,7 +512,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 		successors_add(fs->succ, path, st);
 	/* A compressed file's size is not its decompressed one: the
 	 * tailer finds out whether anything is left. */
-	if (!fs->orphans_pending || e == NULL ||
+	if (!orphans_pending(fs) || e == NULL ||
 	    (!z && e->offset >= (uint64_t)st->st_size) ||
 	    !resume_same_head(path, e, (uint64_t)st->st_size))
 		return;
@@ -506,7 +534,7 @@ wake_for_held(struct files *fs)
 {
 	uint64_t	 due = copies_due_ms(&fs->waiting);
 
-	if (due == UINT64_MAX || fs->once || fs->stopped)
+	if (due == UINT64_MAX || fs->once || fs->state == FILES_STOPPED)
 		return;
 	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
 	    uv_timer_get_due_in(&fs->rescan_timer) <= due)
@@ -524,7 +552,8 @@ scan(struct files *fs, bool first)
 	bool		 walked;
 	int		 fd;
 
-	fs->first_scan = first;
+	if (first)
+		set_state(fs, FILES_FIRST);
 	successors_reset(fs->succ);
 	/* Truncations first: a copytruncate copy found by the walk is then
 	 * recognised by the original's previous head. */
@@ -543,10 +572,11 @@ scan(struct files *fs, bool first)
 	while (walked && copies_vanished(&fs->waiting, &fd, &path))
 		adopt_held(fs, fd, path);
 	openfail_sweep(&fs->fails, fs->fc->name, false);
-	files_follow_gone(fs, walked && fs->orphans_pending);
+	files_follow_gone(fs, walked && orphans_pending(fs));
 	if (walked)
-		fs->orphans_pending = false;
-	fs->first_scan = false;
+		set_state(fs, FILES_RUNNING);
+	else if (fs->state == FILES_FIRST)
+		set_state(fs, FILES_UNWALKED);
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
 			k->gone = true;
@@ -573,7 +603,8 @@ scan(struct files *fs, bool first)
 static bool
 coalescing(const struct files *fs)
 {
-	return fs->fc->read_coalesce_ms > 0 && !fs->once && !fs->stopped &&
+	return fs->fc->read_coalesce_ms > 0 && !fs->once &&
+	    fs->state != FILES_STOPPED &&
 	    fs->ntracked <= COALESCE_MAX_FILES;
 }
 
@@ -626,7 +657,7 @@ on_fs_event(void *arg, const char *dir, const char *name, int events)
 	const char	*p;
 	size_t		 n = strlen(dir);
 
-	if (fs->stopped)
+	if (fs->state == FILES_STOPPED)
 		return;
 	/* A write to a tracked file: just read it.  Anything else (a new
 	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
@@ -816,18 +847,6 @@ files_gauges(const struct files *fs, struct metrics_flow *m)
 	m->files_tracked = fs->ntracked;
 	m->files_unreadable = openfail_count(&fs->fails);
 	wholefile_gauges(fs->wf, m);
-}
-
-void
-files_untrack(struct files *fs, uint64_t id)
-{
-	struct tracked	**pp, *k;
-
-	for (pp = &fs->list; (k = *pp) != NULL; pp = &k->next)
-		if (tailer_id(k->t) == id) {
-			files_unlink(fs, pp, k);
-			return;
-		}
 }
 
 void
@@ -1023,11 +1042,10 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->arg = arg;
 	fs->max_open = files_open_budget(conf, fc);
 	fs->succ = successors_new((size_t)fc->header_bytes);
-	fs->orphans_pending = true;
 	idmap_init(&fs->byid);
 	idmap_init(&fs->byino);
 	uv_timer_init(loop, &fs->rescan_timer);
-	fs->wf = wholefile_new(loop, fc, reg, m, once, fs, readable, arg);
+	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
 	return fs;
 }
@@ -1046,7 +1064,7 @@ files_start(struct files *fs)
 void
 files_stop(struct files *fs)
 {
-	fs->stopped = true;
+	set_state(fs, FILES_STOPPED);
 	uv_timer_stop(&fs->rescan_timer);
 	wholefile_stop(fs->wf);
 	watcher_free(fs->watcher);
@@ -1068,6 +1086,7 @@ files_free(struct files *fs)
 		return;
 	files_stop(fs);
 	wholefile_free(fs->wf);
+	fs->wf = NULL;
 	reaper_free(fs->reap);
 	idmap_cleanup(&fs->byino);	/* no invariant to keep now */
 	while ((k = fs->list) != NULL)

@@ -127,19 +127,6 @@ size_t		 files_adopt(struct files *, struct files_handover *h);
  */
 void		 files_spool(struct files *, struct spool *);
 
-/* --- for wholefile.c ---------------------------------------------------- */
-
-/*
- * Track path (stat'ed as st) as a tailer from offset, parked when
- * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
- * its end, then closed).  A whole-file flow's tailers read up to st's
- * size.  Its id, or 0 with errno set (the caller reports it).
- */
-uint64_t	 files_track(struct files *, const char *path,
-		    const struct stat *st, uint64_t offset, bool gone);
-/* Stop tracking the tailer with id; it is freed. */
-void		 files_untrack(struct files *, uint64_t id);
-
 /* Refresh the registry entry of every tracked file (TTL). */
 void		 files_touch(struct files *);
 

@@ -2,7 +2,9 @@
  * Inside files.c, files_gone.c and files_fds.c: the tracked set of a flow.
  * files.c owns it (scans, identity, the flow's view); files_gone.c finishes
  * the files gone from their paths and follows where their bytes went;
- * files_fds.c keeps the open descriptors within maxOpenFiles.
+ * files_fds.c keeps the open descriptors within maxOpenFiles;
+ * files_whole.c tracks what wholefile.c hands out (files_handover.c and
+ * files_spool.c use it too).
  */
 #ifndef DISAGENT_FILES_INT_H
 #define DISAGENT_FILES_INT_H
@@ -49,6 +51,26 @@ struct tracked {
 	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
 
+/*
+ * Where the tracked set is in its life, changed only in set_state()
+ * (files.c):
+ *
+ *   NEW --files_start--> FIRST --a scan read a directory--> RUNNING
+ *                          \--none read yet--> UNWALKED --/
+ *   (any) --files_stop--> STOPPED
+ *
+ * Until a scan has read a directory (NEW, FIRST, UNWALKED), nothing the
+ * registry knows can be called gone: a mount not up yet at start would
+ * make every file of the flow "deleted while stopped".
+ */
+enum files_state {
+	FILES_NEW,		/* before files_start */
+	FILES_FIRST,		/* the first scan is under way */
+	FILES_UNWALKED,		/* scanned, no directory read yet */
+	FILES_RUNNING,
+	FILES_STOPPED,		/* no more scans or events */
+};
+
 struct files {
 	uv_loop_t	*loop;
 	const struct conf_flow *fc;
@@ -78,13 +100,8 @@ struct files {
 	size_t		 nspool_done;
 	size_t		 nspool;	/* spool files tracked */
 	uint64_t	 grew;		/* refreshes that found a change */
+	enum files_state state;
 	bool		 once;
-	bool		 first_scan;
-	/* Not yet a scan that read a directory: until one has, nothing the
-	 * registry knows can be called gone (a mount not up yet at start
-	 * would make every file of the flow "deleted while stopped"). */
-	bool		 orphans_pending;
-	bool		 stopped;
 	bool		 warned_fds;
 	bool		 warned_dir;
 	bool		 plans;		/* a tailer may have a skip plan */
@@ -115,6 +132,12 @@ enum track_result {
 	TRACK_FAILED,		/* reported (openfail) */
 	TRACK_UNREADABLE,	/* reported, its bytes counted lost */
 };
+/*
+ * Track path (stat'ed as st) as a tailer from offset; its id, or 0 with
+ * errno set (files.c has the whole contract).
+ */
+uint64_t files_track(struct files *, const char *, const struct stat *,
+	    uint64_t, bool);
 enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
 void	files_restart(struct files *, struct tracked *, const char *);
@@ -137,6 +160,9 @@ void	files_spool_free(struct files *);
 void	files_add_orphan(struct files *, const struct reg_entry *);
 void	files_drop_finished(struct files *);
 void	files_follow_gone(struct files *, bool);
+
+/* files_whole.c: wholefile's turn (wholefile_new's turn callback). */
+void	files_whole_turn(void *);
 
 /* files_fds.c */
 void	files_balance_fds(struct files *);

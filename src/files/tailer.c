@@ -334,6 +334,19 @@ want_bytes(const struct tailer *t, size_t max, size_t max_record)
 }
 
 void
+readbuf_init(struct readbuf *rb)
+{
+	memset(rb, 0, sizeof(*rb));
+	buf_init(&rb->b);
+}
+
+void
+readbuf_cleanup(struct readbuf *rb)
+{
+	buf_cleanup(&rb->b);
+}
+
+void
 readbuf_forget(struct readbuf *rb)
 {
 	rb->owner = 0;
@@ -390,7 +403,7 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 	n = read_at(t, rb->b.data, chunk, t->read_off);
 	if (n < 0)
 		return n;
-	rb->b.len = (size_t)n;
+	buf_added(&rb->b, (size_t)n);
 	if ((size_t)n == chunk && chunk < want && delim >= 0 &&
 	    memchr(rb->b.data, delim, (size_t)n) == NULL) {
 		/* A line longer than a chunk: read the rest of a record. */
@@ -399,9 +412,8 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 		    t->read_off + (uint64_t)n);
 		if (more < 0)
 			return more;
-		rb->b.len += (size_t)more;
+		buf_added(&rb->b, (size_t)more);
 	}
-	rb->b.data[rb->b.len] = '\0';
 	rb->owner = t->id;
 	rb->epoch = t->epoch;
 	rb->off = t->read_off;
@@ -579,7 +591,7 @@ tailer_byte_before(const struct tailer *t, uint64_t offset)
 void
 tailer_skip_line(struct tailer *t)
 {
-	t->fs.skipping = true;
+	framer_state_skip_line(&t->fs);
 }
 
 uint64_t

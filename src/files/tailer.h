@@ -212,6 +212,9 @@ struct readbuf {
 	uint64_t	 off;
 };
 
+/* An empty window; its memory is released by readbuf_cleanup. */
+void		 readbuf_init(struct readbuf *);
+void		 readbuf_cleanup(struct readbuf *);
 /* Drop what the window holds. */
 void		 readbuf_forget(struct readbuf *);
 

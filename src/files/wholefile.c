@@ -17,9 +17,7 @@
 #include "conf/cleanconf.h"
 #include "conf/conf.h"
 #include "files/cleanup.h"
-#include "files/files.h"
 #include "files/resume.h"
-#include "files/tailer.h"
 #include "files/wholefile_int.h"
 #include "state/registry.h"
 
@@ -147,6 +145,8 @@ wholefile_forget(struct wholefile *wf, struct wf_file *f)
 		idmap_put(&wf->byino, key, head);
 	else
 		idmap_del(&wf->byino, key);
+	if (f->tid != 0)
+		idmap_del(&wf->bytid, f->tid);
 	list_del(&wf->lists[f->state], f);
 	free(f->path);
 	free(f);
@@ -261,29 +261,58 @@ sort_ready(struct wholefile *wf)
 	wf->ready_sorted = true;
 }
 
-/* Start reading the oldest ready file: whether it was handed out. */
+/*
+ * Whether the oldest ready file f can be read now (it is as it was when it
+ * became ready): *st is what it is.  Otherwise it is forgotten or pending
+ * again.
+ */
 static bool
-start_one(struct wholefile *wf, struct wf_file *f)
+still_ready(struct wholefile *wf, struct wf_file *f, struct stat *st)
 {
-	struct stat	 st;
-	uint64_t	 off;
-	int		 err;
-
-	if (stat(f->path, &st) != 0 || (uint64_t)st.st_ino != f->id.ino ||
-	    (uint64_t)st.st_dev != f->id.dev) {
+	if (stat(f->path, st) != 0 || (uint64_t)st->st_ino != f->id.ino ||
+	    (uint64_t)st->st_dev != f->id.dev) {
 		wholefile_forget(wf, f);
 		return false;
 	}
-	if ((uint64_t)st.st_size != f->id.size ||
-	    wholefile_mtime(&st) != f->id.mtime_ns) {
-		wholefile_restart(wf, f, (uint64_t)st.st_size,
-		    wholefile_mtime(&st));
+	if ((uint64_t)st->st_size != f->id.size ||
+	    wholefile_mtime(st) != f->id.mtime_ns) {
+		wholefile_restart(wf, f, (uint64_t)st->st_size,
+		    wholefile_mtime(st));
 		return false;
 	}
-	off = resume_offset(wf->fc, wf->reg, f->path, &st, false);
-	f->tid = files_track(wf->fs, f->path, &st, off, false);
-	if (f->tid == 0) {
-		err = errno;
+	return true;
+}
+
+bool
+wholefile_next(struct wholefile *wf, struct wholefile_next *nx)
+{
+	struct wf_file	*f;
+
+	if (wf == NULL || wf->stopped)
+		return false;
+	sort_ready(wf);
+	while (wf->lists[WF_READING].n < WHOLEFILE_READING &&
+	    wf->lists[WF_READY].head != NULL) {
+		f = wf->lists[WF_READY].head;
+		if (!still_ready(wf, f, &nx->st))
+			continue;
+		nx->path = f->path;
+		nx->offset = resume_offset(wf->fc, wf->reg, f->path, &nx->st,
+		    false);
+		wf->picked = f;
+		wf->picked_off = nx->offset;
+		return true;
+	}
+	return false;
+}
+
+void
+wholefile_tracked(struct wholefile *wf, uint64_t id, int err)
+{
+	struct wf_file	*f = wf->picked;
+
+	wf->picked = NULL;
+	if (id == 0) {
 		if (err != f->err)
 			log_warn("[%s] %s: cannot open: %s; will retry once it "
 			    "stayed unchanged again", wf->fc->name, f->path,
@@ -291,26 +320,15 @@ start_one(struct wholefile *wf, struct wf_file *f)
 		wf->m->open_errors += err != f->err;
 		f->err = err;
 		wholefile_restart(wf, f, f->id.size, f->id.mtime_ns);
-		return false;
+		return;
 	}
-	if (off > 0)
+	if (wf->picked_off > 0)
 		log_info("[%s] %s: resuming at offset %ju", wf->fc->name,
-		    f->path, (uintmax_t)off);
+		    f->path, (uintmax_t)wf->picked_off);
+	f->tid = id;
 	f->err = 0;
+	idmap_put(&wf->bytid, id, f);
 	wholefile_move(wf, f, WF_READING);
-	return true;
-}
-
-static bool
-hand_out(struct wholefile *wf)
-{
-	bool	 handed = false;
-
-	sort_ready(wf);
-	while (wf->lists[WF_READING].n < WHOLEFILE_READING &&
-	    wf->lists[WF_READY].head != NULL)
-		handed |= start_one(wf, wf->lists[WF_READY].head);
-	return handed;
 }
 
 /* --- delivery ----------------------------------------------------------- */
@@ -333,11 +351,11 @@ wholefile_mark(struct wholefile *wf, struct wf_file *f)
 	wholefile_move(wf, f, WF_DELIVERED);
 }
 
-/* Every record of f is acknowledged (its tailer is dropped). */
+/* Every record of f is acknowledged (files.c drops its tailer). */
 static void
 deliver(struct wholefile *wf, struct wf_file *f)
 {
-	files_untrack(wf->fs, f->tid);
+	idmap_del(&wf->bytid, f->tid);
 	f->tid = 0;
 	wf->m->files_done++;
 	log_info("[%s] delivered %s (inode %ju, %ju bytes); cleanup once the "
@@ -346,30 +364,37 @@ deliver(struct wholefile *wf, struct wf_file *f)
 	wholefile_mark(wf, f);
 }
 
-/* Move the files in progress along: read to their size, acknowledged. */
-static void
-check_active(struct wholefile *wf, enum wf_state st)
+bool
+wholefile_progress(struct wholefile *wf, uint64_t id,
+    const struct wholefile_progress *p)
 {
-	struct wf_file	*f, *next;
-	struct tailer	*t;
+	struct wf_file	*f = wf != NULL ? idmap_get(&wf->bytid, id) : NULL;
 
-	for (f = wf->lists[st].head; f != NULL; f = next) {
-		next = f->next;
-		t = files_find(wf->fs, f->tid);
-		if (t == NULL) {
-			/* Not tracked any more: start over from its offset. */
-			wholefile_restart(wf, f, f->id.size, f->id.mtime_ns);
-			continue;
-		}
-		/* Read to its size, and nothing waits at its end. */
-		if (tailer_read_off(t) < f->id.size ||
-		    tailer_waits_for_quiet(t, false))
-			continue;
-		if (f->state == WF_READING)
-			wholefile_move(wf, f, WF_SENT);	/* its slot is free */
-		if (tailer_pending(t) == 0)
-			deliver(wf, f);
-	}
+	if (f == NULL)
+		return false;
+	/* Read to its size, and nothing waits at its end. */
+	if (p->read_off < f->id.size || p->waits)
+		return false;
+	if (f->state == WF_READING)
+		wholefile_move(wf, f, WF_SENT);	/* its slot is free */
+	if (p->pending > 0)
+		return false;
+	deliver(wf, f);
+	return true;
+}
+
+void
+wholefile_untracked(struct wholefile *wf, uint64_t id)
+{
+	struct wf_file	*f = wf != NULL ? idmap_get(&wf->bytid, id) : NULL;
+
+	if (f == NULL)
+		return;
+	/* Not tracked any more: start over from its offset. */
+	idmap_del(&wf->bytid, id);
+	f->tid = 0;
+	wholefile_restart(wf, f, f->id.size, f->id.mtime_ns);
+	wholefile_soon(wf);
 }
 
 /* --- the timer ---------------------------------------------------------- */
@@ -395,18 +420,14 @@ on_timer(uv_timer_t *h)
 {
 	struct wholefile *wf = container_of(h, struct wholefile, timer);
 	uint64_t	 now = mono_ms();
-	bool		 handed;
 
 	if (wf->stopped)
 		return;
 	look_pending(wf, now);
-	check_active(wf, WF_READING);
-	check_active(wf, WF_SENT);
-	handed = hand_out(wf);
+	/* files.c reports its tailers, then takes what is ready. */
+	wf->turn(wf->arg);
 	wfclean_due(wf);
 	arm(wf, now);
-	if (handed)
-		wf->readable(wf->arg);
 }
 
 void
@@ -598,7 +619,7 @@ take_entry(const struct reg_entry *e, void *arg)
 struct wholefile *
 wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
     struct registry *reg, struct metrics_flow *m, bool once,
-    struct files *fs, void (*readable)(void *), void *arg)
+    void (*turn)(void *), void *arg)
 {
 	struct wholefile *wf;
 	const char	*key, *bad;
@@ -611,14 +632,14 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	wf->fc = fc;
 	wf->reg = reg;
 	wf->m = m;
-	wf->fs = fs;
-	wf->readable = readable;
+	wf->turn = turn;
 	wf->arg = arg;
 	wf->once = once;
 	wf->policy = cleanconf_policy(fc);
 	wf->quiet_ms = (uint64_t)fc->max_file_checking_ms;
 	wf->fp = (uint32_t)fc->header_bytes;
 	idmap_init(&wf->byino);
+	idmap_init(&wf->bytid);
 	uv_timer_init(loop, &wf->timer);
 	bad = wf->policy == CLEANUP_MOVE ? cleanconf_check(fc, true, &key,
 	    why, sizeof(why)) : NULL;
@@ -660,5 +681,6 @@ wholefile_free(struct wholefile *wf)
 		while (wf->lists[st].head != NULL)
 			wholefile_forget(wf, wf->lists[st].head);
 	idmap_cleanup(&wf->byino);
+	idmap_cleanup(&wf->bytid);
 	uv_close((uv_handle_t *)&wf->timer, wholefile_closed);
 }

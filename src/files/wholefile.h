@@ -22,9 +22,13 @@
  * at every rescan; nothing is sent again because of it.
  *
  * Owned by files.c, which reports what scans find and when reading or
- * acknowledgements moved, and tracks a ready file as a tailer (and drops
- * it once delivered) when asked.  One uv timer: readiness deadlines, and
- * the work a poke defers out of the caller's stack.
+ * acknowledgements moved.  wholefile decides and files.c tracks: at each
+ * of wholefile's turns files.c reports what its tailers did
+ * (wholefile_progress, which says when one is delivered and to be
+ * dropped) and asks for the next file to read (wholefile_next), tracks it
+ * as a tailer and says how that went (wholefile_tracked).  wholefile never
+ * calls into files.c.  One uv timer: readiness deadlines, and the work a
+ * poke defers out of the caller's stack.
  */
 #ifndef DISAGENT_WHOLEFILE_H
 #define DISAGENT_WHOLEFILE_H
@@ -38,27 +42,26 @@
 #define WHOLEFILE_READING	8	/* files read at once */
 
 struct conf_flow;
-struct files;
 struct metrics_flow;
 struct registry;
-struct tailer;
 struct wholefile;
 
 /*
  * The whole-file state of flow fc (NULL when fc tails its files), with the
  * flow's complete entries of reg
  * (delivered files to clean up, from the state file or before a reload).
- * reg, m and fs (whose tailers it asks for: files_track, files_find,
- * files_untrack) are borrowed and outlive it.  readable(arg) is called
- * after tailers were added.  once: --once (no rescans; the files seen at
- * the first scan are still waited for, sent and cleaned up).
+ * reg and m are borrowed and outlive it.  turn(arg) is files.c's part of
+ * each turn: wholefile_progress for its tailers, then wholefile_next and
+ * wholefile_tracked until it says no.  once: --once (no rescans; the
+ * files seen at the first scan are still waited for, sent and cleaned
+ * up).
  *
  * Every function below accepts a NULL wholefile and does nothing (files.c
  * calls them for every flow).
  */
 struct wholefile *wholefile_new(uv_loop_t *, const struct conf_flow *fc,
 		    struct registry *reg, struct metrics_flow *m, bool once,
-		    struct files *fs, void (*readable)(void *), void *arg);
+		    void (*turn)(void *), void *arg);
 /* No more work (stop, reload); state on disk is untouched. */
 void		 wholefile_stop(struct wholefile *);
 /* Free it; its timer closes asynchronously. */
@@ -86,6 +89,41 @@ bool		 wholefile_settled(const struct wholefile *);
 /* The whole-file gauges of m. */
 void		 wholefile_gauges(const struct wholefile *,
 		    struct metrics_flow *m);
+
+/* --- what files.c asks and reports at a turn ------------------------------ */
+
+/* Where a tailer of a whole file has got to. */
+struct wholefile_progress {
+	uint64_t	 read_off;	/* read up to here */
+	bool		 waits;		/* a record waits at its end */
+	size_t		 pending;	/* ranges in flight */
+};
+
+/*
+ * The tailer with id is at p (a tailer wholefile did not hand out is
+ * ignored): whether every record of its file is now acknowledged, and
+ * files.c is to drop the tailer.
+ */
+bool		 wholefile_progress(struct wholefile *, uint64_t id,
+		    const struct wholefile_progress *p);
+/* files.c no longer tracks the tailer with id: its file starts over. */
+void		 wholefile_untracked(struct wholefile *, uint64_t id);
+
+/* The file to read next, as wholefile_next hands it out. */
+struct wholefile_next {
+	const char	*path;		/* borrowed until wholefile_tracked */
+	struct stat	 st;		/* as it is now */
+	uint64_t	 offset;	/* where to read from */
+};
+
+/*
+ * The oldest ready file, while fewer than WHOLEFILE_READING are read:
+ * false when there is none.  files.c tracks it, up to st's size, then
+ * calls wholefile_tracked before asking again.
+ */
+bool		 wholefile_next(struct wholefile *, struct wholefile_next *);
+/* What became of it: tracked as the tailer id, or 0 and errno err. */
+void		 wholefile_tracked(struct wholefile *, uint64_t id, int err);
 
 /* --- pure, exposed for tests ------------------------------------------- */
 

@@ -64,8 +64,7 @@ struct wholefile {
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	struct metrics_flow *m;
-	struct files	*fs;
-	void		(*readable)(void *);
+	void		(*turn)(void *);	/* files.c's part of a turn */
 	void		*arg;
 	enum cleanup_policy policy;
 	uint64_t	 quiet_ms;	/* maxFileCheckingMillis */
@@ -74,6 +73,9 @@ struct wholefile {
 	bool		 stopped;
 	bool		 ready_sorted;
 	struct idmap	 byino;		/* ino -> chain of wf_file */
+	struct idmap	 bytid;		/* READING, SENT: tailer id -> file */
+	struct wf_file	*picked;	/* by wholefile_next, to be tracked */
+	uint64_t	 picked_off;	/* where it resumes */
 	struct wf_list	 lists[WF_NSTATES];
 	uv_timer_t	 timer;
 };

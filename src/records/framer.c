@@ -524,6 +524,12 @@ framer_state_init(struct framer_state *st, const struct framer *fr,
 }
 
 void
+framer_state_skip_line(struct framer_state *st)
+{
+	st->skipping = true;
+}
+
+void
 framer_state_cleanup(struct framer_state *st)
 {
 	if (st == NULL)

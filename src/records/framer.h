@@ -108,6 +108,8 @@ void	framer_state_init(struct framer_state *, const struct framer *,
 void	framer_state_cleanup(struct framer_state *);
 /* Bytes a state holds for its pending multi-line record (0 when none). */
 size_t	framer_state_memory(const struct framer_state *);
+/* Discard what comes up to the next delimiter (read inside a line). */
+void	framer_state_skip_line(struct framer_state *);
 
 /*
  * Frame p[0..n), the file's bytes at offsets base..base+n, calling cb for

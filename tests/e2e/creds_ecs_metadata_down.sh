@@ -61,8 +61,10 @@ refused=$(meta_stat refused_down)
 # cpu_ticks: the agent's user + system time so far, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat"; }
 c0=$(cpu_ticks); t0=$(date +%s)
-wait_for 30 "more fetches while down" meta_stat_at_least refused_down \
-    $((refused + 2))
+# One more try at least: the retries back off to a minute (jittered),
+# so by now the next may be half a minute away.
+wait_for 70 "another fetch while down" meta_stat_at_least refused_down \
+    $((refused + 1))
 sleep 2		# a few seconds of the pause, to measure that it sleeps
 c1=$(cpu_ticks); secs=$(( $(date +%s) - t0 ))
 echo "agent CPU while paused: $((c1 - c0)) ticks in about $secs s"

@@ -38,6 +38,15 @@ e2e_cleanup() {
 			echo "--- last lines of $f" >&2
 			tail -n 25 "$f" >&2
 		done
+		# What the agent said about its files, the whole run (a
+		# container's /tmp, and the kept files with it, may be gone
+		# by the time anyone looks): no per-request or progress line.
+		for f in "$TMP"/agent*.log; do
+			[ -f "$f" ] || continue
+			echo "--- $f without Put and progress lines (200 at most)" >&2
+			grep -vE '\[(log_put|progress_report)\]' "$f" |
+			    head -n 200 >&2
+		done
 		[ "$rc" = 0 ] && rc=1
 	fi
 	exit "$rc"

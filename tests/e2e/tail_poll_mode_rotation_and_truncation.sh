@@ -37,6 +37,14 @@ if agent_fd_to "anon_inode:inotify"; then
 fi
 wait_for 60 "6,000 lines written" writer_at_least 6000
 lr_rotate
+# Polling sees only what stays at a matching path until the next poll: a
+# generation renamed away sooner was never app.log to the agent (seen on a
+# slow machine, where the first rotation came so late that the second
+# followed it within 300 ms).  So the next rotation waits for the agent to
+# track the new file, as it must with any poll interval.
+new_ino=$(stat -c %i "$TMP/create/app.log")
+wait_for 30 "the new app.log tracked" grep -q \
+    "tracking $TMP/create/app.log (inode $new_ino)" "$TMP/agent.log"
 wait_for 60 "12,000 lines written" writer_at_least 12000
 lr_rotate
 wait_for 60 "15,000 lines written" writer_at_least 15000

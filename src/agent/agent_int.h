@@ -1,0 +1,113 @@
+/*
+ * Inside agent.c and agent_reload.c: the agent (one per process) and what
+ * the reload needs of the lifecycle.  agent.c owns the struct: its
+ * lifecycle, signals, timers, the state saves and the shutdown;
+ * agent_reload.c carries a reload out.  Nothing else includes it.
+ */
+#ifndef DISAGENT_AGENT_INT_H
+#define DISAGENT_AGENT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "agent/progress.h"
+#include "base/hash.h"
+#include "base/util.h"
+
+struct reg_run;
+
+struct conf;
+struct conf_flow;
+struct disapi;
+struct ecsmeta;
+struct flow;
+struct http;
+struct registry;
+
+#define MAX_CONNECTIONS	16
+
+enum agent_state {
+	AGENT_RUNNING,
+	AGENT_RELOADING,
+	AGENT_STOPPING,
+	AGENT_FINISHING,
+};
+
+struct agent {
+	uv_loop_t	 loop;
+	struct conf	**confp;	/* owned by the caller, replaced on HUP */
+	const struct conf *conf;	/* *confp */
+	const char	*conf_path;
+	struct conf	**retired;	/* earlier confs that kept flows use */
+	size_t		 nretired;
+	struct mem_budget mem;
+	struct http	*http;
+	struct http	**old_http;	/* replaced by a reload, requests on
+					   the wire: closed once they end */
+	size_t		 nold_http;
+	size_t		 closing;	/* clients closing at the finish */
+	struct disapi	*api;		/* signs every DIS call; uses http */
+	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
+	struct registry	*reg;
+	struct flow	**flows;	/* running */
+	size_t		 nflows;
+	struct flow	**going;	/* a reload drains them: changed ones
+					   (succ[i] is the successor) and
+					   removed ones (succ[i] NULL) */
+	const struct conf_flow **succ;
+	size_t		 ngoing;
+	enum agent_state state;
+	bool		 once;
+	int		 exit_code;
+	uint64_t	 start_ms;
+	uv_signal_t	 sig_term;
+	uv_signal_t	 sig_int;
+	uv_signal_t	 sig_hup;
+	uv_timer_t	 save_timer;	/* the state, soon after a change */
+	uint64_t	 save_cost_ms;	/* how long the last save took */
+	uv_timer_t	 status_timer;
+	uv_timer_t	 stop_timer;	/* shutdown or reload deadline */
+	uv_timer_t	 ttl_timer;	/* checkpointTimeToLiveDays */
+	uv_timer_t	 watchdog_timer;	/* sd_notify WATCHDOG=1 */
+	uv_timer_t	 metrics_timer;	/* metricsFile */
+	int		 metrics_err;	/* last write result, to log once */
+	uv_idle_t	 check_idle;	/* deferred state checks */
+	struct progress	 progress;
+	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
+	struct reg_run	*prev_run;	/* the state file's, once replaced */
+	int64_t		 land_by_ms;	/* what the state on disk covers */
+	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
+	bool		 took_run;	/* prev_run is taken */
+	bool		 saving;	/* in a save: no other, no timer */
+};
+
+/* agent.c */
+/* The one place the state changes (logged at debug level). */
+void		 agent_set_state(struct agent *, enum agent_state);
+/* The keys of credentialSource = ecs-metadata into the current client. */
+void		 agent_attach_keys(struct agent *);
+/* Save the registry now (force: even when clean); 0 or -errno, logged. */
+int		 agent_save_state(struct agent *, bool force);
+/* Run the state checks at the next idle turn. */
+void		 agent_check_soon(struct agent *);
+/* Cancel what is left, spool, save, and close every handle. */
+void		 agent_finish(struct agent *);
+/* The shutdown or reload deadline passed. */
+void		 agent_on_stop_timer(uv_timer_t *);
+/* The deleted-but-open files of the cancelled flows v[0..n) spooled. */
+void		 agent_spool_flows(struct agent *, struct flow **v, size_t n);
+/* A new flow of the current conf (not started), wired to the agent. */
+struct flow	*agent_make_flow(struct agent *, const struct conf_flow *);
+/* The agent key for a flow's record ids (dedupeOnRestart = auto), or NULL. */
+const struct hash_key *agent_id_key(const struct agent *);
+
+/* agent_reload.c */
+/* SIGHUP: read the configuration again and carry the reload out. */
+void		 agent_reload(struct agent *);
+/* Nothing of the going flows is on the wire: hand over, spool, restart. */
+void		 agent_reload_finish(struct agent *);
+
+#endif
