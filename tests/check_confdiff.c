@@ -126,6 +126,8 @@ START_TEST(agent_changes_are_classified)
 		{ "maxMemoryBytes = 8388608\n", CONF_DIFF_AGENT,
 		  "maxMemoryBytes" },
 		{ "spoolMaxBytes = 1024\n", CONF_DIFF_AGENT, "spoolMaxBytes" },
+		{ "dedupeOnRestart = off\n", CONF_DIFF_AGENT,
+		  "dedupeOnRestart" },
 		{ "body.serialize.type = protobuf\n", CONF_DIFF_FLOWS,
 		  "body.serialize.type" },
 		{ "pausedRetrySeconds = 5\n", CONF_DIFF_FLOWS,

@@ -324,7 +324,7 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 	(void)arg;
 	if (ev == FLOW_SETTLED)
 		h.settled++;
-	else
+	else if (ev == FLOW_HALTED)
 		h.halts++;
 	update();
 }

@@ -79,6 +79,19 @@ entry(struct buf *b, const char *code, const char *msg)
 	buf_cleanup(&e);
 }
 
+/* An acknowledged entry of partition shard at sequence number seq. */
+static void
+entry_at(struct buf *b, const char *shard, const char *seq)
+{
+	struct buf	 e;
+
+	buf_init(&e);
+	strfield(&e, 23, shard);
+	strfield(&e, 24, seq);
+	lenfield(b, 22, e.data, e.len);
+	buf_cleanup(&e);
+}
+
 /* The spec section 2 reply, in protobuf: records 0 and 2 acknowledged. */
 static void
 spec_reply(struct buf *b)
@@ -245,6 +258,41 @@ START_TEST(parse_put_spec_partial_failure)
 	ck_assert_str_eq(res[1].code, "DIS.4303");
 	ck_assert_str_eq(res[1].message, "Exceeded traffic control limit.");
 	ck_assert_str_eq(res[2].code, "");
+	buf_cleanup(&b);
+}
+END_TEST
+
+/*
+ * Where each acknowledged record went: its partition (ids in either
+ * form), and the sequence number of the last record of each partition
+ * (the floors need only a partition's highest; the others stay -1).
+ */
+START_TEST(parse_put_partitions_and_last_sequence_numbers)
+{
+	struct codec_result	 res[6];
+	struct buf		 b;
+
+	buf_init(&b);
+	failed_count(&b, 1);
+	entry_at(&b, "shardId-0000000001", "10");
+	entry_at(&b, "shardId-0000000003", "7");
+	entry_at(&b, "shardId-0000000001", "11");
+	entry(&b, "DIS.4303", "Exceeded traffic control limit.");
+	entry_at(&b, "2", "400");
+	entry_at(&b, "shardId-0000000003", "8");
+	ck_assert_int_eq(parse_buf(&b, res, 6), 1);
+	ck_assert_int_eq(res[0].partition, 1);
+	ck_assert_int_eq(res[1].partition, 3);
+	ck_assert_int_eq(res[2].partition, 1);
+	ck_assert_int_eq(res[3].partition, -1);
+	ck_assert_int_eq(res[4].partition, 2);
+	ck_assert_int_eq(res[5].partition, 3);
+	ck_assert_int_eq(res[0].seq, -1);
+	ck_assert_int_eq(res[1].seq, -1);
+	ck_assert_int_eq(res[2].seq, 11);
+	ck_assert_int_eq(res[3].seq, -1);
+	ck_assert_int_eq(res[4].seq, 400);
+	ck_assert_int_eq(res[5].seq, 8);
 	buf_cleanup(&b);
 }
 END_TEST
@@ -623,6 +671,7 @@ pbuf_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, parse_put_all_acknowledged);
 	tcase_add_test(tc, parse_put_spec_partial_failure);
+	tcase_add_test(tc, parse_put_partitions_and_last_sequence_numbers);
 	tcase_add_test(tc, parse_put_counts_entries_not_the_header);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);
 	tcase_add_test(tc, put_entries_counts_a_reply_of_any_length);

@@ -1749,6 +1749,206 @@ START_TEST(v1_load_of_many_entries_builds_one_entry_tree_at_a_time)
 }
 END_TEST
 
+/* --- what a restart needs: spans, found records, the run -------------- */
+
+static struct reg_run *
+make_run(bool clean)
+{
+	struct reg_run	*run = xcalloc(1, sizeof(*run));
+
+	run->clean = clean;
+	run->saved_ms = 1700000000123LL;
+	run->land_by_ms = 1700000070123LL;
+	run->streams = xcalloc(2, sizeof(*run->streams));
+	run->nstreams = 2;
+	run->streams[0].name = xstrdup("s1");
+	reg_stream_put(&run->streams[0], 1, 40);
+	reg_stream_put(&run->streams[0], 0, 12);
+	reg_stream_put(&run->streams[0], 0, 30);	/* keeps the least */
+	run->streams[1].name = xstrdup("id:abcDEF");
+	reg_stream_put(&run->streams[1], 3, -1);
+	return run;
+}
+
+START_TEST(acked_spans_and_run_round_trip)
+{
+	struct reg_span		 sp[3] = { { 100, 200 }, { 300, 400 },
+				    { 500, 501 } };
+	struct registry		*reg, *r2;
+	struct reg_entry	*e;
+	const struct reg_run	*run;
+	const struct reg_stream	*st;
+	char			*text;
+	int			 r;
+
+	reg = registry_new(spath);
+	e = registry_set(reg, "app", 1, 2, 0xabc, 512, "/l/a.log", 50);
+	registry_set_acked(reg, e, sp, 3);
+	registry_set_run(reg, make_run(true));
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	text = tu_slurp(spath, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "\"acked\":[[100,200],[300,400],"
+	    "[500,501]]"));
+	ck_assert_ptr_nonnull(strstr(text, "\"run\":{\"clean\":true,"));
+	free(text);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(r2, "app", 1, 2);
+	ck_assert_uint_eq(reg_nacked(e), 3);
+	ck_assert_uint_eq(reg_acked(e)[1].start, 300);
+	ck_assert_uint_eq(reg_acked(e)[2].end, 501);
+	run = registry_run(r2);
+	ck_assert_ptr_nonnull(run);
+	ck_assert(run->clean);
+	ck_assert_int_eq(run->saved_ms, 1700000000123LL);
+	ck_assert_int_eq(run->land_by_ms, 1700000070123LL);
+	st = reg_run_stream(run, "s1");
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(reg_stream_get(st, 0), 12);
+	ck_assert_int_eq(reg_stream_get(st, 1), 40);
+	ck_assert_int_eq(reg_stream_get(st, 2), REG_SEQ_NONE);
+	st = reg_run_stream(run, "id:abcDEF");
+	ck_assert_int_eq(reg_stream_get(st, 3), -1);
+	ck_assert_ptr_null(reg_run_stream(run, "s2"));
+	ck_assert(!registry_dirty(r2));
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+/* Files written before the fields existed have none; files of a clean
+ * stop and of a crash tell themselves apart. */
+START_TEST(files_without_the_new_fields_load_without_them)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	int			 r;
+
+	write_v2_from_array(spath, "[" GOOD_ENTRY "]");
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(reg, "app", 1, 2);
+	ck_assert_uint_eq(reg_nacked(e), 0);
+	ck_assert_ptr_null(registry_run(reg));
+	registry_set_run(reg, make_run(false));
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	registry_free(reg);
+	reg = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert(!registry_run(reg)->clean);
+	registry_free(reg);
+}
+END_TEST
+
+/* Spans past the offset only, merged by the caller, trimmed as the
+ * offset moves, gone when the file is read again from before it. */
+START_TEST(acked_spans_follow_the_committed_offset)
+{
+	struct reg_span		 sp[3] = { { 10, 40 }, { 60, 80 },
+				    { 90, 95 } };
+	struct registry		*reg;
+	struct reg_entry	*e;
+
+	reg = registry_new(spath);
+	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 20);
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	registry_set_acked(reg, e, sp, 3);
+	ck_assert(registry_dirty(reg));
+	ck_assert_uint_eq(reg_nacked(e), 3);
+	ck_assert_int_eq(registry_save(reg, true), 0);
+	registry_set_acked(reg, e, sp, 3);
+	ck_assert(!registry_dirty(reg));
+	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 80);
+	ck_assert_uint_eq(reg_nacked(e), 1);
+	ck_assert_uint_eq(reg_acked(e)[0].start, 90);
+	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 0);
+	ck_assert_uint_eq(reg_nacked(e), 0);
+	registry_set_acked(reg, e, sp, 3);
+	registry_set_acked(reg, e, sp + 1, 1);
+	ck_assert_uint_eq(reg_nacked(e), 1);
+	ck_assert_uint_eq(reg_acked(e)[0].start, 60);
+	registry_set_acked(reg, e, NULL, 0);
+	ck_assert_uint_eq(reg_nacked(e), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(found_records_are_kept_in_order_and_taken_once)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	struct reg_found	*f;
+	size_t			 n, i;
+
+	reg = registry_new(spath);
+	e = registry_set(reg, "app", 1, 2, 0, 0, "/x", 0);
+	for (i = 0; i < 20; i++)
+		registry_add_found(e, (i * 7919) % 20 * 10, i, (uint32_t)i);
+	f = registry_take_found(e, &n);
+	ck_assert_uint_eq(n, 20);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(f[i].off, i * 10);
+	free(f);
+	ck_assert_ptr_null(registry_take_found(e, &n));
+	ck_assert_uint_eq(n, 0);
+	registry_free(reg);
+}
+END_TEST
+
+/* A bad "acked" or "run" is a bad file: the .bak is used. */
+static const char *const bad_new_fields[] = {
+	"\"acked\":5",
+	"\"acked\":[[5,6]]",		/* ends before the offset (7) */
+	"\"acked\":[[8,8]]",
+	"\"acked\":[[9,20],[10,30]]",	/* overlapping */
+	"\"acked\":[[9,\"20\"]]",
+	"\"acked\":[[9]]",
+};
+
+START_TEST(v2_bad_acked_falls_back_to_bak)
+{
+	char	*line;
+
+	save_variant_as(sbak, 2);
+	line = xasprintf("{\"flow\":\"app\",\"dev\":1,\"ino\":2,"
+	    "\"fingerprint\":\"crc32:0a1b2c3d:512\",\"path\":\"/x\","
+	    "\"offset\":7,\"updated\":9,%s}\n", bad_new_fields[_i]);
+	write_v2(spath, line, strlen(line), 1);
+	free(line);
+	assert_falls_back_to_bak();
+}
+END_TEST
+
+START_TEST(v2_bad_run_falls_back_to_bak)
+{
+	static const char *const runs[] = {
+		"5", "{}", "{\"clean\":1,\"saved_ms\":1,\"land_by_ms\":2,"
+		"\"seq\":{}}", "{\"clean\":true,\"saved_ms\":1,"
+		"\"land_by_ms\":2,\"seq\":{\"s1\":{\"x\":3}}}",
+		"{\"clean\":true,\"saved_ms\":1,\"land_by_ms\":2,"
+		"\"seq\":{\"s1\":{\"0\":-5}}}",
+	};
+	const char	*body = GOOD_ENTRY "\n";
+	struct buf	 text;
+	uLong		 crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)body,
+			    (uInt)strlen(body));
+	size_t		 i;
+
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		save_variant_as(sbak, 2);
+		buf_init(&text);
+		buf_printf(&text, "{\"version\":2,\"crc32\":\"%08lx\","
+		    "\"entries\":1,\"run\":%s}\n%s", (unsigned long)crc,
+		    runs[i], body);
+		tu_write(spath, text.data, text.len);
+		buf_cleanup(&text);
+		assert_falls_back_to_bak();
+		count_prefixed("state.json.corrupt-", true);
+		unlink(sbak);
+	}
+}
+END_TEST
+
 static Suite *
 registry_suite(void)
 {
@@ -1827,6 +2027,13 @@ registry_suite(void)
 	tcase_add_test(tc, v1_flipped_offset_digit_fails_crc_and_falls_back);
 	tcase_add_test(tc,
 	    v1_load_of_many_entries_builds_one_entry_tree_at_a_time);
+	tcase_add_test(tc, acked_spans_and_run_round_trip);
+	tcase_add_test(tc, files_without_the_new_fields_load_without_them);
+	tcase_add_test(tc, acked_spans_follow_the_committed_offset);
+	tcase_add_test(tc, found_records_are_kept_in_order_and_taken_once);
+	tcase_add_loop_test(tc, v2_bad_acked_falls_back_to_bak, 0,
+	    (int)ARRAY_SIZE(bad_new_fields));
+	tcase_add_test(tc, v2_bad_run_falls_back_to_bak);
 	suite_add_tcase(s, tc);
 	return s;
 }

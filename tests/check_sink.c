@@ -76,6 +76,10 @@ struct done {
 	bool		 delivered;
 	size_t		 nrecs;
 	size_t		 nsegs;		/* its ranges, those it took included */
+	size_t		 nacked;	/* spans kept of batches it took */
+	uint64_t	 acked_start;	/* the first of them */
+	uint64_t	 acked_end;
+	bool		 uncertain;
 };
 
 enum wait_for { W_REQS, W_DONE, W_ANSWERED, W_SETTLED };
@@ -389,6 +393,12 @@ on_done(struct batch *b, bool delivered, void *arg)
 	d->delivered = delivered;
 	d->nrecs = b->nrecs;
 	d->nsegs = b->nsegs;
+	d->nacked = b->nacked;
+	if (b->nacked > 0) {
+		d->acked_start = b->acked[0].start;
+		d->acked_end = b->acked[0].end;
+	}
+	d->uncertain = b->uncertain;
 	batch_free(b);
 	update();
 }
@@ -421,7 +431,8 @@ mk_batch(const char *tag, size_t n)
 	seg = batch_add_seg(b, 1, FILE_NAME, 7);
 	for (i = 0; i < n; i++) {
 		snprintf(rec, sizeof(rec), "%s%zu", tag, i);
-		batch_add(b, rec, strlen(rec), "k", seg, i * REC_BYTES);
+		batch_add(b, rec, strlen(rec), "k", seg, i * REC_BYTES,
+		    (i + 1) * REC_BYTES);
 	}
 	return b;
 }
@@ -459,7 +470,8 @@ unless_set(const char *extra, const char *key, const char *line)
 static void
 start(const char *extra)
 {
-	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL, false };
+	struct sink_cbs	 cbs = { on_done, on_ended, on_halt, NULL, NULL,
+	    false };
 	char		 ini[PATH_MAX], err[512], *text;
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");
@@ -767,6 +779,72 @@ START_TEST(failed_records_ride_in_the_next_request)
 }
 END_TEST
 
+static void
+on_floor(int32_t part, int64_t last, void *arg)
+{
+	int64_t	*v = arg;
+
+	if (part == 0)
+		*v = last;
+}
+
+/* The floor of partition 0 as the sink gives it now (-3: none). */
+static int64_t
+floor0(void)
+{
+	int64_t	 v = -3;
+
+	sink_floors(h.sink, on_floor, &v);
+	return v;
+}
+
+static void
+count_batch(const struct batch *b, void *arg)
+{
+	(void)b;
+	(*(size_t *)arg)++;
+}
+
+/*
+ * A remnant riding in another request keeps what it knew: its earlier
+ * attempt (a 5xx) may have landed, so the request it rides in stays
+ * pinned below it (the floor a restart reads from) and uncertain; the
+ * records it had acknowledged stay known (spans of the taker) when that
+ * request is cancelled; it leaves the sink's list of batches.
+ */
+START_TEST(a_rider_keeps_its_pin_acks_and_uncertainty)
+{
+	size_t	 n = 0;
+
+	start("streamId = sid1\nmaxInFlightRequests = 1\n"
+	    "retryInitialBackoffMillis = 200\nretryMaxBackoffMillis = 200\n");
+	submit("z", 1);
+	reply_put(0, "-");			/* partition 0 at 0 */
+	wait_done(1);
+	ck_assert_int_eq(floor0(), 0);
+	submit("a", 4);
+	reply(1, 503, "{\"errorCode\":\"DIS.5000\"}");
+	wait_reqs(3);				/* a again, pinned at 0 */
+	ck_assert_str_eq(records_of(2), "a0 a1 a2 a3");
+	reply_put(2, "- DIS.4303 - DIS.5000");	/* acknowledged up to 2 */
+	wait_answered();
+	submit("b", 3);
+	ck_assert_str_eq(records_of(3), "a1 a3 b0 b1 b2");
+	sink_each(h.sink, count_batch, &n);
+	ck_assert_uint_eq(n, 1);		/* the remnant left the list */
+	ck_assert_int_eq(floor0(), 0);		/* not b's own pin, 2 */
+	ck_assert(sink_uncertain(h.sink));
+	sink_cancel(h.sink);
+	reply_err(3, HTTP_ERR_CANCELLED, "cancelled");
+	wait_done(2);
+	ck_assert_str_eq(done_list(), "z0:delivered a1:undelivered");
+	ck_assert_uint_eq(h.done[1].nacked, 2);	/* a0 and a2 */
+	ck_assert_uint_eq(h.done[1].acked_start, 0);
+	ck_assert_uint_eq(h.done[1].acked_end, REC_BYTES);
+	ck_assert(h.done[1].uncertain);
+}
+END_TEST
+
 /* A remnant that does not fit the next request keeps its backoff and goes
  * on its own: maxBufferSizeRecords holds for every request. */
 START_TEST(failed_records_that_do_not_fit_wait_for_their_backoff)
@@ -1056,6 +1134,7 @@ sink_suite(void)
 	tcase_add_test(tc, lone_record_still_too_large_is_dead_lettered);
 	tcase_add_test(tc, failed_records_are_resent_alone);
 	tcase_add_test(tc, failed_records_ride_in_the_next_request);
+	tcase_add_test(tc, a_rider_keeps_its_pin_acks_and_uncertainty);
 	tcase_add_test(tc,
 	    failed_records_that_do_not_fit_wait_for_their_backoff);
 	tcase_add_test(tc, unparsable_reply_resends_the_request);

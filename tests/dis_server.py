@@ -144,6 +144,9 @@ Faults (CLI --name or POST /_test/faults {"name": value}):
                              fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
                              PutRecords only
+  deny_reads                 GetCursor and GetRecords answer 403 DIS.4116
+                             (keys without read permission: the RBAC
+                             error of section 4), after authentication
   short_replies, html_replies  the next N PutRecords are accepted, but
                              answered 200 with the reply's last entry
                              left out, or with an HTML page
@@ -760,6 +763,7 @@ FAULT_KNOBS = {
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
     "put_latency_ms": int, "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
+    "deny_reads": bool,
     "write_limit_bytes": int,
     "app_quota": int, "accept_portless_host": bool,
     "short_replies": int, "html_replies": int,
@@ -819,6 +823,7 @@ class State:
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
             "records_per_get": args.records_per_get,
+            "deny_reads": args.deny_reads,
             "write_limit_bytes": args.write_limit_bytes,
             "app_quota": args.app_quota,
             "accept_portless_host": args.accept_portless_host,
@@ -1986,6 +1991,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if op in APP_OPS or op in CHECKPOINT_OPS:
                 return app_op(state, op, name, query, headers, body)
             if op in ("GetCursor", "GetRecords"):
+                if f["deny_reads"]:
+                    raise dis_error(403, "DIS.4116", "The user has no "
+                                    "permission to perform this operation.")
                 op_fn = get_cursor if op == "GetCursor" else get_records
                 obj, summary = op_fn(state, query)
                 return 200, obj, summary
@@ -2170,6 +2178,7 @@ def parse_args(argv):
         p.add_argument("--" + k, type=float, default=0.0)
     p.add_argument("--latency-ms", type=int, default=0)
     p.add_argument("--outage", action="store_true")
+    p.add_argument("--deny-reads", action="store_true")
     p.add_argument("--max-request-bytes", type=int)
     p.add_argument("--ack-only", action="store_true")
     p.add_argument("--cursor-ttl-ms", type=int, default=0)

@@ -947,6 +947,13 @@ def online_download(cl, o):
         "GET", path, [], b"", sk="wrong"))
     check("GetCursor with a bad signature -> 441", st == 441, (st, obj))
 
+    set_faults(cl, deny_reads=True)
+    st_c, obj_c = dl_cursor(cl, o, "0", "TRIM_HORIZON")
+    st_r, obj_r = dl_read(cl, o, cur)
+    check("deny_reads: GetCursor and GetRecords -> 403 DIS.4116",
+          st_c == 403 and err_code(obj_c) == "DIS.4116" and st_r == 403 and
+          err_code(obj_r) == "DIS.4116", (st_c, obj_c, st_r, obj_r))
+    set_faults(cl, deny_reads=False)
     set_faults(cl, cursor_ttl_ms=1)
     time.sleep(0.05)
     st, obj = dl_read(cl, o, cur)

@@ -18,21 +18,37 @@
  * frees the flows, and runs the loop until every handle is closed.  Checks
  * run only after a flow's event (a request ended, --once drained),
  * deferred to one idle turn: a waiting agent sleeps.
+ *
+ * Every save also writes what a restart needs not to send anything twice:
+ * per file the bytes acknowledged past its committed offset (the flows
+ * publish them into the registry first; a batch cancelled undelivered
+ * leaves its acknowledged records in its files' skip plans), and in the
+ * header how the run stands (struct reg_run): the sequence-number floors
+ * of each stream, the time until which a request it sent may still land
+ * (the lease: a PutRecords goes out only while the state on disk covers
+ * it, else a save comes first), and, only in the last save of a stop that
+ * left nothing on the wire or in doubt, the clean mark that tells the next
+ * start it need not read anything back.  A start without the mark, after
+ * a crash, reads the streams back first (dedupe.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uv.h>
 
 #include "agent/agent.h"
 #include "agent/agent_int.h"
+#include "agent/dedupe.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/notify.h"
@@ -40,8 +56,13 @@
 #include "dis/disapi.h"
 #include "dis/ecsmeta.h"
 #include "dis/http.h"
+#include "records/keyid.h"
 #include "files/spool.h"
 #include "state/registry.h"
+
+/* A save covers the requests of the next LEASE_MS (and their timeout). */
+#define LEASE_MS	10000
+#define LEASE_SLACK_MS	1000
 
 static int	start_flows(struct agent *);
 
@@ -128,14 +149,185 @@ open_client(struct agent *a)
 
 static void	on_save_timer(uv_timer_t *);
 
+static int	save_state_as(struct agent *, bool, bool);
+
+/* --- what a restart needs ---------------------------------------------- */
+
+struct floors {
+	struct reg_stream *st;
+};
+
+static void
+add_floor(int32_t part, int64_t last, void *arg)
+{
+	struct floors	*fl = arg;
+
+	reg_stream_put(fl->st, part, last);
+}
+
+/* The stream called key in run, added when new. */
+static struct reg_stream *
+run_stream(struct reg_run *run, const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < run->nstreams; i++)
+		if (strcmp(run->streams[i].name, key) == 0)
+			return &run->streams[i];
+	run->streams = xrealloc(run->streams,
+	    (run->nstreams + 1) * sizeof(*run->streams));
+	memset(&run->streams[run->nstreams], 0, sizeof(*run->streams));
+	run->streams[run->nstreams].name = xstrdup(key);
+	return &run->streams[run->nstreams++];
+}
+
+/*
+ * The state file's floors of the run before, for the partitions of st
+ * this run knows nothing of, or all of them while records that run's
+ * restart read found are not read past yet (a crash now must find them
+ * again).
+ */
+static void
+keep_prev(struct agent *a, struct reg_stream *st, bool pending)
+{
+	const struct reg_stream *ps;
+	size_t		 i;
+
+	ps = reg_run_stream(a->prev_run, st->name);
+	for (i = 0; ps != NULL && i < ps->n; i++)
+		if (pending || reg_stream_get(st, ps->seq[i].part) ==
+		    REG_SEQ_NONE)
+			reg_stream_put(st, ps->seq[i].part, ps->seq[i].last);
+}
+
+/*
+ * Before a save: every flow publishes what is delivered past its files'
+ * offsets, and the header gets the run's state.  clean: the last save of
+ * a stop, which is clean only if nothing may have landed unacknowledged.
+ */
+static void
+prepare_save(struct agent *a, bool clean)
+{
+	struct reg_run	*run;
+	struct floors	 fl;
+	struct flow	*f;
+	size_t		 i;
+	bool		 pending;
+
+	if (!a->took_run) {
+		a->prev_run = registry_take_run(a->reg);
+		a->took_run = true;
+	}
+	run = xcalloc(1, sizeof(*run));
+	run->saved_ms = wall_ms();
+	run->land_by_ms = run->saved_ms + LEASE_MS +
+	    a->conf->socket_timeout_s * 1000;
+	run->clean = clean;
+	for (i = 0; i < a->nflows + a->ngoing; i++) {
+		f = i < a->nflows ? a->flows[i] : a->going[i - a->nflows];
+		flow_publish(f);
+		fl.st = run_stream(run, flow_stream_key(f));
+		flow_floors(f, add_floor, &fl);
+		pending = flow_restart_pending(f);
+		keep_prev(a, fl.st, pending);
+		if (flow_uncertain(f) || pending)
+			run->clean = false;
+	}
+	/* No flow yet (the restart's read is under way): the floors stay as
+	 * they were, for the next start. */
+	for (i = 0; a->nflows + a->ngoing == 0 && a->prev_run != NULL &&
+	    i < a->prev_run->nstreams; i++) {
+		fl.st = run_stream(run, a->prev_run->streams[i].name);
+		keep_prev(a, fl.st, true);
+	}
+	registry_set_run(a->reg, run);
+}
+
+/*
+ * A PutRecords of f is about to go out: if the state on disk does not
+ * cover its landing (LEASE_MS after the last save, plus its timeout) or
+ * has no floors of its stream yet, save now, so that a restart after a
+ * crash reads back far enough.  Only the
+ * registry is written: no flow is told (this runs inside a flow's call).
+ */
+static void
+count_floor(int32_t part, int64_t last, void *arg)
+{
+	(void)part;
+	(void)last;
+	++*(size_t *)arg;
+}
+
+/* Whether the state on disk has floors for f's stream, or f has none to
+ * give (a streamId flow before its first acknowledgement). */
+static bool
+floors_saved(struct agent *a, const struct flow *f)
+{
+	const struct reg_stream *st;
+	size_t		 n = 0;
+
+	st = reg_run_stream(registry_run(a->reg), flow_stream_key(f));
+	if (st != NULL && st->n > 0)
+		return true;
+	flow_floors(f, count_floor, &n);
+	return n == 0;
+}
+
+static void
+lease(struct agent *a, const struct flow *f)
+{
+	int64_t	 now = wall_ms();
+	uint64_t t0 = mono_ms();
+	bool	 covered, known;
+
+	if (a->state == AGENT_FINISHING || a->saving)
+		return;
+	/* The stream's floors must be on disk before its first request:
+	 * a save made before its stream was described had none. */
+	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
+	    a->land_by_ms && floors_saved(a, f);
+	/* A new file's records can be found only through its entry; a save
+	 * for it waits as long as the save timer would (a state of many
+	 * files is slow to write), and what goes meanwhile is resent after
+	 * a crash. */
+	known = !registry_unsaved_entries(a->reg) || t0 - a->saved_ms <
+	    MAX((uint64_t)a->conf->checkpoint_interval_ms,
+	    20 * a->save_cost_ms);
+	if (covered && known)
+		return;
+	a->saving = true;
+	prepare_save(a, false);
+	if (registry_save(a->reg, true) == 0) {
+		a->land_by_ms = registry_run(a->reg)->land_by_ms;
+		a->saved_ms = t0;
+	}
+	a->save_cost_ms = mono_ms() - t0;
+	a->saving = false;
+}
+
 int
 agent_save_state(struct agent *a, bool force)
+{
+	return save_state_as(a, force, false);
+}
+
+static int
+save_state_as(struct agent *a, bool force, bool clean)
 {
 	uint64_t	 t0 = mono_ms();
 	size_t		 i;
 	int		 rc;
+	bool		 writes;
 
+	a->saving = true;
+	prepare_save(a, clean);
+	writes = force || registry_dirty(a->reg);
 	rc = registry_save(a->reg, force);
+	a->saving = false;
+	if (rc == 0 && writes) {
+		a->land_by_ms = registry_run(a->reg)->land_by_ms;
+		a->saved_ms = t0;
+	}
 	a->save_cost_ms = mono_ms() - t0;
 	if (rc != 0) {
 		log_error("state not saved; will retry");
@@ -173,7 +365,7 @@ on_registry_dirty(void *arg)
 	struct agent	*a = arg;
 	uint64_t	 delay;
 
-	if (a->state == AGENT_FINISHING ||
+	if (a->state == AGENT_FINISHING || a->saving ||
 	    uv_is_active((uv_handle_t *)&a->save_timer))
 		return;
 	delay = MAX((uint64_t)a->conf->checkpoint_interval_ms,
@@ -377,6 +569,10 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 {
 	struct agent	*a = arg;
 
+	if (ev == FLOW_SENDING) {
+		lease(a, f);
+		return;
+	}
 	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
 		log_error("--once: cannot deliver flow [%s]: %s",
 		    flow_name(f), reason);
@@ -407,8 +603,10 @@ agent_on_stop_timer(uv_timer_t *t)
 	}
 	n = inflight(a);
 	log_warn("shutdown: %zu request%s in flight did not finish within "
-	    "%lld ms; their records will be sent again at the next start",
-	    n, n == 1 ? "" : "s", a->conf->shutdown_timeout_ms);
+	    "%lld ms; the next start reads back which of their records "
+	    "landed (dedupeOnRestart = %s) and sends the rest again", n,
+	    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
+	    a->conf->dedupe_on_restart);
 	agent_finish(a);
 }
 
@@ -497,8 +695,10 @@ on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING) {
-		log_warn("second signal: exiting now; in-flight records will "
-		    "be sent again at the next start");
+		log_warn("second signal: exiting now; the next start reads "
+		    "back which records in flight landed (dedupeOnRestart = "
+		    "%s) and sends the rest again",
+		    a->conf->dedupe_on_restart);
 		(void)agent_save_state(a, true);
 		exit(0);
 	}
@@ -536,6 +736,22 @@ http_closed(void *arg)
 	free_flows(a);
 }
 
+/* Say how the stop left the state: a next start resends nothing, or reads
+ * back first. */
+static void
+log_clean(struct agent *a)
+{
+	const struct reg_run *run = registry_run(a->reg);
+
+	if (run != NULL && run->clean)
+		log_info("state saved as a clean stop: the next start sends "
+		    "nothing twice");
+	else
+		log_info("state saved; records on the wire or without a reply "
+		    "may have landed: the next start reads them back first "
+		    "(dedupeOnRestart = %s)", a->conf->dedupe_on_restart);
+}
+
 /* Cancel what is left, spool, save, and close every handle. */
 void
 agent_finish(struct agent *a)
@@ -558,12 +774,13 @@ agent_finish(struct agent *a)
 		flow_cancel(a->going[i]);
 	agent_spool_flows(a, a->flows, a->nflows);
 	agent_spool_flows(a, a->going, a->ngoing);
-	if (agent_save_state(a, true) != 0 && a->once) {
+	if (save_state_as(a, true, true) != 0 && a->once) {
 		log_error("--once: the state could not be saved to %s; the "
 		    "next run sends again what this one delivered",
 		    a->conf->checkpoint_file);
 		a->exit_code = 1;
 	}
+	log_clean(a);
 	report(a);
 	write_metrics(a);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
@@ -650,8 +867,20 @@ start_handles(struct agent *a)
 struct flow *
 agent_make_flow(struct agent *a, const struct conf_flow *fc)
 {
-	return flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
+	struct flow	*f;
+
+	f = flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
 	    a->once, on_flow_event, a);
+	if (agent_id_key(a) != NULL)
+		flow_set_agent_key(f, agent_id_key(a));
+	return f;
+}
+
+const struct hash_key *
+agent_id_key(const struct agent *a)
+{
+	return strcmp(a->conf->dedupe_on_restart, "auto") == 0 ?
+	    &a->agent_key : NULL;
 }
 
 static int
@@ -671,6 +900,42 @@ start_flows(struct agent *a)
 			return rc;
 	}
 	return 0;
+}
+
+/* This agent's key for record ids: the host and the state file. */
+static void
+agent_key(struct agent *a)
+{
+	char	 mid[128] = "", host[256] = "";
+	FILE	*fp;
+
+	fp = fopen("/etc/machine-id", "r");
+	if (fp != NULL) {
+		if (fgets(mid, sizeof(mid), fp) == NULL)
+			mid[0] = '\0';
+		mid[strcspn(mid, "\n")] = '\0';
+		fclose(fp);
+	}
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	keyid_agent(mid, host, a->conf->checkpoint_file, &a->agent_key);
+}
+
+/*
+ * After a crash, before any flow reads: which records of the crashed run
+ * landed (dedupe.h).  A signal meanwhile stops the agent as usual.
+ */
+static void
+read_back(struct agent *a)
+{
+	struct dedupe	*d;
+
+	if (a->state == AGENT_FINISHING)
+		return;
+	d = dedupe_start(&a->loop, a->api, a->conf, a->reg, &a->agent_key);
+	while (!dedupe_done(d) && a->state != AGENT_FINISHING)
+		uv_run(&a->loop, UV_RUN_ONCE);
+	dedupe_free(d);
 }
 
 /*
@@ -747,6 +1012,8 @@ agent_run(struct conf **confp, const char *path, bool once)
 	while (a.meta != NULL && !ecsmeta_answered(a.meta) &&
 	    a.state != AGENT_FINISHING)
 		uv_run(&a.loop, UV_RUN_ONCE);
+	agent_key(&a);
+	read_back(&a);
 	/* (A signal while waiting has started agent_finish() already.) */
 	rc = a.state == AGENT_FINISHING ? 0 : start_flows(&a);
 	if (rc != 0) {
@@ -762,6 +1029,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	if (uv_loop_close(&a.loop) != 0)
 		log_warn("event loop closed with handles still open");
 	registry_free(a.reg);
+	reg_run_free(a.prev_run);
 	free(a.flows);
 	free(a.old_http);
 	while (a.nretired > 0)

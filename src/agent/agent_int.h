@@ -14,7 +14,10 @@
 #include <uv.h>
 
 #include "agent/progress.h"
+#include "base/hash.h"
 #include "base/util.h"
+
+struct reg_run;
 
 struct conf;
 struct conf_flow;
@@ -73,6 +76,12 @@ struct agent {
 	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
 	struct progress	 progress;
+	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
+	struct reg_run	*prev_run;	/* the state file's, once replaced */
+	int64_t		 land_by_ms;	/* what the state on disk covers */
+	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
+	bool		 took_run;	/* prev_run is taken */
+	bool		 saving;	/* in a save: no other, no timer */
 };
 
 /* agent.c */
@@ -92,6 +101,8 @@ void		 agent_on_stop_timer(uv_timer_t *);
 void		 agent_spool_flows(struct agent *, struct flow **v, size_t n);
 /* A new flow of the current conf (not started), wired to the agent. */
 struct flow	*agent_make_flow(struct agent *, const struct conf_flow *);
+/* The agent key for a flow's record ids (dedupeOnRestart = auto), or NULL. */
+const struct hash_key *agent_id_key(const struct agent *);
 
 /* agent_reload.c */
 /* SIGHUP: read the configuration again and carry the reload out. */

@@ -139,6 +139,8 @@ plan_flows(struct agent *a, struct reload_plan *p, struct flow ***added,
 		f = a->flows[i];
 		if (reload_flow(p, flow_fc(f), flow_ready(f), &succ) ==
 		    RELOAD_KEPT) {
+			/* dedupeOnRestart, for the records read from now. */
+			flow_set_agent_key(f, agent_id_key(a));
 			add_flow(&live, &n, f);
 			continue;
 		}

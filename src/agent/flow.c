@@ -21,16 +21,20 @@
 #include "agent/flow.h"
 #include "agent/source.h"
 #include "base/closer.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
+#include "files/files.h"
 #include "records/convert.h"
 #include "records/deadletter.h"
 #include "records/filter.h"
 #include "records/framer.h"
+#include "records/keyid.h"
 #include "records/partkey.h"
 #include "records/ratelimit.h"
 #include "records/reccodec.h"
+#include "state/registry.h"
 #include "sink/batch.h"
 #include "sink/sink.h"
 
@@ -75,6 +79,15 @@ struct flow {
 	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
 	struct buf	 codec_out;	/* the record as it goes on the wire */
 	struct partkey	*pk;
+	struct hash_key	 agent_key;	/* keyid.h */
+	uint64_t	 kid_origin;	/* the file part of the ids of */
+	uint64_t	 kid_file;	/* this origin's records, for good */
+	bool		 kid_fixed;
+	bool		 ids;		/* the keys carry record ids */
+	bool		 skipped;	/* a record was skipped: a batch's range
+					   may no longer be its file's newest */
+	char		*stream_key;	/* "NAME" or "id:ID" */
+	struct registry	*reg;
 	char		 err[256];	/* why flow_start fails */
 	struct batch	*cur;		/* being filled */
 	struct buf	 key;		/* partition key being built */
@@ -183,6 +196,34 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
+/* The file part of r's record id; cached while an origin's is fixed
+ * (records of one file come in runs). */
+static bool
+record_id_file(struct flow *f, const struct source_rec *r, uint64_t *kid)
+{
+	if (f->kid_fixed && f->kid_origin == r->origin) {
+		*kid = f->kid_file;
+		return true;
+	}
+	if (!source_id_file(f->src, r, &f->agent_key, kid, &f->kid_fixed))
+		return false;
+	f->kid_origin = r->origin;
+	f->kid_file = *kid;
+	return true;
+}
+
+static int
+skip_delivered(struct flow *f, const struct source_rec *r, size_t read_len,
+    bool found)
+{
+	source_skip_known(f->src, r);
+	f->skipped = true;
+	f->m.records_read++;
+	f->m.bytes_read += read_len;
+	f->m.records_skipped[found]++;
+	return 0;
+}
+
 /*
  * The most bytes of a record before the per-record codecs, so that what
  * goes on the wire stays under the stream's record cap: the framer and
@@ -246,9 +287,13 @@ on_record(void *arg, const struct source_rec *r)
 	struct flow	*f = arg;
 	const char	*data = r->data;
 	size_t		 len = r->len, read_len = r->len;
+	uint64_t	 kid;
 	bool		 cut = false;
 	int		 seg;
 
+	/* Known delivered (the state file's spans): not sent again. */
+	if (r->known && source_known(f->src, r, NULL, 0))
+		return skip_delivered(f, r, read_len, false);
 	if (f->filt != NULL && !filter_pass(f->filt, data, len)) {
 		skip_record(f, r);
 		f->m.records_filtered++;
@@ -267,7 +312,11 @@ on_record(void *arg, const struct source_rec *r)
 	}
 	/* The key is made from the record itself (DETERMINISTIC hashes
 	 * it), as the DIS Agent does before the SDK encodes it. */
-	partkey_make(f->pk, r->name, data, len, &f->key);
+	if (f->ids && record_id_file(f, r, &kid))
+		partkey_make_id(f->pk, r->name, data, len, kid, r->off,
+		    &f->key);
+	else
+		partkey_make(f->pk, r->name, data, len, &f->key);
 	if (f->codec != NULL) {
 		/* libcrypto failing to encrypt leaves nothing safe to send;
 		 * nothing is committed, so a restart sends it again. */
@@ -279,6 +328,10 @@ on_record(void *arg, const struct source_rec *r)
 		data = f->codec_out.data;
 		len = f->codec_out.len;
 	}
+	/* Found in the stream: the data as sent, encoded (an encryption
+	 * with a fresh IV never matches: such a record is sent again). */
+	if (r->known && source_known(f->src, r, data, len))
+		return skip_delivered(f, r, read_len, true);
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
 		return 1;
@@ -292,14 +345,21 @@ on_record(void *arg, const struct source_rec *r)
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
+	/* A batch extends its range of the file only while that is the
+	 * file's newest (a skipped record may have ended it). */
 	seg = batch_seg_of(f->cur, r->origin);
+	if (seg >= 0 && f->skipped &&
+	    !source_is_newest(f->src, r, f->cur->segs[seg].range))
+		seg = -1;
 	if (seg < 0)
 		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
 		    source_push(f->src, r));
 	else
 		source_extend(f->src, r, f->cur->segs[seg].range);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    (uint16_t)seg, r->off);
+	    (uint16_t)seg, r->off, r->end);
+	if (r->known)
+		source_passed(f->src, r);
 	ratelimit_take(&f->rl, len);
 	f->m.records_read++;
 	f->m.bytes_read += read_len;
@@ -322,6 +382,29 @@ retry_cur(struct flow *f)
 		set_window(f, WINDOW_FULL);
 }
 
+static void	collect_acked(const struct batch *, void *);
+static int	acked_cmp(const void *, const void *);
+
+struct acked_list {
+	struct files_acked *v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* A batch handed back undelivered: its records acknowledged so far stay
+ * known (files_keep_acked), for the next save and a successor. */
+static void
+keep_acked(struct flow *f, const struct batch *b)
+{
+	struct acked_list l = { NULL, 0, 0 };
+
+	collect_acked(b, &l);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	source_keep_acked(f->src, l.v, l.n);
+	free(l.v);
+}
+
 /* The sink handed b back: acknowledged ranges move the commit. */
 static void
 on_batch_done(struct batch *b, bool delivered, void *arg)
@@ -332,6 +415,8 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	if (delivered && f->state != FLOW_CANCELLED)
 		for (i = 0; i < b->nsegs; i++)
 			source_ack(f->src, b->segs[i].file, b->segs[i].range);
+	else if ((b->ndone > 0 || b->nacked > 0) && f->src != NULL)
+		keep_acked(f, b);
 	batch_free(b);
 }
 
@@ -369,6 +454,14 @@ on_halt(const char *reason, void *arg)
 	struct flow	*f = arg;
 
 	f->cb(f, FLOW_HALTED, reason, f->arg);
+}
+
+static void
+on_sending(void *arg)
+{
+	struct flow	*f = arg;
+
+	f->cb(f, FLOW_SENDING, NULL, f->arg);
 }
 
 /* --- the pump ----------------------------------------------------------- */
@@ -456,13 +549,26 @@ reading_new(struct flow *f, const struct conf *conf,
 	return f->src != NULL ? 0 : -1;
 }
 
+/* What the state file says of the stream's partitions starts the sink's
+ * floors (the run before saw them; nothing of this run lands below). */
+static void
+seed_sink(struct flow *f)
+{
+	const struct reg_stream *st;
+	size_t		 i;
+
+	st = reg_run_stream(registry_run(f->reg), f->stream_key);
+	for (i = 0; st != NULL && i < st->n; i++)
+		sink_seed(f->sink, st->seq[i].part, st->seq[i].last);
+}
+
 struct flow *
 flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
     struct disapi *api, struct registry *reg, struct mem_budget *mem,
     bool once, flow_cb cb, void *arg)
 {
 	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL,
-	    once };
+	    on_sending, once };
 	struct flow	*f;
 	char		*dlq_path;
 
@@ -478,11 +584,15 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->m.stream = fc->stream_id[0] != '\0' ? fc->stream_id : fc->stream;
 	buf_init(&f->key);
 	f->pk = partkey_new(fc->partition_key_option);
+	f->reg = reg;
+	f->stream_key = fc->stream_id[0] != '\0' ?
+	    xasprintf("id:%s", fc->stream_id) : xstrdup(fc->stream);
 	dlq_path = conf_deadletter_path(conf);
 	f->dlq = deadletter_new(dlq_path);
 	free(dlq_path);
 	cbs.arg = f;
 	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
+	seed_sink(f);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->rate_timer);
@@ -613,6 +723,7 @@ flow_freed(struct closer *c)
 	buf_cleanup(&f->codec_out);
 	partkey_free(f->pk);
 	deadletter_free(f->dlq);
+	free(f->stream_key);
 	free(f);
 }
 
@@ -630,6 +741,102 @@ flow_free(struct flow *f)
 	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
 	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
 	closer_release(&f->closer);
+}
+
+/* --- what a restart needs ---------------------------------------------- */
+
+void
+flow_set_agent_key(struct flow *f, const struct hash_key *k)
+{
+	if (k == NULL) {
+		f->ids = false;
+		return;
+	}
+	f->agent_key = *k;
+	f->ids = partkey_carries_id(f->pk);
+}
+
+const char *
+flow_stream_key(const struct flow *f)
+{
+	return f->stream_key;
+}
+
+static void
+add_acked(struct acked_list *l, uint64_t file, uint64_t start, uint64_t end)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n].file = file;
+	l->v[l->n].start = start;
+	l->v[l->n++].end = end;
+}
+
+/* The records of b acknowledged so far (and those of the batches it
+ * absorbed), as bytes of their files. */
+static void
+collect_acked(const struct batch *b, void *arg)
+{
+	struct acked_list *l = arg;
+	const struct batch_rec *r;
+	size_t		 i;
+
+	for (i = 0; i < b->nacked; i++)
+		add_acked(l, b->acked[i].file, b->acked[i].start,
+		    b->acked[i].end);
+	if (b->ndone == 0)
+		return;
+	for (i = 0; i < b->nrecs; i++) {
+		r = &b->recs[i];
+		if (r->done)
+			add_acked(l, b->segs[r->seg].file, r->file_off,
+			    r->file_end);
+	}
+}
+
+static int
+acked_cmp(const void *a, const void *b)
+{
+	const struct files_acked *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void
+flow_publish(struct flow *f)
+{
+	struct acked_list l = { NULL, 0, 0 };
+
+	if (f->src == NULL)
+		return;
+	sink_each(f->sink, collect_acked, &l);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	source_publish(f->src, l.v, l.n);
+	free(l.v);
+}
+
+void
+flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
+    void *arg)
+{
+	sink_floors(f->sink, cb, arg);
+}
+
+bool
+flow_uncertain(const struct flow *f)
+{
+	return sink_inflight(f->sink) > 0 || sink_uncertain(f->sink);
+}
+
+bool
+flow_restart_pending(struct flow *f)
+{
+	return f->src != NULL && source_restart_pending(f->src);
 }
 
 /* --- transitions -------------------------------------------------------- */

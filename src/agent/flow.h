@@ -34,6 +34,13 @@ enum flow_event {
 	 */
 	FLOW_SETTLED,
 	FLOW_HALTED,	/* delivery needs the operator (reason given) */
+	/*
+	 * A PutRecords is about to go out: the state file must bound when
+	 * it can land (agent.c, the lease).  Synchronous, from inside the
+	 * flow's own calls: the receiver saves, and calls no flow function
+	 * but flow_publish and flow_floors.
+	 */
+	FLOW_SENDING,
 };
 
 typedef void	(*flow_cb)(struct flow *, enum flow_event, const char *reason,
@@ -75,6 +82,30 @@ void		 flow_cancel(struct flow *);
 /* Free everything; handles close asynchronously. */
 void		 flow_free(struct flow *);
 
+/* --- what a restart needs ---------------------------------------------- */
+
+struct hash_key;
+
+/*
+ * The agent's key for the record ids (keyid.h); without it (NULL), the
+ * keys carry no id.  Set before flow_start, or again at a reload that
+ * keeps the flow (dedupeOnRestart changed): records framed from then on
+ * follow it.
+ */
+void		 flow_set_agent_key(struct flow *, const struct hash_key *);
+/* The stream as the state file names it: "NAME", or "id:ID". */
+const char	*flow_stream_key(const struct flow *);
+/* Before a save: the files' registry entries get what is delivered past
+ * their committed offsets (files_publish). */
+void		 flow_publish(struct flow *);
+/* The sequence-number floors of its stream (sink_floors). */
+void		 flow_floors(const struct flow *,
+		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
+/* Records on the wire or left uncertain may have landed unacknowledged:
+ * a stop now is not clean. */
+bool		 flow_uncertain(const struct flow *);
+/* Records the restart's read found are not all read past yet. */
+bool		 flow_restart_pending(struct flow *);
 /* --- transitions (reload, stop) ------------------------------------------ */
 
 /* The configuration it was made from (borrowed: the agent keeps it), and

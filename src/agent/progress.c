@@ -66,6 +66,7 @@ struct sums {
 	uint64_t	 read, bytes, sent, retried, dead, truncated, unacked;
 	uint64_t	 filtered;
 	uint64_t	 tracked, done, behind, paused;
+	uint64_t	 skipped[2];
 };
 
 static void
@@ -87,6 +88,8 @@ sum(const struct metrics_flow *const *flows, size_t n, struct sums *s)
 		s->done += flows[i]->files_done;
 		s->behind += flows[i]->bytes_behind;
 		s->paused += flows[i]->paused;
+		s->skipped[0] += flows[i]->records_skipped[0];
+		s->skipped[1] += flows[i]->records_skipped[1];
 	}
 }
 
@@ -114,6 +117,14 @@ progress_report(struct progress *p, const struct metrics_flow *const *flows,
 		    "lineIncludePattern / lineExcludePattern (committed, not "
 		    "sent)", s.filtered);
 	report_failures(p, flows, n);
+	if (s.skipped[0] + s.skipped[1] != p->last_skipped) {
+		p->last_skipped = s.skipped[0] + s.skipped[1];
+		log_info("Agent: %" PRIu64 " records not sent again since the "
+		    "start, delivered before it: %" PRIu64 " acknowledged "
+		    "before the restart (the state file), %" PRIu64 " found in "
+		    "the stream by the restart read", p->last_skipped,
+		    s.skipped[0], s.skipped[1]);
+	}
 	/* Sent again (a failed record, or every record of a failed request
 	 * or of a reply that acknowledged none), apart from those DIS
 	 * rejected for good. */

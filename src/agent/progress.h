@@ -6,8 +6,9 @@
  *     [N records / N files] sent successfully to destinations. Uptime: Nms
  *   Agent: Tailing is X MB (N bytes) behind.
  *
- * plus, when something failed, the failures by code since the last report,
- * and the systemd STATUS= line.
+ * plus, when something failed, the failures by code since the last report;
+ * when a restart skipped records known delivered, how many and why (once
+ * each time the number grows); and the systemd STATUS= line.
  */
 #ifndef DISAGENT_PROGRESS_H
 #define DISAGENT_PROGRESS_H
@@ -21,6 +22,7 @@
 struct progress {
 	struct metrics_code_count last_failed[4 * METRICS_NCODES];
 	size_t		 nlast_failed;
+	uint64_t	 last_skipped;	/* records a restart skipped */
 };
 
 /* Log the progress lines for the n flows (borrowed for the call). */

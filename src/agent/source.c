@@ -123,3 +123,61 @@ source_spool(struct source *s, struct spool *sp)
 	if (s->ops->spool != NULL)
 		s->ops->spool(s, sp);
 }
+
+bool
+source_known(struct source *s, const struct source_rec *r, const char *sent,
+    size_t sentlen)
+{
+	return s->ops->known != NULL && s->ops->known(s, r, sent, sentlen);
+}
+
+void
+source_skip_known(struct source *s, const struct source_rec *r)
+{
+	if (s->ops->skip_known != NULL)
+		s->ops->skip_known(s, r);
+	else
+		s->ops->skip(s, r);
+}
+
+void
+source_passed(struct source *s, const struct source_rec *r)
+{
+	if (s->ops->passed != NULL)
+		s->ops->passed(s, r);
+}
+
+bool
+source_is_newest(struct source *s, const struct source_rec *r,
+    uint64_t range)
+{
+	return s->ops->is_newest == NULL || s->ops->is_newest(s, r, range);
+}
+
+bool
+source_id_file(struct source *s, const struct source_rec *r,
+    const struct hash_key *k, uint64_t *file, bool *fixed)
+{
+	return s->ops->id_file != NULL && s->ops->id_file(s, r, k, file,
+	    fixed);
+}
+
+void
+source_keep_acked(struct source *s, const struct files_acked *v, size_t n)
+{
+	if (s->ops->keep_acked != NULL)
+		s->ops->keep_acked(s, v, n);
+}
+
+void
+source_publish(struct source *s, const struct files_acked *v, size_t n)
+{
+	if (s->ops->publish != NULL)
+		s->ops->publish(s, v, n);
+}
+
+bool
+source_restart_pending(struct source *s)
+{
+	return s->ops->restart_pending != NULL && s->ops->restart_pending(s);
+}

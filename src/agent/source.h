@@ -32,7 +32,9 @@
 
 struct conf;
 struct conf_flow;
+struct files_acked;
 struct files_handover;
+struct hash_key;
 struct metrics_flow;
 struct registry;
 struct source;
@@ -51,6 +53,8 @@ struct source_rec {
 	uint64_t	 end;		/* its origin's watermark position just
 					   past it */
 	void		*at;		/* the source's own: what read it */
+	bool		 known;		/* a restart may know it delivered:
+					   ask source_known */
 };
 
 struct source_cbs {
@@ -88,6 +92,23 @@ struct source_ops {
 	struct files_handover *(*hand_over)(struct source *);
 	size_t		(*adopt)(struct source *, struct files_handover *);
 	void		(*spool)(struct source *, struct spool *);
+	/* A restart: what is known delivered past the committed positions
+	 * (files.h: skip plans, acknowledged spans), and record ids. */
+	bool		(*known)(struct source *, const struct source_rec *,
+			    const char *sent, size_t sentlen);
+	void		(*skip_known)(struct source *,
+			    const struct source_rec *);
+	void		(*passed)(struct source *, const struct source_rec *);
+	bool		(*is_newest)(struct source *,
+			    const struct source_rec *, uint64_t range);
+	bool		(*id_file)(struct source *, const struct source_rec *,
+			    const struct hash_key *, uint64_t *file,
+			    bool *fixed);
+	void		(*keep_acked)(struct source *,
+			    const struct files_acked *, size_t);
+	void		(*publish)(struct source *,
+			    const struct files_acked *, size_t);
+	bool		(*restart_pending)(struct source *);
 };
 
 /* The part every kind embeds first; private: use the functions below. */
@@ -156,5 +177,33 @@ struct files_handover *source_hand_over(struct source *);
 size_t		 source_adopt(struct source *, struct files_handover *h);
 /* A stop: the unread rest of the files deleted while open to sp. */
 void		 source_spool(struct source *, struct spool *sp);
+
+/*
+ * What a restart knows (issue 20; files only, false or nothing for the
+ * journal, whose cursor resends nothing).  source_known: r was delivered
+ * before the restart -- with sent NULL, inside the acknowledged spans the
+ * state file kept; else found in the stream by the restart's read with the
+ * data sent[0..sentlen-1] (as encoded).  source_skip_known: r is done
+ * without being sent, as a range of its own (never an extension of a
+ * range in flight).  source_passed: r is in a batch (the plan moves on).
+ * source_is_newest: range is still the newest of r's origin.
+ */
+bool		 source_known(struct source *, const struct source_rec *r,
+		    const char *sent, size_t sentlen);
+void		 source_skip_known(struct source *, const struct source_rec *r);
+void		 source_passed(struct source *, const struct source_rec *r);
+bool		 source_is_newest(struct source *, const struct source_rec *r,
+		    uint64_t range);
+/* The file part of r's record id (keyid.h) under the agent key k into
+ * *file, and whether it is the same for every later record of r's origin
+ * (*fixed); false when r's records carry none. */
+bool		 source_id_file(struct source *, const struct source_rec *r,
+		    const struct hash_key *k, uint64_t *file, bool *fixed);
+/* files.h: files_keep_acked, files_publish, files_restart_pending. */
+void		 source_keep_acked(struct source *, const struct files_acked *,
+		    size_t);
+void		 source_publish(struct source *, const struct files_acked *,
+		    size_t);
+bool		 source_restart_pending(struct source *);
 
 #endif

@@ -18,8 +18,10 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "files/files.h"
+#include "files/skipplan.h"
 #include "files/tailer.h"
 #include "records/framer.h"
+#include "records/keyid.h"
 
 #define READ_CHUNK	(256u * 1024)
 
@@ -36,6 +38,9 @@ struct source_files {
 	bool		 once;
 	size_t		 max_record;	/* of the read under way */
 	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
+	uint64_t	 kid_tailer;	/* the file part of the ids of */
+	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
+	uint64_t	 kid_file;
 };
 
 static struct source_files *
@@ -72,6 +77,7 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.off = start;
 	r.end = end;
 	r.at = t;
+	r.known = tailer_plan(t) != NULL;
 	return sf->cbs.record(sf->cbs.arg, &r);
 }
 
@@ -234,6 +240,99 @@ sf_skip(struct source *s, const struct source_rec *r)
 {
 	if (tailer_skip_to(r->at, r->end))
 		files_commit(sf_of(s)->files, r->at);
+	tailer_plan_passed(r->at, r->end);
+}
+
+/* --- what a restart knows (skipplan.h) ---------------------------------- */
+
+static bool
+sf_known(struct source *s, const struct source_rec *r, const char *sent,
+    size_t sentlen)
+{
+	struct skipplan	*plan = tailer_plan(r->at);
+
+	(void)s;
+	if (plan == NULL)
+		return false;
+	if (sent == NULL)
+		return skipplan_acked(plan, r->off, r->end);
+	return skipplan_found(plan, r->off, sent, sentlen);
+}
+
+/* Done already: a range of its own, so no batch in flight takes it along
+ * (were that batch not delivered, it would be sent again). */
+static void
+sf_skip_known(struct source *s, const struct source_rec *r)
+{
+	if (tailer_done_to(r->at, r->end))
+		files_commit(sf_of(s)->files, r->at);
+	tailer_plan_passed(r->at, r->end);
+}
+
+static void
+sf_passed(struct source *s, const struct source_rec *r)
+{
+	(void)s;
+	if (tailer_plan(r->at) != NULL)
+		tailer_plan_passed(r->at, r->end);
+}
+
+static bool
+sf_is_newest(struct source *s, const struct source_rec *r, uint64_t range)
+{
+	(void)s;
+	return range == tailer_last_range(r->at);
+}
+
+/*
+ * The file part of the ids of a tailer's records (keyid.h), cached:
+ * records of one file come in runs.  The head fingerprint counts once it
+ * is whole, and it is made whole as soon as the file has the bytes
+ * (instead of at the next commit), so that only records within its first
+ * headerBytesLength bytes can carry an id without it (dedupe.c relies on
+ * that to tell them from an earlier file with the same inode).
+ */
+static bool
+sf_id_file(struct source *s, const struct source_rec *r,
+    const struct hash_key *k, uint64_t *file, bool *fixed)
+{
+	struct source_files *sf = sf_of(s);
+	struct tailer	*t = r->at;
+	uint32_t	 crc, len;
+
+	tailer_head(t, &crc, &len);
+	if (len < (uint32_t)sf->fc->header_bytes && r->end > len) {
+		tailer_refresh_fingerprint(t);
+		tailer_head(t, &crc, &len);
+	}
+	if (sf->kid_tailer != tailer_id(t) || sf->kid_fplen != len) {
+		sf->kid_tailer = tailer_id(t);
+		sf->kid_fplen = len;
+		sf->kid_file = keyid_file(k, sf->fc->name, tailer_dev(t),
+		    tailer_ino(t), len == (uint32_t)sf->fc->header_bytes, crc,
+		    len);
+	}
+	*file = sf->kid_file;
+	*fixed = len == (uint32_t)sf->fc->header_bytes;
+	return true;
+}
+
+static void
+sf_keep_acked(struct source *s, const struct files_acked *v, size_t n)
+{
+	files_keep_acked(sf_of(s)->files, v, n);
+}
+
+static void
+sf_publish(struct source *s, const struct files_acked *v, size_t n)
+{
+	files_publish(sf_of(s)->files, v, n);
+}
+
+static bool
+sf_restart_pending(struct source *s)
+{
+	return files_restart_pending(sf_of(s)->files);
 }
 
 static void
@@ -341,6 +440,14 @@ static const struct source_ops files_ops = {
 	.hand_over = sf_hand_over,
 	.adopt = sf_adopt,
 	.spool = sf_spool,
+	.known = sf_known,
+	.skip_known = sf_skip_known,
+	.passed = sf_passed,
+	.is_newest = sf_is_newest,
+	.id_file = sf_id_file,
+	.keep_acked = sf_keep_acked,
+	.publish = sf_publish,
+	.restart_pending = sf_restart_pending,
 };
 
 struct source *

@@ -220,6 +220,7 @@ sj_read(struct source *s, size_t *budget, size_t max_record)
 		r.off = e.realtime;
 		r.end = sj->seq + 1;
 		r.at = sj;
+		r.known = false;
 		if (sj->cbs.record(sj->cbs.arg, &r) != 0)
 			break;		/* refused: offered again */
 		sj->seq++;

@@ -98,6 +98,9 @@ struct metrics_flow {
 	/* LOGTOJSON lines that did not match, by LOGTOJSON.unmatched:
 	 * deadletter, raw, drop (convert.h) */
 	uint64_t	 records_unmatched[3];
+	/* Records a restart did not send again, known delivered: by the
+	 * state file's acknowledged spans, by the restart's read. */
+	uint64_t	 records_skipped[2];
 	struct metrics_code_count failed[METRICS_NCODES];	/* by code */
 	size_t		 nfailed;
 	struct metrics_status_count requests[METRICS_NSTATUS]; /* by HTTP */

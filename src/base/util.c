@@ -360,6 +360,15 @@ wall_s(void)
 	return (int64_t)time(NULL);
 }
 
+int64_t
+wall_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static uint64_t	rand_state = 0x9e3779b97f4a7c15ULL;
 
 void

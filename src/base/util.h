@@ -132,9 +132,10 @@ void	 idmap_put(struct idmap *, uint64_t id, void *val);
 /* Remove id if present. */
 void	 idmap_del(struct idmap *, uint64_t id);
 
-/* Monotonic milliseconds, and wall-clock seconds. */
+/* Monotonic milliseconds, and wall-clock seconds and milliseconds. */
 uint64_t mono_ms(void);
 int64_t	 wall_s(void);
+int64_t	 wall_ms(void);
 
 /* Random numbers for jitter and partition keys (seeded once at start). */
 void	 rand_seed(uint64_t);

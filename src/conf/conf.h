@@ -113,6 +113,7 @@ struct conf {
 	long long	 spool_max_bytes;	/* spoolMaxBytes */
 	long long	 max_memory_bytes;	/* maxMemoryBytes */
 	long long	 checkpoint_ttl_days;	/* checkpointTimeToLiveDays */
+	char		*dedupe_on_restart;	/* dedupeOnRestart: auto, off */
 	bool		 compress;		/* body.compress.enabled */
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
 	char		*serialize_type;	/* body.serialize.type: json,

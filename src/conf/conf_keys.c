@@ -29,6 +29,7 @@ static const char *const serialize_words[] = { "json", "protobuf", NULL };
 static const char *const source_words[] = { "static", "ecs-metadata", NULL };
 static const char *const proxy_words[] = { "http", "https", NULL };
 static const char *const delete_words[] = { "never", "immediate", NULL };
+static const char *const dedupe_words[] = { "auto", "off", NULL };
 /* In the order of enum conf_position. */
 static const char *const position_words[] = {
 	"START_OF_FILE", "END_OF_FILE", NULL
@@ -121,6 +122,22 @@ const struct key conf_keys[] = {
 	  .help = "How long a stopping agent keeps sending buffered records, "
 	  "in milliseconds. Records not delivered by then are sent again "
 	  "after the next start." },
+	{ KS_AGENT, "dedupeOnRestart", KT_WORD, dedupe_words,
+	  .off = AOFF(dedupe_on_restart), .def = "auto",
+	  .flags = KF_RELOAD_AGENT,
+	  .help = "What a start after a crash (kill -9, power loss) does with "
+	  "what the crashed run sent after its last save of checkpointFile. "
+	  "auto: the partition keys of flows with partitionKeyOption "
+	  "RANDOM_INT carry a record id (12 characters instead of the "
+	  "number), and the start reads those records back from each "
+	  "partition after the sequence numbers the state file kept, up to "
+	  "when they could have landed; the ones this agent sent are not sent "
+	  "again. It needs read permission (GetCursor, GetRecords); without "
+	  "it, or when the stream no longer holds them, they are sent again "
+	  "and one INFO line says why. off: keys as configured, and what was "
+	  "in flight is sent again. After a clean stop nothing is read and "
+	  "nothing is sent twice either way. A reload applies a change to "
+	  "the records read after it; the read happens only at a start." },
 	{ KS_AGENT, "checkpointTimeToLiveDays", KT_INT, .min = 0,
 	  .max = 3650, .off = AOFF(checkpoint_ttl_days), .def = "7",
 	  .flags = KF_RELOAD_AGENT,
@@ -347,7 +364,9 @@ const struct key conf_keys[] = {
 	  .flags = KF_NONEMPTY,
 	  .help = "How each record's partition key is made: a comma-separated "
 	  "list of RANDOM_INT, RANDOM_DOUBLE, FILE_NAME, DETERMINISTIC or "
-	  "literal text." },
+	  "literal text. With dedupeOnRestart = auto the first RANDOM_INT is "
+	  "a record id of 12 characters (A-Z a-z 0-9 - _) that spreads the "
+	  "records over the partitions as the number does." },
 	{ KS_FLOW, "retryInitialBackoffMillis", KT_INT, .min = 1,
 	  .max = 600000, .off = FOFF(retry_initial_backoff_ms), .def = "100",
 	  .help = "First wait before a failed request is retried, in "

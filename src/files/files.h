@@ -129,6 +129,38 @@ void		 files_spool(struct files *, struct spool *);
 
 /* Refresh the registry entry of every tracked file (TTL). */
 void		 files_touch(struct files *);
+
+/* Acknowledged bytes of the file with id file (the flow's batches). */
+struct files_acked {
+	uint64_t	 file;
+	uint64_t	 start;
+	uint64_t	 end;
+};
+
+/*
+ * Before a save: write into each tracked file's registry entry the bytes
+ * past its committed offset known to be delivered, so that a restart
+ * sends none of them: the acknowledged ranges behind one that is not
+ * (the watermark), the records acknowledged in batches not done yet
+ * (acked[0..n-1], sorted by file, from the flow), and what the file's skip
+ * plan has not reached yet.
+ */
+void		 files_publish(struct files *, const struct files_acked *acked,
+		    size_t n);
+/*
+ * Whether a tailer still has records the restart's read found and it has
+ * not read past yet (until then the sequence numbers the restart read
+ * from must stay in the state file).
+ */
+bool		 files_restart_pending(struct files *);
+/*
+ * A batch was handed back undelivered (cancelled) with records of these
+ * files acknowledged (acked[0..n-1], sorted by file): their bytes go into
+ * the files' skip plans, so a save still has them, and a successor (a
+ * reload) or a spool file takes them along.
+ */
+void		 files_keep_acked(struct files *, const struct files_acked *acked,
+		    size_t n);
 /* The gauges of m: bytes_behind and files_tracked. */
 void		 files_gauges(const struct files *, struct metrics_flow *m);
 

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "conf/conf.h"
 #include "files/files_int.h"
+#include "files/skipplan.h"
 #include "files/tailer.h"
 
 struct handed {
@@ -26,6 +27,7 @@ struct handed {
 	uint64_t	 offset;	/* committed */
 	bool		 gone;
 	bool		 spool;
+	struct skipplan	*plan;		/* what is delivered past offset */
 };
 
 struct files_handover {
@@ -53,6 +55,10 @@ files_hand_over(struct files *fs)
 		d->offset = tailer_committed(k->t);
 		d->gone = k->gone;
 		d->spool = k->spool;
+		/* What was acknowledged past the committed offset goes along:
+		 * the successor does not send it again. */
+		d->plan = skipplan_add(tailer_take_plan(k->t), fs->scratch,
+		    files_collect_spans(fs, k->t), d->offset);
 	}
 	return h;
 }
@@ -74,6 +80,7 @@ files_handover_free(struct files_handover *h)
 		if (h->v[i].fd >= 0)
 			close(h->v[i].fd);
 		free(h->v[i].path);
+		skipplan_free(h->v[i].plan);
 	}
 	free(h->v);
 	free(h);
@@ -98,6 +105,9 @@ adopt_one(struct files *fs, struct handed *d)
 	t = tailer_open_fd(d->fd, d->path, &st, d->offset,
 	    (uint32_t)fs->fc->header_bytes, fs->fr);
 	d->fd = -1;
+	tailer_set_plan(t, d->plan);
+	d->plan = NULL;
+	fs->plans = fs->plans || tailer_plan(t) != NULL;
 	k = files_link(fs, t, d->spool || deleted || !matches);
 	if (d->spool) {
 		k->spool = true;

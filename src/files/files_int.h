@@ -47,6 +47,7 @@ struct tracked {
 	bool		 seen : 1;	/* found by the current scan */
 	bool		 truncate_pending : 1; /* after in-flight ranges settle */
 	bool		 vanished : 1;	/* parked, and its path lost it */
+	bool		 spans_saved : 1; /* its entry has acknowledged spans */
 	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
 
@@ -103,6 +104,9 @@ struct files {
 	bool		 once;
 	bool		 warned_fds;
 	bool		 warned_dir;
+	bool		 plans;		/* a tailer may have a skip plan */
+	struct reg_span	*scratch;	/* files_publish's */
+	size_t		 nscratch;
 	files_cb	 readable;
 	void		*arg;
 };
@@ -139,6 +143,11 @@ enum track_result files_track_at(struct files *, const char *,
 void	files_restart(struct files *, struct tracked *, const char *);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
 struct tracked *files_link(struct files *, struct tailer *, bool);
+void	files_attach_plan(struct files *, struct tailer *, const char *,
+	    const struct stat *, uint64_t, bool);
+/* t's acknowledged spans past its committed offset (its watermark's and
+ * its plan's) into fs->scratch, merged; how many. */
+size_t	files_collect_spans(struct files *, struct tailer *);
 bool	files_tracks(struct files *, uint64_t, uint64_t);
 
 /* files_spool.c */

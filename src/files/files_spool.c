@@ -50,6 +50,9 @@ register_spool(struct files *fs, struct tailer *t, const struct spool_kept *kp)
 	    tailer_committed(t));
 	e->size = kp->end;
 	registry_set_spool(fs->reg, e, kp->file, tailer_dev(t), tailer_ino(t));
+	/* The spool file keeps the original's offsets: what was
+	 * acknowledged past the committed one is not sent from it. */
+	registry_set_acked(fs->reg, e, fs->scratch, files_collect_spans(fs, t));
 }
 
 static void
@@ -155,6 +158,7 @@ open_spool(struct files *fs, const struct reg_entry *e, const char **why)
 	}
 	/* Its records carry the original's name, as its offsets. */
 	tailer_rename(t, e->path);
+	files_attach_plan(fs, t, e->spool->file, &st, e->offset, true);
 	return t;
 }
 

@@ -14,6 +14,7 @@
 
 #include "base/crc32.h"
 #include "base/log.h"
+#include "files/skipplan.h"
 #include "files/tailer.h"
 #include "files/watermark.h"
 #include "files/zsource.h"
@@ -37,6 +38,7 @@ struct tailer {
 	struct watermark wm;		/* committed = wm.committed */
 	struct framer_state fs;		/* records across reads */
 	struct zsource	*z;		/* a compressed file: read through it */
+	struct skipplan	*plan;		/* what a restart skips, or NULL */
 };
 
 static uint64_t	next_id;
@@ -186,6 +188,7 @@ tailer_free(struct tailer *t)
 	zsource_free(t->z);
 	if (t->fd >= 0)
 		close(t->fd);
+	skipplan_free(t->plan);
 	wm_cleanup(&t->wm);
 	framer_state_cleanup(&t->fs);
 	free(t->path);
@@ -660,6 +663,9 @@ tailer_restart(struct tailer *t, const struct framer *fr)
 	wm_reset(&t->wm, 0);
 	t->fp_len = 0;
 	tailer_refresh_fingerprint(t);
+	/* What was delivered was the old content's. */
+	skipplan_free(t->plan);
+	t->plan = NULL;
 }
 
 uint64_t
@@ -689,7 +695,57 @@ tailer_skip_to(struct tailer *t, uint64_t end)
 size_t
 tailer_memory(const struct tailer *t)
 {
-	return t->wm.cap * sizeof(*t->wm.r) + framer_state_memory(&t->fs);
+	return t->wm.cap * sizeof(*t->wm.r) + framer_state_memory(&t->fs) +
+	    (t->plan != NULL ? skipplan_memory(t->plan) : 0);
+}
+
+uint64_t
+tailer_last_range(const struct tailer *t)
+{
+	return wm_last_id(&t->wm);
+}
+
+bool
+tailer_done_to(struct tailer *t, uint64_t end)
+{
+	return wm_done_to(&t->wm, end);
+}
+
+size_t
+tailer_spans(const struct tailer *t, struct reg_span *out, size_t max)
+{
+	return wm_spans(&t->wm, out, max);
+}
+
+void
+tailer_set_plan(struct tailer *t, struct skipplan *p)
+{
+	skipplan_free(t->plan);
+	t->plan = p;
+}
+
+struct skipplan *
+tailer_plan(const struct tailer *t)
+{
+	return t->plan;
+}
+
+struct skipplan *
+tailer_take_plan(struct tailer *t)
+{
+	struct skipplan	*p = t->plan;
+
+	t->plan = NULL;
+	return p;
+}
+
+void
+tailer_plan_passed(struct tailer *t, uint64_t off)
+{
+	if (t->plan != NULL && skipplan_done(t->plan, off)) {
+		skipplan_free(t->plan);
+		t->plan = NULL;
+	}
 }
 
 size_t

@@ -20,6 +20,8 @@
 #include "base/util.h"
 #include "records/framer.h"
 
+struct reg_span;
+struct skipplan;
 struct tailer;
 
 /*
@@ -162,6 +164,29 @@ bool		 tailer_ack(struct tailer *, uint64_t id);
 bool		 tailer_skip_to(struct tailer *, uint64_t end);
 /* Ranges pushed and not yet committed. */
 size_t		 tailer_pending(const struct tailer *);
+/* The id of the newest range (UINT64_MAX: none): a batch extends a range
+ * only while it is the newest. */
+uint64_t	 tailer_last_range(const struct tailer *);
+/*
+ * The bytes up to end were delivered before a restart (a record its skip
+ * plan skips): done, without a record (watermark.h, wm_done_to); true
+ * when the committed offset moved.
+ */
+bool		 tailer_done_to(struct tailer *, uint64_t end);
+/* The acknowledged ranges past the committed offset (wm_spans). */
+size_t		 tailer_spans(const struct tailer *, struct reg_span *out,
+		    size_t max);
+
+/* --- what a restart skips (skipplan.h) -------------------------------- */
+
+/* The plan (steals; NULL: none), replacing any other. */
+void		 tailer_set_plan(struct tailer *, struct skipplan *);
+/* The plan, borrowed, or NULL (nearly always). */
+struct skipplan	*tailer_plan(const struct tailer *);
+/* Free the plan once nothing at or after off is left in it. */
+void		 tailer_plan_passed(struct tailer *, uint64_t off);
+/* The plan, taken (new; NULL: none). */
+struct skipplan	*tailer_take_plan(struct tailer *);
 /* Heap bytes it holds besides itself: the ring and the framing state. */
 size_t		 tailer_memory(const struct tailer *);
 /*

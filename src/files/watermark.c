@@ -7,6 +7,7 @@
 
 #include "base/util.h"
 #include "files/watermark.h"
+#include "state/registry.h"
 
 void
 wm_init(struct watermark *w, uint64_t committed)
@@ -96,6 +97,59 @@ wm_ack(struct watermark *w, uint64_t id)
 		moved = true;
 	}
 	return moved;
+}
+
+bool
+wm_done_to(struct watermark *w, uint64_t end)
+{
+	struct wm_range	*r;
+
+	if (w->n == 0) {
+		if (end <= w->committed)
+			return false;
+		w->committed = end;
+		return true;
+	}
+	r = &w->r[(w->head + w->n - 1) % w->cap];
+	if (end <= r->end)
+		return false;
+	if (r->done) {
+		r->end = end;
+		return false;
+	}
+	(void)wm_push(w, end);
+	w->r[(w->head + w->n - 1) % w->cap].done = true;
+	return false;
+}
+
+uint64_t
+wm_last_id(const struct watermark *w)
+{
+	return w->n > 0 ? w->base + w->n - 1 : UINT64_MAX;
+}
+
+size_t
+wm_spans(const struct watermark *w, struct reg_span *out, size_t max)
+{
+	const struct wm_range *r;
+	uint64_t	 start = w->committed;
+	size_t		 i, n = 0;
+
+	for (i = 0; i < w->n; i++) {
+		r = &w->r[(w->head + i) % w->cap];
+		if (r->done && r->end > start) {
+			if (n > 0 && out[n - 1].end == start)
+				out[n - 1].end = r->end;
+			else if (n < max) {
+				out[n].start = start;
+				out[n++].end = r->end;
+			} else
+				break;
+		}
+		if (r->end > start)
+			start = r->end;
+	}
+	return n;
 }
 
 size_t

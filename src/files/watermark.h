@@ -56,6 +56,29 @@ bool		wm_skip_to(struct watermark *, uint64_t end);
  */
 bool		wm_ack(struct watermark *, uint64_t id);
 
+/*
+ * Bytes after the newest range (or the committed offset) up to end were
+ * delivered before (a record a restart skips, its bytes acknowledged by
+ * the run before): the newest range grows to end when it is done, else a
+ * new range, done already, ends at end; with no range pending the
+ * committed offset moves to end.  Never extends a range in flight, whose
+ * records may still have to be sent again.  True when the committed
+ * offset moved.
+ */
+bool		wm_done_to(struct watermark *, uint64_t end);
+
+/* The id of the newest range, or UINT64_MAX with none pending. */
+uint64_t	wm_last_id(const struct watermark *);
+
+/*
+ * The acknowledged ranges past the committed offset (behind one that is
+ * not), adjacent ones merged, into out[0..max-1], nearest first; returns
+ * how many.  Each starts where the range before it ends.
+ */
+struct reg_span;
+size_t		wm_spans(const struct watermark *, struct reg_span *out,
+		    size_t max);
+
 /* Ranges pushed and not yet committed. */
 size_t		wm_pending(const struct watermark *);
 

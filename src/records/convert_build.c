@@ -515,15 +515,6 @@ build_meta(struct build *b)
 	return 0;
 }
 
-static int64_t
-wall_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool
 has(const struct convert *c, enum step_kind k)
 {

@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "records/keyid.h"
 #include "records/partkey.h"
 
 enum part {
@@ -28,6 +29,7 @@ struct part_tok {
 struct partkey {
 	struct part_tok	*toks;
 	size_t		 n;
+	size_t		 id_tok;	/* the first RANDOM_INT, or n: none */
 };
 
 static enum part
@@ -59,6 +61,9 @@ partkey_new(const char *option)
 		    xstrdup(tok) : NULL;
 		pk->n++;
 	}
+	for (pk->id_tok = 0; pk->id_tok < pk->n; pk->id_tok++)
+		if (pk->toks[pk->id_tok].kind == PART_RANDOM_INT)
+			break;
 	return pk;
 }
 
@@ -103,34 +108,76 @@ add_uint(struct buf *b, unsigned v)
 	buf_add(b, d + i, sizeof(d) - i);
 }
 
-void
-partkey_make(const struct partkey *pk, const char *path, const void *data,
-    size_t len, struct buf *out)
+/* Token i of the key; id: the record id, or NULL. */
+static void
+add_tok(const struct partkey *pk, size_t i, const char *path,
+    const void *data, size_t len, const char *id, struct buf *out)
 {
 	const char	*base;
+
+	switch (pk->toks[i].kind) {
+	case PART_RANDOM_INT:
+		if (id != NULL && i == pk->id_tok)
+			buf_add(out, id, KEYID_LEN);
+		else
+			add_uint(out, (unsigned)(rand_u64() % 1000000));
+		break;
+	case PART_RANDOM_DOUBLE:
+		buf_printf(out, "%.6f", rand_unit() * 1e6);
+		break;
+	case PART_FILE_NAME:
+		base = strrchr(path, '/');
+		buf_addstr(out, base ? base + 1 : path);
+		break;
+	case PART_DETERMINISTIC:
+		md5_hex(data, len, out);
+		break;
+	case PART_LITERAL:
+		buf_addstr(out, pk->toks[i].text);
+		break;
+	}
+}
+
+static void
+make(const struct partkey *pk, const char *path, const void *data,
+    size_t len, const char *id, struct buf *out)
+{
 	size_t		 i;
 
 	buf_reset(out);
 	for (i = 0; i < pk->n; i++) {
 		if (i > 0)
 			buf_addc(out, ',');
-		switch (pk->toks[i].kind) {
-		case PART_RANDOM_INT:
-			add_uint(out, (unsigned)(rand_u64() % 1000000));
-			break;
-		case PART_RANDOM_DOUBLE:
-			buf_printf(out, "%.6f", rand_unit() * 1e6);
-			break;
-		case PART_FILE_NAME:
-			base = strrchr(path, '/');
-			buf_addstr(out, base ? base + 1 : path);
-			break;
-		case PART_DETERMINISTIC:
-			md5_hex(data, len, out);
-			break;
-		case PART_LITERAL:
-			buf_addstr(out, pk->toks[i].text);
-			break;
-		}
+		add_tok(pk, i, path, data, len, id, out);
 	}
+}
+
+void
+partkey_make(const struct partkey *pk, const char *path, const void *data,
+    size_t len, struct buf *out)
+{
+	make(pk, path, data, len, NULL, out);
+}
+
+bool
+partkey_carries_id(const struct partkey *pk)
+{
+	return pk->id_tok < pk->n;
+}
+
+void
+partkey_make_id(const struct partkey *pk, const char *path,
+    const void *data, size_t len, uint64_t file, uint64_t off,
+    struct buf *out)
+{
+	char	 id[KEYID_LEN];
+
+	keyid_encode(file, off, id);
+	if (pk->n == 1 && pk->id_tok == 0) {
+		/* The default, for every record: no token walk. */
+		buf_reset(out);
+		buf_add(out, id, KEYID_LEN);
+		return;
+	}
+	make(pk, path, data, len, id, out);
 }

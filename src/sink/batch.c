@@ -41,6 +41,7 @@ batch_free(struct batch *b)
 	for (i = 0; i < b->nsegs; i++)
 		free(b->segs[i].name);
 	free(b->segs);
+	free(b->acked);
 	free(b->recs);
 	free(b->sent_idx);
 	free(b);
@@ -114,7 +115,7 @@ grow_recs(struct batch *b, size_t n)
 
 void
 batch_add(struct batch *b, const char *data, size_t len, const char *key,
-    uint16_t seg, uint64_t file_off)
+    uint16_t seg, uint64_t file_off, uint64_t file_end)
 {
 	struct batch_rec *r;
 	size_t		 klen = strlen(key) + 1, cost;
@@ -127,6 +128,7 @@ batch_add(struct batch *b, const char *data, size_t len, const char *key,
 	r->seg = seg;
 	r->done = false;
 	r->file_off = file_off;
+	r->file_end = file_end;
 	buf_add(&b->data, data, len);
 	buf_add(&b->keys, key, klen);
 	cost = rec_cost(len, klen);
@@ -153,6 +155,32 @@ batch_undone(const struct batch *b, size_t *bytes)
 	return b->nrecs - b->ndone;
 }
 
+/* The records src acknowledged, and those it kept, go to dst's spans. */
+static void
+keep_acked(struct batch *dst, const struct batch *src)
+{
+	const struct batch_rec *r;
+	size_t		 i, n = src->nacked;
+
+	for (i = 0; i < src->nrecs; i++)
+		n += src->recs[i].done;
+	if (n == 0)
+		return;
+	dst->acked = xrealloc(dst->acked, (dst->nacked + n) *
+	    sizeof(*dst->acked));
+	memcpy(dst->acked + dst->nacked, src->acked,
+	    src->nacked * sizeof(*src->acked));
+	dst->nacked += src->nacked;
+	for (i = 0; i < src->nrecs; i++) {
+		r = &src->recs[i];
+		if (!r->done)
+			continue;
+		dst->acked[dst->nacked].file = src->segs[r->seg].file;
+		dst->acked[dst->nacked].start = r->file_off;
+		dst->acked[dst->nacked++].end = r->file_end;
+	}
+}
+
 void
 batch_absorb(struct batch *dst, struct batch *src)
 {
@@ -171,6 +199,7 @@ batch_absorb(struct batch *dst, struct batch *src)
 	/* Older records first: the records of src go in front. */
 	memmove(dst->recs + n, dst->recs, dst->nrecs * sizeof(*dst->recs));
 	moved = dst->recs;
+	keep_acked(dst, src);
 	for (i = 0; i < src->nrecs; i++) {
 		r = &src->recs[i];
 		if (r->done)
@@ -183,6 +212,7 @@ batch_absorb(struct batch *dst, struct batch *src)
 		moved->seg = (uint16_t)(base + r->seg);
 		moved->done = false;
 		moved->file_off = r->file_off;
+		moved->file_end = r->file_end;
 		buf_add(&dst->data, src->data.data + r->off, r->len);
 		buf_add(&dst->keys, key, klen);
 		cost += rec_cost(r->len, klen);

@@ -14,7 +14,9 @@
  * The sink may merge a batch whose records it must resend into a later
  * batch of the same flow (batch_absorb): the later batch then owns the
  * records and the segments, and its done callback acknowledges both; the
- * earlier batch is freed by the sink and never handed back.
+ * earlier batch is freed by the sink and never handed back.  The records
+ * the earlier batch had acknowledged are kept as spans (acked), so that
+ * what is known delivered stays known (the flow publishes it).
  */
 #ifndef DISAGENT_BATCH_H
 #define DISAGENT_BATCH_H
@@ -25,6 +27,7 @@
 
 #include "base/util.h"
 
+struct seqsnap;
 struct sink;
 
 struct batch_rec {
@@ -34,6 +37,14 @@ struct batch_rec {
 	uint16_t	 seg;		/* its file: index into segs */
 	bool		 done;		/* acknowledged or dead-lettered */
 	uint64_t	 file_off;	/* offset of its first byte in the file */
+	uint64_t	 file_end;	/* just past its last byte there */
+};
+
+/* Bytes [start, end) of the file with id file, acknowledged. */
+struct batch_acked {
+	uint64_t	 file;
+	uint64_t	 start;
+	uint64_t	 end;
 };
 
 /* One range of one file inside a batch, for the commit watermark. */
@@ -73,6 +84,15 @@ struct batch {
 					   failed one by one: may ride in
 					   another batch's request */
 	struct batch	*next;		/* the sink's queues */
+	struct batch	*all_next;	/* every batch the sink holds */
+	struct batch	*all_prev;
+	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
+	/* Records of batches it absorbed that were acknowledged there:
+	 * bytes of their files a restart must not send again. */
+	struct batch_acked *acked;
+	size_t		 nacked;
+	bool		 uncertain;	/* an attempt ended without a verdict:
+					   it may have landed */
 };
 
 /* A new, empty batch charging its memory to mem (may be NULL). */
@@ -85,9 +105,10 @@ int		 batch_seg_of(const struct batch *, uint64_t file);
 /* A new segment for file (named name, watermark range); its index. */
 uint16_t	 batch_add_seg(struct batch *, uint64_t file, const char *name,
 		    uint64_t range);
-/* Add a record of segment seg starting at file_off in its file. */
+/* Add a record of segment seg, bytes [file_off, file_end) of its file. */
 void		 batch_add(struct batch *, const char *data, size_t len,
-		    const char *key, uint16_t seg, uint64_t file_off);
+		    const char *key, uint16_t seg, uint64_t file_off,
+		    uint64_t file_end);
 
 /* Record i is acknowledged or dead-lettered. */
 void		 batch_mark_done(struct batch *, size_t i);

@@ -32,8 +32,10 @@
 #include "records/deadletter.h"
 #include "sink/batch.h"
 #include "sink/putbody.h"
+#include "sink/seqmark.h"
 #include "sink/sink.h"
 #include "wire/codec.h"
+#include "wire/codec_read.h"
 #include "wire/retry.h"
 
 #include "sink/sink_int.h"
@@ -94,6 +96,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	uv_timer_init(loop, &s->describe_timer);
 	s->open_handles = 2;
 	s->window = sink_max_window(s);
+	s->seq = seqmark_new();
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -151,10 +154,26 @@ sink_record_cap(const struct sink *s)
 
 /* --- the queues --------------------------------------------------------- */
 
+/* b leaves the list of the batches the sink holds. */
+static void
+unlink_all(struct sink *s, struct batch *b)
+{
+	if (b->all_prev != NULL)
+		b->all_prev->all_next = b->all_next;
+	else
+		s->all = b->all_next;
+	if (b->all_next != NULL)
+		b->all_next->all_prev = b->all_prev;
+	b->all_next = b->all_prev = NULL;
+}
+
 void
 sink_hand_back(struct sink *s, struct batch *b, bool delivered)
 {
 	s->pending--;
+	unlink_all(s, b);
+	seqsnap_unpin(b->pin);
+	b->pin = NULL;
 	s->cbs.done(b, delivered, s->cbs.arg);
 }
 
@@ -356,6 +375,22 @@ sink_has_room(const struct sink *s)
 }
 
 /*
+ * t, absorbed into b, leaves the sink's list; what it pinned and its
+ * uncertainty are b's now.  b may hold a pin of its own (an earlier
+ * attempt of b's without a verdict), from before t's or after: b keeps
+ * the least of both, so the floors stay below every record of either
+ * that may have landed.
+ */
+static void
+forget(struct sink *s, struct batch *t, struct batch *b)
+{
+	unlink_all(s, t);
+	b->pin = seqsnap_join(b->pin, t->pin);
+	t->pin = NULL;
+	b->uncertain = b->uncertain || t->uncertain;
+}
+
+/*
  * Before b's request is built: the remnants that fit take their place in
  * it, oldest first (the timed queue is in due order), within
  * maxBufferSizeRecords, the request cap and BATCH_MAX_SEGS.  Each is merged
@@ -386,6 +421,7 @@ absorb_riders(struct sink *s, struct batch *b)
 		*pp = t->next;
 		t->next = NULL;
 		batch_absorb(b, t);
+		forget(s, t, b);
 		batch_free(t);		/* its records and ranges are b's */
 		s->pending--;
 		n += tn;
@@ -413,6 +449,8 @@ send_batch(struct sink *s, struct batch *b)
 	if (b->limit == 0)
 		absorb_riders(s, b);
 	rc = putbody_build(s->body, b, s->fc->stream, s->fc->stream_id, &zh);
+	if (rc == 0 && s->cbs.sending != NULL)
+		s->cbs.sending(s->cbs.arg);
 	if (rc == 0) {
 		memset(&c, 0, sizeof(c));
 		c.method = "POST";
@@ -444,6 +482,9 @@ send_batch(struct sink *s, struct batch *b)
 	b->sent_ms = mono_ms();
 	b->sent_seq = ++s->sent_seq;
 	s->inflight++;
+	/* Its records land after every one acknowledged so far. */
+	if (b->pin == NULL)
+		b->pin = seqmark_pin(s->seq);
 }
 
 /*
@@ -476,6 +517,11 @@ sink_submit(struct sink *s, struct batch *b)
 {
 	b->sink = s;
 	b->next = NULL;
+	b->all_prev = NULL;
+	b->all_next = s->all;
+	if (s->all != NULL)
+		s->all->all_prev = b;
+	s->all = b;
 	s->pending++;
 	sink_try_send(s, b);
 }
@@ -499,6 +545,29 @@ describe_backoff(struct sink *s)
 {
 	return retry_backoff_ms(s->describe_attempt++, DESCRIBE_RETRY_MS,
 	    30000, rand_unit());
+}
+
+/*
+ * Each partition's newest record before anything of this run can land in
+ * it (the sink waits for the stream to be described before it sends).
+ */
+static void
+seed_partitions(struct sink *s, const struct http_response *r)
+{
+	struct codec_stream st;
+	int32_t		 part;
+	size_t		 i;
+
+	memset(&st, 0, sizeof(st));
+	if (codec_parse_stream(r->body, r->bodylen, &st) == 0)
+		for (i = 0; i < st.nparts; i++) {
+			part = codec_partition_index(st.parts[i].id,
+			    strlen(st.parts[i].id));
+			if (st.parts[i].seq_next >= 0)
+				seqmark_seed(s->seq, part,
+				    st.parts[i].seq_next - 1);
+		}
+	codec_stream_cleanup(&st);
 }
 
 static void
@@ -525,6 +594,7 @@ describe_replied(struct sink *s, const struct http_response *r)
 		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
 		return;
 	}
+	seed_partitions(s, r);
 	if (s->state == SINK_PAUSED)
 		log_info("DISStream %s is available again", s->fc->stream);
 	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
@@ -651,11 +721,56 @@ sink_closed(uv_handle_t *h)
 }
 
 void
+sink_seed(struct sink *s, int32_t part, int64_t last)
+{
+	seqmark_seed(s->seq, part, last);
+}
+
+void
+sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
+    void *arg)
+{
+	struct seqsnap	**pins;
+	struct batch	*b;
+	size_t		 n = 0;
+
+	pins = xcalloc(s->pending + 1, sizeof(*pins));
+	for (b = s->all; b != NULL; b = b->all_next)
+		if (n < s->pending)
+			pins[n++] = b->pin;
+	seqmark_floors(s->seq, pins, n, cb, arg);
+	free(pins);
+}
+
+void
+sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
+    void *arg)
+{
+	const struct batch *b;
+
+	for (b = s->all; b != NULL; b = b->all_next)
+		fn(b, arg);
+}
+
+bool
+sink_uncertain(const struct sink *s)
+{
+	const struct batch *b;
+
+	for (b = s->all; b != NULL; b = b->all_next)
+		if (b->uncertain && b->ndone < b->nrecs)
+			return true;
+	return false;
+}
+
+void
 sink_free(struct sink *s)
 {
 	if (s == NULL)
 		return;
 	sink_cancel(s);
+	seqmark_free(s->seq);
+	s->seq = NULL;
 	putbody_free(s->body);
 	free(s->describe_path);
 	s->timer.data = s;

@@ -53,6 +53,12 @@ struct sink_cbs {
 	 * stream...): reason for the log and --once. */
 	void	(*halt)(const char *reason, void *arg);
 	void	*arg;
+	/*
+	 * A PutRecords is about to be sent (the state file's bound on when
+	 * a request of this run may land must cover it); NULL: none.
+	 * Called from inside sink_submit too: it must not call back in.
+	 */
+	void	(*sending)(void *arg);
 	/* --once: a halt ends the run, so the log does not promise the
 	 * slow retries of a daemon. */
 	bool	 once;
@@ -104,5 +110,24 @@ size_t		 sink_record_cap(const struct sink *);
 void		 sink_cancel(struct sink *);
 /* Free it; sink_cancel first, and every batch must have been handed back. */
 void		 sink_free(struct sink *);
+
+/* --- what a restart needs (seqmark.h) --------------------------------- */
+
+/* The last sequence number of part known from elsewhere (state, describe). */
+void		 sink_seed(struct sink *, int32_t part, int64_t last);
+/*
+ * The floors of the partitions (seqmark_floors over the batches it holds),
+ * through cb(part, last, arg).
+ */
+void		 sink_floors(const struct sink *,
+		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
+/* Call fn for every batch it holds (borrowed for the call). */
+void		 sink_each(const struct sink *,
+		    void (*fn)(const struct batch *, void *), void *arg);
+/*
+ * Whether a batch it holds has records not acknowledged that may have
+ * landed all the same (an attempt ended without a verdict).
+ */
+bool		 sink_uncertain(const struct sink *);
 
 #endif

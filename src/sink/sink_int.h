@@ -43,6 +43,8 @@ struct sink {
 	uint64_t	 decreased_seq;	/* sent_seq at AIMD's last decrease */
 	uint64_t	 next_send_ms;
 	unsigned	 describe_attempt;
+	struct batch	*all;		/* every batch held (all_next) */
+	struct seqmark	*seq;		/* sequence numbers seen, pins */
 	uv_timer_t	 timer;		/* the head of timed */
 	uv_timer_t	 describe_timer;
 	int		 open_handles;

@@ -21,6 +21,7 @@
 #include "records/deadletter.h"
 #include "sink/batch.h"
 #include "sink/putbody.h"
+#include "sink/seqmark.h"
 #include "sink/sink_int.h"
 #include "wire/codec.h"
 #include "wire/retry.h"
@@ -354,6 +355,7 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 		if (res[i].code[0] == '\0') {
 			s->m->records_sent++;
 			s->m->bytes_sent += rec->len;
+			seqmark_ack(s->seq, res[i].partition, res[i].seq);
 		} else if (metrics_count_failed(s->m, res[i].code, 1),
 		    retry_record_retriable(res[i].code,
 		    s->conf->retriable_codes) ||
@@ -370,6 +372,36 @@ apply_results(struct sink *s, struct batch *b, const struct codec_result *res,
 	}
 	log_dead(s, b, &dead);
 	return retry;
+}
+
+/*
+ * An attempt ended with a verdict on each of b's records: b no longer pins
+ * the sequence numbers (seqmark.h), unless an earlier attempt left it
+ * uncertain.
+ */
+static void
+verdict(struct batch *b)
+{
+	if (b->uncertain)
+		return;
+	seqsnap_unpin(b->pin);
+	b->pin = NULL;
+}
+
+/*
+ * What the attempt says about where b's records are: an error DIS
+ * answered (4xx) took nothing, a 200 is a verdict once its body parses
+ * (records_replied); no reply (a timeout, a dropped connection, a cancel)
+ * or a 5xx may have landed, and then b stays pinned and uncertain until it
+ * is handed back.
+ */
+static void
+landed(struct batch *b, const struct http_response *r)
+{
+	if (r->result != HTTP_OK || r->status >= 500)
+		b->uncertain = true;
+	else if (r->status != 200)
+		verdict(b);
 }
 
 /*
@@ -407,14 +439,18 @@ records_replied(struct sink *s, struct batch *b, const struct http_response *r)
 	size_t		 throttle = 0;
 	bool		 retry;
 
-	res = xcalloc(b->nsent ? b->nsent : 1, sizeof(*res));
+	/* Not zeroed: every parser fills each entry it returns (and 500 of
+	 * them are 100 KB a reply). */
+	res = xmalloc((b->nsent ? b->nsent : 1) * sizeof(*res));
 	nfail = putbody_parse(s->body, r->body, r->bodylen, res, b->nsent);
 	if (nfail < 0) {
+		b->uncertain = true;	/* DIS took the request */
 		free(res);
 		unacknowledged(s, b, r);
 		return;
 	}
 	s->m->records_failed += (uint64_t)nfail;
+	verdict(b);
 	retry = apply_results(s, b, res, &throttle);
 	log_put(s, b->nsent, (size_t)nfail, res, mono_ms() - b->sent_ms);
 	free(res);
@@ -452,6 +488,7 @@ sinkreply_done(const struct http_response *r, void *arg)
 	b->sending = false;
 	s->inflight--;
 	batch_drop_body(b);
+	landed(b, r);
 	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
 		sink_hand_back(s, b, false);
 		return;

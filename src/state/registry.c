@@ -40,6 +40,8 @@ struct registry {
 	bool		 dirty;
 	uint64_t	 changes;	/* every change so far */
 	uint64_t	 saved;		/* changes written by the last save */
+	uint64_t	 added;		/* entries made so far */
+	uint64_t	 added_saved;	/* of them written by the last save */
 	void		(*on_dirty)(void *);
 	void		*on_dirty_arg;
 };
@@ -165,6 +167,54 @@ registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
 	reg->on_dirty_arg = arg;
 }
 
+void
+reg_known_free(struct reg_known *k)
+{
+	if (k == NULL)
+		return;
+	free(k->acked);
+	free(k->found);
+	free(k);
+}
+
+/* e's known part, made when missing. */
+static struct reg_known *
+known_of(struct reg_entry *e)
+{
+	if (e->known == NULL)
+		e->known = xcalloc(1, sizeof(*e->known));
+	return e->known;
+}
+
+/* Free e's known part once it holds nothing. */
+static void
+known_trim(struct reg_entry *e)
+{
+	if (e->known != NULL && e->known->nacked == 0 &&
+	    e->known->nfound == 0) {
+		reg_known_free(e->known);
+		e->known = NULL;
+	}
+}
+
+/* Drop the acknowledged spans that end at or before offset. */
+static void
+trim_acked(struct reg_entry *e, uint64_t offset)
+{
+	struct reg_known *k = e->known;
+	uint32_t	 i = 0;
+
+	if (k == NULL)
+		return;
+	while (i < k->nacked && k->acked[i].end <= offset)
+		i++;
+	if (i == 0)
+		return;
+	memmove(k->acked, k->acked + i, (k->nacked - i) * sizeof(*k->acked));
+	k->nacked -= i;
+	known_trim(e);
+}
+
 struct reg_entry *
 registry_set(struct registry *reg, const char *flow, uint64_t dev,
     uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
@@ -177,11 +227,15 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	e = regtable_find(&reg->tab, flow, dev, ino);
 	if (e == NULL) {
 		e = regtable_add(&reg->tab, flow, dev, ino);
+		reg->added++;
 		mark_dirty(reg);
 	}
 	changed = replace_str(&e->path, path);
 	changed |= e->fp_crc != fp_crc || e->fp_len != fp_len ||
 	    e->offset != offset || e->updated != now;
+	/* Spans belong to the bytes they were acknowledged in: a file read
+	 * again from an earlier offset (rewritten in place) has none. */
+	trim_acked(e, offset < e->offset ? UINT64_MAX : offset);
 	e->fp_crc = fp_crc;
 	e->fp_len = fp_len;
 	e->offset = offset;
@@ -254,6 +308,151 @@ registry_set_complete(struct registry *reg, struct reg_entry *e,
 }
 
 void
+registry_set_acked(struct registry *reg, struct reg_entry *e,
+    const struct reg_span *spans, size_t n)
+{
+	static bool	 warned;
+	struct reg_known *k;
+	size_t		 i = 0;
+
+	while (i < n && spans[i].end <= e->offset)
+		i++;
+	spans += i;
+	n -= i;
+	if (n > REG_MAX_SPANS && !warned) {
+		log_warn("%s: %zu acknowledged ranges past offset %ju; the "
+		    "farthest are not kept, and would be sent again after a "
+		    "restart", e->path, n, (uintmax_t)e->offset);
+		warned = true;
+	}
+	n = MIN(n, (size_t)REG_MAX_SPANS);
+	if (n == reg_nacked(e) && (n == 0 ||
+	    memcmp(reg_acked(e), spans, n * sizeof(*spans)) == 0))
+		return;
+	k = known_of(e);
+	if (n > k->nacked)
+		k->acked = xrealloc(k->acked, n * sizeof(*k->acked));
+	if (n > 0)
+		memcpy(k->acked, spans, n * sizeof(*spans));
+	k->nacked = (uint32_t)n;
+	known_trim(e);
+	mark_dirty(reg);
+}
+
+void
+registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
+    uint32_t len)
+{
+	struct reg_known *k = known_of(e);
+	uint32_t	 i;
+
+	/* A read in sequence order finds each file's records in about file
+	 * order: insert from the end. */
+	if ((k->nfound & (k->nfound - 1)) == 0)
+		k->found = xrealloc(k->found, (k->nfound ? 2 * k->nfound : 1) *
+		    sizeof(*k->found));
+	for (i = k->nfound; i > 0 && k->found[i - 1].off > off; i--)
+		k->found[i] = k->found[i - 1];
+	k->found[i].off = off;
+	k->found[i].hash = hash;
+	k->found[i].len = len;
+	k->nfound++;
+}
+
+struct reg_found *
+registry_take_found(struct reg_entry *e, size_t *n)
+{
+	struct reg_found *f;
+
+	*n = reg_nfound(e);
+	if (e->known == NULL)
+		return NULL;
+	f = e->known->found;
+	e->known->found = NULL;
+	e->known->nfound = 0;
+	known_trim(e);
+	return f;
+}
+
+const struct reg_run *
+registry_run(const struct registry *reg)
+{
+	return reg->tab.run;
+}
+
+void
+registry_set_run(struct registry *reg, struct reg_run *run)
+{
+	reg_run_free(reg->tab.run);
+	reg->tab.run = run;
+}
+
+struct reg_run *
+registry_take_run(struct registry *reg)
+{
+	struct reg_run	*run = reg->tab.run;
+
+	reg->tab.run = NULL;
+	return run;
+}
+
+void
+reg_run_free(struct reg_run *run)
+{
+	size_t	 i;
+
+	if (run == NULL)
+		return;
+	for (i = 0; i < run->nstreams; i++) {
+		free(run->streams[i].name);
+		free(run->streams[i].seq);
+	}
+	free(run->streams);
+	free(run);
+}
+
+const struct reg_stream *
+reg_run_stream(const struct reg_run *run, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; run != NULL && i < run->nstreams; i++)
+		if (strcmp(run->streams[i].name, name) == 0)
+			return &run->streams[i];
+	return NULL;
+}
+
+void
+reg_stream_put(struct reg_stream *st, int32_t part, int64_t last)
+{
+	size_t	 i;
+
+	for (i = 0; i < st->n && st->seq[i].part < part; i++)
+		;
+	if (i < st->n && st->seq[i].part == part) {
+		if (last < st->seq[i].last)
+			st->seq[i].last = last;
+		return;
+	}
+	st->seq = xrealloc(st->seq, (st->n + 1) * sizeof(*st->seq));
+	memmove(st->seq + i + 1, st->seq + i, (st->n - i) * sizeof(*st->seq));
+	st->seq[i].part = part;
+	st->seq[i].last = last;
+	st->n++;
+}
+
+int64_t
+reg_stream_get(const struct reg_stream *st, int32_t part)
+{
+	size_t	 i;
+
+	for (i = 0; st != NULL && i < st->n; i++)
+		if (st->seq[i].part == part)
+			return st->seq[i].last;
+	return -2;
+}
+
+void
 registry_set_cursor(struct registry *reg, struct reg_entry *e,
     const char *cursor)
 {
@@ -265,6 +464,12 @@ bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {
 	return e->done == NULL || e->done->change <= reg->saved;
+}
+
+bool
+registry_unsaved_entries(const struct registry *reg)
+{
+	return reg->added != reg->added_saved;
 }
 
 size_t
@@ -412,7 +617,7 @@ choose_afresh(struct registry *reg, struct reg_table *t, struct choice *c)
 int
 registry_load(struct registry *reg)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
 	struct choice	 c;
 	int		 r;
 
@@ -427,7 +632,7 @@ registry_load(struct registry *reg)
 int
 registry_peek(struct registry *reg, bool *from_bak)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0 };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
 	struct choice	 c;
 	int		 r;
 
@@ -495,6 +700,7 @@ registry_save(struct registry *reg, bool force)
 	if (r == 0) {
 		reg->dirty = false;
 		reg->saved = reg->changes;
+		reg->added_saved = reg->added;
 		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
 	} else
 		log_error("cannot save state: %s %s: %s", af.op, af.file,

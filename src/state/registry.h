@@ -15,6 +15,23 @@
 
 #include "base/util.h"
 
+/* Bytes [start, end) of a file. */
+struct reg_span {
+	uint64_t	 start;
+	uint64_t	 end;
+};
+
+/*
+ * A record of the file that the restart's read found in the stream (agent/
+ * dedupe.c): it starts at off, and keyid_data of its data is hash.  Not
+ * saved: the restart hands it to the file's tailer.
+ */
+struct reg_found {
+	uint64_t	 off;
+	uint64_t	 hash;
+	uint32_t	 len;
+};
+
 /* Identity of a file: (dev, ino) + crc32 of its first fp_len bytes. */
 struct reg_entry {
 	char		*flow;		/* the registry's, shared by its entries */
@@ -28,12 +45,90 @@ struct reg_entry {
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
 	struct reg_done	*done;		/* owned; NULL unless complete */
+	struct reg_known *known;	/* owned; NULL: nothing past offset */
 	char		*cursor;	/* owned; a journal flow's entry (dev
 					   and ino 0): the sd-journal cursor
 					   of its last entry committed; NULL
 					   for a file */
 	struct reg_spool *spool;	/* owned; NULL unless a spool file */
 };
+
+/*
+ * What is known delivered past an entry's offset, out of line (most
+ * entries have none): the acknowledged bytes, sorted, disjoint, each
+ * ending after the offset (saved: a restart sends none of them), and the
+ * records the restart's read found (by off; not saved).
+ */
+struct reg_known {
+	struct reg_span	*acked;
+	uint32_t	 nacked;
+	uint32_t	 nfound;
+	struct reg_found *found;
+};
+
+static inline uint32_t
+reg_nacked(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->nacked : 0;
+}
+
+static inline const struct reg_span *
+reg_acked(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->acked : NULL;
+}
+
+static inline uint32_t
+reg_nfound(const struct reg_entry *e)
+{
+	return e->known != NULL ? e->known->nfound : 0;
+}
+
+/*
+ * At most this many acknowledged spans are kept per file (the nearest).
+ * The records a file has in flight bound them (maxInFlightRequests + 1
+ * batches, each split by its throttled records): 2,500 at the defaults.
+ */
+#define REG_MAX_SPANS	8192
+
+/* The last sequence number seen acknowledged in one partition. */
+struct reg_seq {
+	int32_t		 part;		/* partition number */
+	int64_t		 last;		/* -1: none yet (empty partition) */
+};
+
+/* The partitions of one stream ("NAME", or "id:ID" for a streamId). */
+struct reg_stream {
+	char		*name;		/* owned */
+	struct reg_seq	*seq;		/* owned, by part */
+	size_t		 n;
+};
+
+/*
+ * How the run that wrote the state file ended, in its header: a clean
+ * stop (nothing it sent can have landed unacknowledged), or not (a crash:
+ * anything sent after the last save may have landed, up to land_by_ms),
+ * and, per stream, where the records the entries do not account for begin.
+ */
+struct reg_run {
+	bool		 clean;
+	int64_t		 saved_ms;	/* wall ms of the save */
+	int64_t		 land_by_ms;	/* no request lands later */
+	struct reg_stream *streams;	/* owned */
+	size_t		 nstreams;
+};
+
+/* Free run and everything it owns (NULL-safe). */
+void		 reg_run_free(struct reg_run *);
+/* The stream called name in run, or NULL. */
+const struct reg_stream *reg_run_stream(const struct reg_run *,
+		    const char *name);
+/* Add (part, last) to st, keeping it sorted; an existing part keeps the
+ * smaller last. */
+void		 reg_stream_put(struct reg_stream *, int32_t part, int64_t last);
+#define REG_SEQ_NONE	(-2)
+/* last of part in st, or REG_SEQ_NONE when st has none. */
+int64_t		 reg_stream_get(const struct reg_stream *, int32_t part);
 
 /*
  * A whole file (isFileAppendable = false) whose every record is
@@ -183,8 +278,34 @@ void		 registry_set_spool(struct registry *, struct reg_entry *e,
 bool		 registry_durable(const struct registry *,
 		    const struct reg_entry *e);
 
+/*
+ * Replace e's acknowledged spans with the n at spans (copied; sorted and
+ * disjoint, those ending at or before e's offset dropped, the nearest
+ * REG_MAX_SPANS kept).  Marks the registry dirty when they changed.
+ */
+void		 registry_set_acked(struct registry *, struct reg_entry *e,
+		    const struct reg_span *spans, size_t n);
+
+/* Note a record found for e (kept in order of off; not saved). */
+void		 registry_add_found(struct reg_entry *e, uint64_t off,
+		    uint64_t hash, uint32_t len);
+/* Take e's found records (new, sorted by off; free it); NULL: none. */
+struct reg_found *registry_take_found(struct reg_entry *e, size_t *n);
+
+/*
+ * The header's run information as loaded (borrowed; NULL when the file had
+ * none: it is older, or there was no file), until registry_set_run.
+ */
+const struct reg_run *registry_run(const struct registry *);
+/* What the next saves write in the header (steals run; NULL: none). */
+void		 registry_set_run(struct registry *, struct reg_run *run);
+/* The run information held now, taken (new; NULL: none). */
+struct reg_run	*registry_take_run(struct registry *);
+
 size_t		 registry_count(const struct registry *);
 bool		 registry_dirty(const struct registry *);
+/* Entries were made since the last save (new files not on disk yet). */
+bool		 registry_unsaved_entries(const struct registry *);
 
 /*
  * Write the state atomically if dirty (or always when force).  Returns 0 or

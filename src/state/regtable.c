@@ -49,6 +49,7 @@ regtable_init(struct reg_table *t)
 	t->b = xcalloc(t->nb, sizeof(*t->b));
 	t->flows = NULL;
 	t->nflows = 0;
+	t->run = NULL;
 }
 
 /* The table's copy of flow name, shared by all its entries of that flow. */
@@ -70,6 +71,7 @@ node_free(struct reg_node *nd)
 {
 	free(nd->e.path);
 	free(nd->e.done);
+	reg_known_free(nd->e.known);
 	free(nd->e.cursor);
 	if (nd->e.spool != NULL)
 		free(nd->e.spool->file);
@@ -97,6 +99,8 @@ regtable_cleanup(struct reg_table *t)
 	free(t->flows);
 	t->flows = NULL;
 	t->nflows = 0;
+	reg_run_free(t->run);
+	t->run = NULL;
 }
 
 void

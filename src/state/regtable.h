@@ -21,6 +21,7 @@ struct reg_table {
 	size_t		  n;
 	char		**flows;
 	size_t		  nflows;
+	struct reg_run	 *run;		/* owned: the header's, or NULL */
 };
 
 /* An empty table.  A zeroed table needs only regtable_cleanup. */
@@ -44,6 +45,9 @@ struct reg_entry *regtable_add(struct reg_table *, const char *flow,
 /* Drop the entry for the key; false when there was none. */
 bool		 regtable_remove(struct reg_table *, const char *flow,
 		    uint64_t dev, uint64_t ino);
+
+/* Free k and what it holds (NULL-safe). */
+void		 reg_known_free(struct reg_known *k);
 
 /* Drop the entries with updated < before; returns how many. */
 size_t		 regtable_expire(struct reg_table *, int64_t before);

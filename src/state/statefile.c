@@ -10,12 +10,20 @@
  * "complete":{"mtime_ns":N,"tail":"crc32:...:512"}; the entry of a spool
  * file (the unread rest of a file deleted while open, copied at a stop)
  * has "spool":{"file":"/var/lib/disagent/spool/...","dev":N,"ino":N}, the
- * spool file's path and the original's identity.  The entry of a journal
+ * spool file's path and the original's identity.  An entry may also have
+ * "acked":[[START,END],...], the acknowledged bytes past the offset
+ * (sorted, disjoint, each ending after it), and the header
+ * "run":{"clean":B,"saved_ms":N,"land_by_ms":N,"seq":{"STREAM":{"P":N}}},
+ * how the run that wrote the file ended and, per stream and partition, the
+ * last sequence number it saw acknowledged before the records the entries
+ * do not account for (registry.h, struct reg_run).  A file without these
+ * optional fields (all files written before they existed) loads as
+ * before, and releases before them ignore "acked" and "run" (unknown keys,
+ * and the header outside the crc32).  The entry of a journal
  * flow (source = journal) has dev and ino 0, the path "journal:" and the
  * directory or "system", and "cursor":"s=...", the sd-journal cursor of
  * its last committed entry: a release that does not know the field loads
- * it as the entry of a file no scan finds.  A file without these optional
- * fields (all files written before they existed) loads as before.
+ * it as the entry of a file no scan finds.
  * The crc32 covers every byte after the header line and the header counts
  * the entries, so a torn write (a prefix of the file), a flipped byte or a
  * lost line is caught before any entry is believed.  Each line is parsed
@@ -83,6 +91,24 @@ json_text(const char *s)
 }
 
 static json_t *
+spans_json(const struct reg_entry *e)
+{
+	json_t		*a, *p;
+	uint32_t	 i;
+
+	a = json_array();
+	for (i = 0; i < reg_nacked(e); i++) {
+		p = json_array();
+		json_array_append_new(p,
+		    json_integer((json_int_t)reg_acked(e)[i].start));
+		json_array_append_new(p,
+		    json_integer((json_int_t)reg_acked(e)[i].end));
+		json_array_append_new(a, p);
+	}
+	return a;
+}
+
+static json_t *
 spool_json(const struct reg_spool *sp)
 {
 	json_t	*o = json_object();
@@ -114,6 +140,8 @@ entry_json(const struct reg_entry *e)
 		json_object_set_new(o, "size",
 		    json_integer((json_int_t)e->size));
 	json_object_set_new(o, "updated", json_integer(e->updated));
+	if (reg_nacked(e) > 0)
+		json_object_set_new(o, "acked", spans_json(e));
 	if (e->done != NULL) {
 		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
 		    e->done->tail_crc, e->done->tail_len);
@@ -128,6 +156,23 @@ entry_json(const struct reg_entry *e)
 	if (e->spool != NULL)
 		json_object_set_new(o, "spool", spool_json(e->spool));
 	return o;
+}
+
+/* A partition number as the header writes it: decimal, no sign. */
+static int32_t
+part_number(const char *s)
+{
+	int64_t	 v = 0;
+	size_t	 i, n = strlen(s);
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return (int32_t)v;
 }
 
 static bool
@@ -222,6 +267,48 @@ parse_complete(json_t *o, struct reg_done *d, bool *complete)
 }
 
 /*
+ * The optional "acked" array of entry o (offset off) into *spans (new) and
+ * *n: pairs [start, end], start < end, sorted, disjoint, each ending after
+ * off.  False when it is bad.
+ */
+static bool
+parse_acked(json_t *o, json_int_t off, struct reg_span **spans, size_t *n)
+{
+	json_t		*a = json_object_get(o, "acked"), *p;
+	json_int_t	 lo, hi, prev = off;
+	size_t		 i;
+
+	*spans = NULL;
+	*n = 0;
+	if (a == NULL)
+		return true;
+	if (!json_is_array(a) || json_array_size(a) > REG_MAX_SPANS)
+		return false;
+	if (json_array_size(a) > 0)
+		*spans = xcalloc(json_array_size(a), sizeof(**spans));
+	for (i = 0; i < json_array_size(a); i++) {
+		p = json_array_get(a, i);
+		if (!json_is_array(p) || json_array_size(p) != 2 ||
+		    !json_is_integer(json_array_get(p, 0)) ||
+		    !json_is_integer(json_array_get(p, 1)))
+			goto bad;
+		lo = json_integer_value(json_array_get(p, 0));
+		hi = json_integer_value(json_array_get(p, 1));
+		if (lo >= hi || hi <= off || (i > 0 && lo < prev))
+			goto bad;
+		prev = hi;
+		(*spans)[i].start = (uint64_t)lo;
+		(*spans)[i].end = (uint64_t)hi;
+	}
+	*n = i;
+	return true;
+bad:
+	free(*spans);
+	*spans = NULL;
+	return false;
+}
+
+/*
  * The optional "spool" object of entry o: a new reg_spool into *out, or
  * NULL when there is none.  False when it is bad.
  */
@@ -264,6 +351,8 @@ statefile_entry(json_t *o, struct reg_table *t)
 	const char	*flow, *path, *fp, *cursor;
 	json_int_t	 dev, ino, off, upd, size = 0;
 	uint32_t	 fcrc, flen;
+	struct reg_span	*spans;
+	size_t		 nspans;
 
 	flow = get_str(o, "flow");
 	path = get_str(o, "path");
@@ -290,6 +379,10 @@ statefile_entry(json_t *o, struct reg_table *t)
 		spool_free(spool);
 		return "duplicate entry";
 	}
+	if (!parse_acked(o, off, &spans, &nspans)) {
+		spool_free(spool);
+		return "bad acked";
+	}
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
 	e->path = xstrdup(path);
 	e->fp_crc = fcrc;
@@ -300,6 +393,11 @@ statefile_entry(json_t *o, struct reg_table *t)
 	if (complete) {
 		e->done = xmalloc(sizeof(*e->done));
 		*e->done = done;
+	}
+	if (nspans > 0) {
+		e->known = xcalloc(1, sizeof(*e->known));
+		e->known->acked = spans;
+		e->known->nacked = (uint32_t)nspans;
 	}
 	if (cursor != NULL)
 		e->cursor = xstrdup(cursor);
@@ -316,6 +414,55 @@ buf_cb(const char *p, size_t n, void *arg)
 	return 0;
 }
 
+static json_t *
+run_json(const struct reg_run *run)
+{
+	json_t	*o, *seq, *st;
+	size_t	 i, j;
+	char	 part[16];
+
+	o = json_object();
+	json_object_set_new(o, "clean", json_boolean(run->clean));
+	json_object_set_new(o, "saved_ms", json_integer(run->saved_ms));
+	json_object_set_new(o, "land_by_ms", json_integer(run->land_by_ms));
+	seq = json_object();
+	for (i = 0; i < run->nstreams; i++) {
+		st = json_object();
+		for (j = 0; j < run->streams[i].n; j++) {
+			snprintf(part, sizeof(part), "%" PRId32,
+			    run->streams[i].seq[j].part);
+			json_object_set_new(st, part,
+			    json_integer(run->streams[i].seq[j].last));
+		}
+		json_object_set_new(seq, run->streams[i].name, st);
+	}
+	json_object_set_new(o, "seq", seq);
+	return o;
+}
+
+/* ,"run":{...} of run (NULL: nothing) appended to the header line. */
+static void
+run_header(const struct reg_run *run, struct buf *line)
+{
+	json_t	*o;
+	size_t	 len = line->len;
+
+	if (run == NULL)
+		return;
+	o = run_json(run);
+	buf_addstr(line, ",\"run\":");
+	json_dump_callback(o, buf_cb, line, JSON_COMPACT);
+	json_decref(o);
+	if (line->len + 2 > ENTRY_MAX_BYTES) {
+		/* Far more partitions than DIS has: without it a crash
+		 * resends what was in flight, as before. */
+		log_warn("state file: the run information does not fit the "
+		    "header line; left out");
+		line->len = len;
+		line->data[len] = '\0';
+	}
+}
+
 int
 statefile_write(struct atomicfile *af, const struct reg_table *t)
 {
@@ -330,9 +477,12 @@ statefile_write(struct atomicfile *af, const struct reg_table *t)
 	v = regtable_sorted(t);
 	buf_init(&line);
 	/* The crc is known at the end: written over the zeros then. */
-	snprintf(head, sizeof(head), V2_HEAD "00000000\",\"entries\":%zu}\n",
+	snprintf(head, sizeof(head), V2_HEAD "00000000\",\"entries\":%zu",
 	    t->n);
-	r = atomicfile_write(af, head, strlen(head));
+	buf_addstr(&line, head);
+	run_header(t->run, &line);
+	buf_addstr(&line, "}\n");
+	r = atomicfile_write(af, line.data, line.len);
 	for (i = 0; r == 0 && i < t->n; i++) {
 		buf_reset(&line);
 		o = entry_json(v[i]);
@@ -353,6 +503,65 @@ statefile_write(struct atomicfile *af, const struct reg_table *t)
 	buf_cleanup(&line);
 	free(v);
 	return r;
+}
+
+/* One stream of the header's "seq" into st; false when it is bad. */
+static bool
+parse_stream(const char *name, json_t *o, struct reg_stream *st)
+{
+	const char	*k;
+	json_t		*v;
+	int32_t		 part;
+
+	if (!json_is_object(o) || *name == '\0')
+		return false;
+	st->name = xstrdup(name);
+	json_object_foreach(o, k, v) {
+		part = part_number(k);
+		if (part < 0 || !json_is_integer(v) ||
+		    json_integer_value(v) < -1)
+			return false;
+		reg_stream_put(st, part, (int64_t)json_integer_value(v));
+	}
+	return true;
+}
+
+/*
+ * The header's optional "run" into *out (new; NULL when absent).  False
+ * when it is there but malformed.
+ */
+static bool
+parse_run(json_t *h, struct reg_run **out)
+{
+	json_t		*o = json_object_get(h, "run"), *seq, *v;
+	json_t		*clean;
+	struct reg_run	*run;
+	const char	*k;
+	json_int_t	 saved, land;
+
+	*out = NULL;
+	if (o == NULL)
+		return true;
+	clean = json_object_get(o, "clean");
+	seq = json_object_get(o, "seq");
+	if (!json_is_object(o) || !json_is_boolean(clean) ||
+	    !get_int(o, "saved_ms", &saved) ||
+	    !get_int(o, "land_by_ms", &land) || !json_is_object(seq))
+		return false;
+	run = xcalloc(1, sizeof(*run));
+	run->clean = json_is_true(clean);
+	run->saved_ms = (int64_t)saved;
+	run->land_by_ms = (int64_t)land;
+	run->streams = xcalloc(json_object_size(seq) + 1,
+	    sizeof(*run->streams));
+	json_object_foreach(seq, k, v) {
+		if (!parse_stream(k, v, &run->streams[run->nstreams++])) {
+			reg_run_free(run);
+			return false;
+		}
+	}
+	*out = run;
+	return true;
 }
 
 /* The crc32 and entry count the header h (a parsed first line) holds. */
@@ -426,6 +635,10 @@ parse_v2(json_t *h, const char *body, size_t n, struct reg_table *t,
 	if ((uint64_t)want != count) {
 		snprintf(why, whylen, "%zu entries, the header says %"
 		    JSON_INTEGER_FORMAT, count, want);
+		return -EBADMSG;
+	}
+	if (!parse_run(h, &t->run)) {
+		snprintf(why, whylen, "malformed run in the header line");
 		return -EBADMSG;
 	}
 	return 0;

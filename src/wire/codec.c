@@ -160,13 +160,34 @@ codec_put_begin(struct buf *out, const char *stream_name,
 	buf_addstr(out, "\",\"records\":[");
 }
 
-/* True when s (n bytes) can go inside a JSON string as it is. */
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+/* Whether one of the 8 bytes of w is a control character, '"' or '\\'
+ * (bytes of 0x80 and above, UTF-8, are plain). */
+static inline bool
+word_special(uint64_t w)
+{
+	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+
+	return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) |
+	    ((b - ONES) & ~b)) & HIGHS;
+}
+
+/* True when s (n bytes) can go inside a JSON string as it is; a word at
+ * a time (a partition key, for every record). */
 static bool
 json_plain(const char *s, size_t n)
 {
-	size_t	 i;
+	uint64_t	 w;
+	size_t		 i = 0;
 
-	for (i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (word_special(w))
+			return false;
+	}
+	for (; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == '"' || s[i] == '\\')
 			return false;
 	return true;
@@ -282,16 +303,59 @@ load(const char *body, size_t len)
 	return json_loadb(body, len, 0, &err);
 }
 
+int32_t
+codec_partition_index(const char *s, size_t n)
+{
+	int64_t	 v;
+
+	if (n > 8 && memcmp(s, "shardId-", 8) == 0) {
+		s += 8;
+		n -= 8;
+	}
+	v = codec_seq_value(s, n);
+	return v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
+int64_t
+codec_seq_value(const char *s, size_t n)
+{
+	uint64_t	 v = 0;
+	size_t		 i;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= INT64_MAX ? (int64_t)v : -1;
+}
+
+/* The partition and sequence number of an acknowledged record. */
+static void
+put_where(json_t *rec, struct codec_result *res)
+{
+	const char	*p = get_str(rec, "partition_id");
+	const char	*q = get_str(rec, "sequence_number");
+
+	res->partition = p != NULL ? codec_partition_index(p, strlen(p)) : -1;
+	res->seq = q != NULL ? codec_seq_value(q, strlen(q)) : -1;
+}
+
 /* Fill one result from a reply record; 1 when it failed, 0 when not. */
 static int
 put_result(json_t *rec, struct codec_result *res)
 {
 	const char	*code;
 
+	res->partition = -1;
+	res->seq = -1;
 	code = get_str(rec, "error_code");
 	if (code == NULL || *code == '\0') {
 		res->code[0] = '\0';
 		res->message[0] = '\0';
+		put_where(rec, res);
 		return 0;
 	}
 	copy_trunc(res->code, sizeof(res->code), code);
@@ -501,13 +565,138 @@ key_is(const char *k, size_t n, const char *want)
 	return n == strlen(want) && memcmp(k, want, n) == 0;
 }
 
-/* One record object: true when it carries no non-empty error_code. */
+
+/* a[0..n-1] == b[0..n-1], a word at a time (ids of about 18 bytes). */
+static inline bool
+same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t	 x, y;
+	size_t		 i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	for (; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* An id of 17..24 bytes ("shardId-0000000003" is 18) as three words that
+ * cover it exactly: bytes 0..7, 8..15 and the last 8. */
+static inline void
+id_words(const char *v, size_t vn, uint64_t w[3])
+{
+	memcpy(&w[0], v, 8);
+	memcpy(&w[1], v + 8, 8);
+	memcpy(&w[2], v + vn - 8, 8);
+}
+
+int32_t
+codec_cached_partition(struct codec_part_cache *c, const char *v, size_t vn)
+{
+	uint64_t	 w[3];
+	unsigned	 i;
+	int32_t		 p;
+	bool		 words = vn > 16 && vn <= 24;
+
+	if (words) {
+		id_words(v, vn, w);
+		for (i = 0; i < c->n; i++)
+			if (c->len[i] == vn && c->w[i][0] == w[0] &&
+			    c->w[i][1] == w[1] && c->w[i][2] == w[2])
+				return c->part[i];
+	} else
+		for (i = 0; i < c->n; i++)
+			if (c->len[i] == vn && same_bytes(c->text[i], v, vn))
+				return c->part[i];
+	p = codec_partition_index(v, vn);
+	i = c->n < 4 ? c->n++ : c->next++ % 4;
+	c->text[i] = v;
+	c->len[i] = vn;
+	c->part[i] = p;
+	if (words)
+		memcpy(c->w[i], w, sizeof(w));
+	return p;
+}
+
+/* Which key of a record object: 1 error_code, 2 partition_id, 3
+ * sequence_number, 0 any other (constant-size compares, inlined). */
+static inline int
+record_key(const char *k, size_t kn)
+{
+	switch (kn) {
+	case 10:
+		return memcmp(k, "error_code", 10) == 0 ? 1 : 0;
+	case 12:
+		return memcmp(k, "partition_id", 12) == 0 ? 2 : 0;
+	case 15:
+		return memcmp(k, "sequence_number", 15) == 0 ? 3 : 0;
+	default:
+		return 0;
+	}
+}
+
+/* A record's partition_id or sequence_number (the latter parsed later,
+ * only where it counts: codec_last_seqs). */
 static bool
-sc_record_ok(struct scan *s)
+sc_where(struct scan *s, bool part, struct codec_result *res,
+    struct codec_part_cache *c)
+{
+	const char	*v, *q;
+	size_t		 vn;
+
+	if (*s->p != '"')
+		return sc_value(s, 3);
+	v = s->p + 1;
+	q = sc_plain_run(v, s->end);
+	if (q >= s->end || *q != '"')	/* an escape (DIS writes none): */
+		return sc_string(s, &v, &vn);	/* unknown */
+	s->p = q + 1;
+	vn = (size_t)(q - v);
+	if (part)
+		res->partition = codec_cached_partition(c, v, vn);
+	else {
+		res->seq_at = v;
+		res->seq_len = (uint32_t)vn;
+	}
+	return true;
+}
+
+void
+codec_last_seqs(struct codec_result *res, size_t n)
+{
+	uint64_t	 seen = 0;
+	size_t		 i;
+	int32_t		 p;
+
+	for (i = n; i > 0; i--) {
+		p = res[i - 1].partition;
+		if (p < 0 || res[i - 1].seq_at == NULL)
+			continue;
+		if (p < 64 && (seen & (UINT64_C(1) << p)) != 0)
+			continue;
+		if (p < 64)
+			seen |= UINT64_C(1) << p;
+		res[i - 1].seq = codec_seq_value(res[i - 1].seq_at,
+		    res[i - 1].seq_len);
+	}
+}
+
+/* One record object: true when it carries no non-empty error_code; its
+ * partition and sequence number into *res. */
+static bool
+sc_record_ok(struct scan *s, struct codec_result *res, struct codec_part_cache *c)
 {
 	const char	*k, *v;
 	size_t		 kn, vn;
 
+	res->partition = -1;
+	res->seq = -1;
+	res->seq_at = NULL;
 	if (!sc_char(s, '{'))
 		return false;
 	if (sc_char(s, '}'))
@@ -516,23 +705,38 @@ sc_record_ok(struct scan *s)
 		if (!sc_string(s, &k, &kn) || !sc_char(s, ':') ||
 		    memchr(k, '\\', kn) != NULL)
 			return false;	/* escaped key names: let jansson decide */
-		if (key_is(k, kn, "error_code")) {
+		sc_ws(s);
+		if (s->p >= s->end)
+			return false;
+		switch (record_key(k, kn)) {
+		case 1:
 			if (!sc_string(s, &v, &vn) || vn != 0)
 				return false;
-		} else if (!sc_value(s, 3))
-			return false;
+			break;
+		case 2:
+		case 3:
+			if (!sc_where(s, kn == 12, res, c))
+				return false;
+			break;
+		default:
+			if (!sc_value(s, 3))
+				return false;
+		}
 	} while (sc_char(s, ','));
 	return sc_char(s, '}');
 }
 
 static bool
-all_acknowledged(const char *body, size_t len, size_t n)
+all_acknowledged(const char *body, size_t len, struct codec_result *res,
+    size_t n)
 {
 	struct scan	 s = { body, body + len };
+	struct codec_part_cache c;
 	const char	*k;
 	size_t		 kn, count = 0;
 	bool		 seen = false;
 
+	c.n = c.next = 0;
 	if (!sc_char(&s, '{') || sc_char(&s, '}'))
 		return false;
 	do {
@@ -548,7 +752,8 @@ all_acknowledged(const char *body, size_t len, size_t n)
 		seen = true;
 		if (!sc_char(&s, ']')) {
 			do {
-				if (!sc_record_ok(&s))
+				if (count == n ||
+				    !sc_record_ok(&s, &res[count], &c))
 					return false;
 				count++;
 			} while (sc_char(&s, ','));
@@ -559,7 +764,10 @@ all_acknowledged(const char *body, size_t len, size_t n)
 	if (!sc_char(&s, '}'))
 		return false;
 	sc_ws(&s);
-	return s.p == s.end && seen && count == n;
+	if (s.p != s.end || !seen || count != n)
+		return false;
+	codec_last_seqs(res, n);
+	return true;
 }
 
 int
@@ -570,7 +778,7 @@ codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	size_t	 i;
 	int	 failed = 0;
 
-	if (n > 0 && all_acknowledged(body, len, n)) {
+	if (n > 0 && all_acknowledged(body, len, res, n)) {
 		for (i = 0; i < n; i++)
 			res[i].code[0] = res[i].message[0] = '\0';
 		return 0;

@@ -68,14 +68,53 @@ int	codec_compress(enum codec_zip, const void *in, size_t n, struct buf *out)
 struct codec_result {
 	char	code[32];	/* "" = acknowledged */
 	char	message[160];	/* truncated */
+	int32_t	partition;	/* acknowledged: where it went; -1 unknown */
+	int64_t	seq;		/* its sequence_number there; -1 unknown */
+	/* The parser's: the sequence number's text in the reply. */
+	const char *seq_at;
+	uint32_t seq_len;
 };
+
+/*
+ * The number of a partition id as DIS writes it ("shardId-0000000003") or
+ * takes it ("3"): 3; -1 when it is neither (or above INT32_MAX).
+ */
+int32_t	codec_partition_index(const char *, size_t);
+/* A sequence number: a decimal string in 0..INT64_MAX, else -1. */
+int64_t	codec_seq_value(const char *, size_t);
+
+/*
+ * The partitions of one reply seen so far (zero n and next first): a
+ * reply's records go to a few partitions, so their ids are compared, not
+ * parsed, after the first.  The texts are the reply's, not copied.
+ */
+struct codec_part_cache {
+	const char	*text[4];
+	size_t		 len[4];
+	int32_t		 part[4];
+	uint64_t	 w[4][3];	/* ids of 17..24 bytes, as words */
+	unsigned	 n, next;
+};
+/* codec_partition_index of v[0..vn-1], through c. */
+int32_t	codec_cached_partition(struct codec_part_cache *c, const char *v,
+	    size_t vn);
+/*
+ * A reply parser leaves the sequence numbers' texts in seq_at/seq_len:
+ * parse only the last of each partition into seq (the others are lower,
+ * and only a partition's highest counts, seqmark.h); the rest stay -1.
+ */
+void	codec_last_seqs(struct codec_result *res, size_t n);
 
 /*
  * Parse a 200 PutRecords reply for a request of n records into res[0..n-1].
  * Returns the number of failed records (>= 0), or -EBADMSG when the body is
  * not JSON, has no "records" array, or its length is not n (the whole request
  * must then be retried).  A record failed iff its "error_code" is a non-empty
- * string.
+ * string.  An acknowledged one has its partition_id and sequence_number in
+ * partition and seq (-1 when absent or malformed: they only bound the
+ * restart's read, never decide a delivery).  When every record is
+ * acknowledged, seq is parsed only for the last record of each partition
+ * in the reply (the others, lower, are -1): this runs for every request.
  */
 int	codec_parse_put(const char *body, size_t len, struct codec_result *res,
 	    size_t n) WARN_UNUSED;

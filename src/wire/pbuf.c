@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "wire/codec.h"
 #include "wire/pbuf.h"
 
 /* Field numbers of dis-api.md section 1. */
@@ -260,11 +261,15 @@ rd_string(struct rd *r, unsigned wt, const unsigned char **p, size_t *n)
  * count, as protobuf merges repeated occurrences of a singular field.
  */
 static int
-parse_entry(const unsigned char *p, size_t n, struct codec_result *res)
+parse_entry(const unsigned char *p, size_t n, struct codec_result *res,
+    struct codec_part_cache *c)
 {
 	struct rd		 r = { p, p + n };
 	const unsigned char	*code = NULL, *msg = NULL, *s;
 	size_t			 codelen = 0, msglen = 0, slen;
+	const char		*seq_at = NULL;
+	size_t			 seq_len = 0;
+	int32_t			 part = -1;
 	uint32_t		 f;
 	unsigned		 wt;
 
@@ -281,11 +286,21 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res)
 			} else if (f == F_ERROR_MESSAGE) {
 				msg = s;
 				msglen = slen;
+			} else if (f == F_SHARD_ID)
+				part = codec_cached_partition(c,
+				    (const char *)s, slen);
+			else {
+				seq_at = (const char *)s;
+				seq_len = slen;
 			}
 		} else if (rd_skip(&r, wt) != 0)
 			return -EBADMSG;
 	}
 	res->code[0] = res->message[0] = '\0';
+	res->partition = codelen == 0 ? part : -1;
+	res->seq = -1;			/* codec_last_seqs */
+	res->seq_at = codelen == 0 && seq_len <= UINT32_MAX ? seq_at : NULL;
+	res->seq_len = (uint32_t)seq_len;
 	if (codelen == 0)
 		return 0;
 	copy_trunc(res->code, sizeof(res->code), code, codelen);
@@ -312,7 +327,9 @@ parse_result(const char *body, size_t len, struct codec_result *res,
 	unsigned		 wt;
 	int			 failed = 0, rc;
 	bool			 have_count = false;
+	struct codec_part_cache	 c;
 
+	c.n = c.next = 0;
 	*count = 0;
 	if (body == NULL)
 		return -EBADMSG;
@@ -332,7 +349,7 @@ parse_result(const char *body, size_t len, struct codec_result *res,
 			    rd_len(&r, &p, &plen) != 0)
 				return -EBADMSG;
 			rc = parse_entry(p, plen, res != NULL ? &res[*count] :
-			    &scratch);
+			    &scratch, &c);
 			if (rc < 0)
 				return rc;
 			(*count)++;
@@ -353,6 +370,8 @@ pbuf_parse_put(const char *body, size_t len, struct codec_result *res,
 	rc = parse_result(body, len, res, n, &count);
 	if (rc >= 0 && count != n)
 		return -EBADMSG;
+	if (rc >= 0)
+		codec_last_seqs(res, n);
 	return rc;
 }
 

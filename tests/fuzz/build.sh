@@ -85,7 +85,7 @@ confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
 conv="jackson jackson_parse re logparse convert convert_build deadletter codec"
 # (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
 for f in util log crc32 codec_read pbuf $confparts $conv importyml importyml_put \
-    ymlopts ecsmeta_parse statefile statefile_v1 regtable atomicfile; do
+    ymlopts ecsmeta_parse statefile statefile_v1 regtable registry atomicfile; do
 	compile "$f" "$(srcfile "$f")"
 done
 
@@ -113,11 +113,11 @@ target fuzz_conf $confparts $conv
 # shellcheck disable=SC2086
 target fuzz_convert $conv
 target fuzz_reccodec pwcrypt reccodec
-target fuzz_pbuf pbuf
+target fuzz_pbuf pbuf codec
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
 target fuzz_ecsmeta ecsmeta_parse
-target fuzz_state statefile statefile_v1 regtable atomicfile
+target fuzz_state statefile statefile_v1 regtable registry atomicfile
 # shellcheck disable=SC2086
 target fuzz_importyml importyml importyml_put ymlopts $confparts $conv
 echo "build.sh: built in $out:$built"

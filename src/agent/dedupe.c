@@ -1,0 +1,776 @@
+/*
+ * The restart's read (dedupe.h).  One reader per partition: a GetCursor
+ * after the saved sequence number, then GetRecords with each reply's next
+ * cursor until the partition is read to its end or past the time the
+ * crashed run's requests could land; at most MAX_ACTIVE partitions at
+ * once.  Every reply is handled where it arrives: a record of ours is
+ * noted in its file's registry entry, a failure retried, waited for
+ * (throttling), or the end of its stream's read (fall back to resending).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/dedupe.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "conf/conf.h"
+#include "dis/disapi.h"
+#include "dis/http.h"
+#include "files/tailer.h"
+#include "records/keyid.h"
+#include "records/partkey.h"
+#include "state/registry.h"
+#include "wire/codec.h"
+#include "wire/codec_read.h"
+#include "wire/retry.h"
+
+#define MAX_ACTIVE	8		/* partitions read at once */
+#define RETRY_MS	250		/* backoff after a failure */
+#define RETRY_MAX_MS	5000
+#define THROTTLE_MS	1000
+#define FETCH_BYTES	(1024 * 1024)
+#define MAX_RESPONSE	(64 * 1024 * 1024)
+
+/* One file of a flow of the stream whose records may be in it. */
+struct dd_file {
+	uint64_t	 fid;		/* keyid_file */
+	const char	*flow;		/* the conf's */
+	uint64_t	 dev, ino;
+	uint64_t	 offset;	/* committed, as saved */
+	uint64_t	 below;		/* its records' offsets are below this */
+};
+
+struct dd_stream;
+
+enum dd_state { DD_QUEUED, DD_ACTIVE, DD_DONE };
+
+struct dd_part {
+	struct dd_stream *st;
+	int32_t		 part;
+	int64_t		 floor;		/* last sequence number saved */
+	int64_t		 seen;		/* the last one read (-2: none) */
+	char		*cursor;	/* NULL: get one */
+	enum dd_state	 state;
+	unsigned	 attempts;	/* failures in a row */
+	uv_timer_t	 timer;		/* retries */
+};
+
+struct dd_stream {
+	struct dedupe	*d;
+	const char	*key;		/* "NAME" or "id:ID" (the run's) */
+	bool		 by_id;
+	struct dd_file	*files;		/* by fid */
+	size_t		 nfiles;
+	struct dd_part	*parts;
+	size_t		 nparts;
+	size_t		 left;		/* parts not done */
+	uint64_t	 read;		/* records read */
+	uint64_t	 ours;		/* of them this agent's files' */
+	bool		 failed;
+};
+
+struct dedupe {
+	uv_loop_t	*loop;
+	struct disapi	*api;
+	const struct conf *conf;
+	struct registry	*reg;
+	struct hash_key	 agent;
+	struct dd_stream *streams;
+	size_t		 nstreams;
+	size_t		 active;	/* parts being read */
+	size_t		 left;		/* parts not done, all streams */
+	size_t		 refs;		/* requests on the wire, open timers */
+	int64_t		 until_ms;	/* records after this: not ours */
+	uint64_t	 t0;
+	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
+	bool		 freed;
+};
+
+static void	part_next(struct dd_part *);
+static void	start_parts(struct dedupe *);
+
+/* --- what to read ------------------------------------------------------- */
+
+static bool
+flow_reads_back(const struct conf_flow *fc)
+{
+	struct partkey	*pk;
+	bool		 ids;
+
+	pk = partkey_new(fc->partition_key_option);
+	ids = partkey_carries_id(pk);
+	partkey_free(pk);
+	return ids;
+}
+
+/* The state file's name of fc's stream: "NAME", or "id:ID". */
+static void
+stream_key(const struct conf_flow *fc, char *out, size_t len)
+{
+	if (fc->stream_id[0] != '\0')
+		snprintf(out, len, "id:%s", fc->stream_id);
+	else
+		snprintf(out, len, "%s", fc->stream);
+}
+
+struct collect {
+	struct dd_stream *st;
+	const struct conf_flow *fc;
+	const struct hash_key *agent;
+};
+
+/*
+ * The whole head of e's file as it is now, into *crc, when the file at
+ * its path is still e's (device, inode, the head e saved) and has hb
+ * bytes.
+ */
+static bool
+whole_head(const struct reg_entry *e, uint32_t hb, uint32_t *crc)
+{
+	struct stat	 st;
+	uint32_t	 c;
+
+	if (stat(e->path, &st) != 0 || (uint64_t)st.st_dev != e->dev ||
+	    (uint64_t)st.st_ino != e->ino || (uint64_t)st.st_size < hb)
+		return false;
+	if (tailer_head_crc(e->path, e->fp_len, &c) != 0 || c != e->fp_crc)
+		return false;
+	return tailer_head_crc(e->path, hb, crc) == 0;
+}
+
+static void
+collect_file(const struct reg_entry *e, void *arg)
+{
+	struct collect	*c = arg;
+	struct dd_stream *st = c->st;
+	struct dd_file	*f;
+
+	uint32_t	 hb = (uint32_t)c->fc->header_bytes, crc = e->fp_crc;
+	bool		 full = e->fp_len == hb;
+	int		 i;
+
+	if (strcmp(e->flow, c->fc->name) != 0)
+		return;
+	/* A short head saved: the file may have grown a whole one since,
+	 * which the ids of its later records carry (flow.c, key_file). */
+	if (!full)
+		full = whole_head(e, hb, &crc);
+	/* The ids of records within the first headerBytesLength bytes of a
+	 * file that was shorter then leave the head out. */
+	for (i = full ? 0 : 1; i < 2; i++) {
+		st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
+		f = &st->files[st->nfiles++];
+		f->fid = keyid_file(c->agent, c->fc->name, e->dev, e->ino,
+		    i == 0, crc, hb);
+		f->flow = c->fc->name;
+		f->dev = e->dev;
+		f->ino = e->ino;
+		f->offset = e->offset;
+		f->below = i == 0 ? UINT64_MAX : hb;
+	}
+}
+
+static int
+file_cmp(const void *a, const void *b)
+{
+	const struct dd_file *x = a, *y = b;
+
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+static const struct dd_file *
+find_file(const struct dd_stream *st, uint64_t fid)
+{
+	size_t	 lo = 0, hi = st->nfiles, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (st->files[mid].fid < fid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->nfiles && st->files[lo].fid == fid ?
+	    &st->files[lo] : NULL;
+}
+
+/* The stream of key in d, added when new. */
+static struct dd_stream *
+stream_of(struct dedupe *d, const char *key, bool by_id)
+{
+	struct dd_stream *st;
+	size_t		 i;
+
+	for (i = 0; i < d->nstreams; i++)
+		if (strcmp(d->streams[i].key, key) == 0)
+			return &d->streams[i];
+	d->streams = xrealloc(d->streams, (d->nstreams + 1) * sizeof(*st));
+	st = &d->streams[d->nstreams++];
+	memset(st, 0, sizeof(*st));
+	st->d = d;
+	st->key = key;
+	st->by_id = by_id;
+	return st;
+}
+
+/*
+ * The flows that write records with ids, grouped by stream, each with its
+ * files; a flow whose keys cannot carry ids is named (its in-flight
+ * records are sent again).  The streams' keys point into run.
+ */
+static void
+plan_streams(struct dedupe *d, const struct reg_run *run)
+{
+	const struct conf_flow *fc;
+	const struct reg_stream *rs;
+	struct collect	 c;
+	char		 key[128];
+	size_t		 i;
+
+	for (i = 0; i < d->conf->nflows; i++) {
+		fc = &d->conf->flows[i];
+		if (!fc->enable)
+			continue;
+		if (!flow_reads_back(fc)) {
+			log_info("[%s] restart after a crash: "
+			    "partitionKeyOption = %s gives its records no id, "
+			    "so what it sent after the last save is sent again",
+			    fc->name, fc->partition_key_option);
+			continue;
+		}
+		stream_key(fc, key, sizeof(key));
+		rs = reg_run_stream(run, key);
+		if (rs == NULL || rs->n == 0) {
+			log_info("[%s] restart after a crash: the state file "
+			    "has no sequence numbers of stream [%s], so what "
+			    "was sent after the last save is sent again",
+			    fc->name, key);
+			continue;
+		}
+		c.st = stream_of(d, rs->name, fc->stream_id[0] != '\0');
+		c.fc = fc;
+		c.agent = &d->agent;
+		registry_each(d->reg, collect_file, &c);
+	}
+}
+
+/* Free d and its streams (nothing refers to them any more). */
+static void
+destroy(struct dedupe *d)
+{
+	struct dd_stream *st;
+	size_t		 i, j;
+
+	for (i = 0; i < d->nstreams; i++) {
+		st = &d->streams[i];
+		for (j = 0; j < st->nparts; j++)
+			free(st->parts[j].cursor);
+		free(st->parts);
+		free(st->files);
+	}
+	free(d->streams);
+	free(d);
+}
+
+/* A reference of d went: a request ended, a timer closed.  False when d
+ * is gone (or going). */
+static bool
+unref(struct dedupe *d)
+{
+	if (--d->refs == 0 && d->freed) {
+		destroy(d);
+		return false;
+	}
+	return !d->freed;
+}
+
+static void
+handle_closed(uv_handle_t *h)
+{
+	(void)unref(h->data);
+}
+
+static void
+part_closed(uv_handle_t *h)
+{
+	struct dd_part	*p = h->data;
+
+	(void)unref(p->st->d);
+}
+
+/* Turn the planned streams into partition readers. */
+static void
+make_parts(struct dedupe *d, const struct reg_run *run)
+{
+	const struct reg_stream *rs;
+	struct dd_stream *st;
+	struct dd_part	*p;
+	size_t		 i, j;
+
+	for (i = 0; i < d->nstreams; i++) {
+		st = &d->streams[i];
+		rs = reg_run_stream(run, st->key);
+		qsort(st->files, st->nfiles, sizeof(*st->files), file_cmp);
+		st->parts = xcalloc(rs->n, sizeof(*st->parts));
+		st->nparts = st->left = rs->n;
+		d->left += rs->n;
+		for (j = 0; j < rs->n; j++) {
+			p = &st->parts[j];
+			p->st = st;
+			p->part = rs->seq[j].part;
+			p->floor = rs->seq[j].last;
+			p->seen = -2;
+			uv_timer_init(d->loop, &p->timer);
+			p->timer.data = p;
+			d->refs++;
+		}
+	}
+}
+
+/* --- the end of a part, of a stream ------------------------------------ */
+
+static void
+stream_done(struct dd_stream *st)
+{
+	struct dedupe	*d = st->d;
+	double		 s = (double)(mono_ms() - d->t0) / 1000.0;
+
+	if (st->failed)
+		return;		/* said so already */
+	log_info("restart read of stream [%s]: %zu partition%s, %" PRIu64
+	    " records read in %.2f s after the sequence numbers the state "
+	    "file kept; %" PRIu64 " of them sent by this agent before the "
+	    "crash, not sent again", st->key, st->nparts,
+	    st->nparts == 1 ? "" : "s", st->read, s, st->ours);
+}
+
+static void
+part_done(struct dd_part *p)
+{
+	struct dd_stream *st = p->st;
+	struct dedupe	*d = st->d;
+
+	if (p->state == DD_DONE)
+		return;
+	if (p->state == DD_ACTIVE)
+		d->active--;
+	p->state = DD_DONE;
+	uv_timer_stop(&p->timer);
+	d->left--;
+	if (--st->left == 0)
+		stream_done(st);
+	start_parts(d);
+}
+
+/*
+ * Give up on the stream: what was found stays found (those records did
+ * land); the rest of what the crashed run sent is sent again.
+ */
+static void
+stream_fail(struct dd_stream *st, const char *why)
+{
+	size_t	 i;
+
+	if (st->failed)
+		return;
+	log_info("restart read of stream [%s]: %s; what was sent after the "
+	    "last save and not found (%" PRIu64 " found so far) is sent "
+	    "again", st->key, why, st->ours);
+	st->failed = true;
+	for (i = 0; i < st->nparts; i++)
+		part_done(&st->parts[i]);
+}
+
+/* --- requests ----------------------------------------------------------- */
+
+static void	on_cursor(const struct http_response *, void *);
+static void	on_records(const struct http_response *, void *);
+
+static const char *
+stream_param(const struct dd_stream *st)
+{
+	return st->by_id ? "stream-id" : "stream-name";
+}
+
+static const char *
+stream_value(const struct dd_stream *st)
+{
+	return st->by_id ? st->key + 3 : st->key;
+}
+
+static void
+part_get(struct dd_part *p, const char *path, const char *query,
+    http_done_cb cb)
+{
+	struct disapi_call c;
+	struct dedupe	*d = p->st->d;
+	char		 why[160];
+	int		 rc;
+
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.path = path;
+	c.query = query;
+	c.max_response = MAX_RESPONSE;
+	rc = disapi_send(d->api, &c, cb, p);
+	if (rc == 0) {
+		d->refs++;
+		return;
+	}
+	snprintf(why, sizeof(why), "cannot send %s: %s", path,
+	    rc == -EKEYEXPIRED ? disapi_key_error(d->api) : strerror(-rc));
+	stream_fail(p->st, why);
+}
+
+static void
+get_cursor(struct dd_part *p)
+{
+	struct dd_stream *st = p->st;
+	struct buf	 q;
+	int64_t		 after = p->seen >= 0 ? p->seen : p->floor;
+
+	buf_init(&q);
+	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32,
+	    stream_param(st), stream_value(st), p->part);
+	/* Nothing acknowledged there yet: from its first record. */
+	if (after < 0)
+		buf_printf(&q, "&cursor-type=AT_SEQUENCE_NUMBER"
+		    "&starting-sequence-number=0");
+	else
+		buf_printf(&q, "&cursor-type=AFTER_SEQUENCE_NUMBER"
+		    "&starting-sequence-number=%" PRId64, after);
+	part_get(p, "cursors/", q.data, on_cursor);
+	buf_cleanup(&q);
+}
+
+static void
+get_records(struct dd_part *p)
+{
+	struct buf	 q;
+
+	buf_init(&q);
+	buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%d", p->cursor,
+	    FETCH_BYTES);
+	part_get(p, "records/", q.data, on_records);
+	buf_cleanup(&q);
+}
+
+static void
+on_part_timer(uv_timer_t *t)
+{
+	struct dd_part	*p = container_of(t, struct dd_part, timer);
+
+	if (p->state == DD_ACTIVE && !p->st->d->freed)
+		part_next(p);
+}
+
+static void
+part_next(struct dd_part *p)
+{
+	if (p->cursor == NULL)
+		get_cursor(p);
+	else
+		get_records(p);
+}
+
+static void
+start_parts(struct dedupe *d)
+{
+	struct dd_part	*p;
+	size_t		 i, j;
+
+	if (d->freed)
+		return;
+	for (i = 0; i < d->nstreams && d->active < MAX_ACTIVE; i++)
+		for (j = 0; j < d->streams[i].nparts &&
+		    d->active < MAX_ACTIVE; j++) {
+			p = &d->streams[i].parts[j];
+			if (p->state != DD_QUEUED)
+				continue;
+			p->state = DD_ACTIVE;
+			d->active++;
+			part_next(p);
+		}
+}
+
+/*
+ * After a failed call of p (what names it): retry, wait, renew the cursor,
+ * or give up on the stream.  Returns nothing; p goes on or is done.
+ */
+static void
+part_failed(struct dd_part *p, const struct http_response *r,
+    const char *what)
+{
+	char		 code[32] = "", msg[160] = "", why[320];
+	uint64_t	 delay;
+
+	if (r->result != HTTP_OK || r->status >= 500) {
+		/* An outage is ridden out, up to the read's deadline; a
+		 * certificate does not get better by asking again. */
+		if (r->result != HTTP_ERR_TLS && r->result != HTTP_ERR_TOOBIG) {
+			delay = retry_backoff_ms(MIN(p->attempts, 8), RETRY_MS,
+			    RETRY_MAX_MS, rand_unit());
+			p->attempts++;
+			uv_timer_start(&p->timer, on_part_timer, MAX(delay, 50),
+			    0);
+			return;
+		}
+		snprintf(why, sizeof(why), "%s failed: %s", what,
+		    r->result != HTTP_OK ? (r->error ? r->error : "error") :
+		    "server error");
+		stream_fail(p->st, why);
+		return;
+	}
+	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
+	    sizeof(msg));
+	if (r->status == 429 || strcmp(code, "DIS.4303") == 0 ||
+	    strcmp(code, "DIS.4305") == 0) {
+		uv_timer_start(&p->timer, on_part_timer, THROTTLE_MS, 0);
+		return;
+	}
+	if (strcmp(code, "DIS.4217") == 0 || strcmp(code, "DIS.4225") == 0) {
+		/* A cursor that expired: a new one after what was read. */
+		free(p->cursor);
+		p->cursor = NULL;
+		uv_timer_start(&p->timer, on_part_timer, 0, 0);
+		return;
+	}
+	if (strcmp(code, "DIS.4224") == 0 || strcmp(code, "DIS.4226") == 0)
+		snprintf(why, sizeof(why), "the stream no longer holds the "
+		    "records after sequence number %" PRId64 " of partition "
+		    "%" PRId32 " (trimmed: %s %s)", p->seen >= 0 ? p->seen :
+		    p->floor, p->part, code, msg);
+	else if (strcmp(code, "DIS.4319") == 0 ||
+	    strcmp(code, "DIS.4302") == 0)
+		snprintf(why, sizeof(why), "partition %" PRId32 " is gone "
+		    "(%s %s)", p->part, code, msg);
+	else
+		snprintf(why, sizeof(why), "%s refused: HTTP %ld %s %s (%s)",
+		    what, r->status, code, msg,
+		    retry_halt_hint(r->status, code));
+	stream_fail(p->st, why);
+}
+
+/* The request of p ended: false when p is no longer read (the dedupe was
+ * freed, or its stream given up on). */
+static bool
+part_alive(struct dd_part *p)
+{
+	return unref(p->st->d) && p->state == DD_ACTIVE;
+}
+
+static void
+on_cursor(const struct http_response *r, void *arg)
+{
+	struct dd_part	*p = arg;
+
+	if (!part_alive(p))
+		return;
+	if (r->result == HTTP_OK && r->status == 200 &&
+	    codec_parse_cursor(r->body, r->bodylen, &p->cursor) == 0) {
+		p->attempts = 0;
+		get_records(p);
+		return;
+	}
+	if (r->result == HTTP_OK && r->status == 200) {
+		stream_fail(p->st, "unreadable GetCursor reply");
+		return;
+	}
+	part_failed(p, r, "GetCursor");
+}
+
+/* A record read back: one of ours is noted for its file. */
+static void
+take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
+{
+	struct dd_stream *st = p->st;
+	const struct dd_file *f;
+	struct reg_entry *e;
+	uint64_t	 fid, off;
+	uint32_t	 off32;
+
+	st->read++;
+	if (rec->key == NULL ||
+	    !keyid_find(rec->key, strlen(rec->key), &fid, &off32) ||
+	    (f = find_file(st, fid)) == NULL)
+		return;
+	buf_reset(data);
+	if (codec_base64_decode(rec->data64, rec->data64_len, data) != 0)
+		return;
+	e = registry_find(st->d->reg, f->flow, f->dev, f->ino);
+	if (e == NULL)
+		return;
+	off = keyid_offset(off32, f->offset);
+	if (off >= f->below)
+		return;
+	registry_add_found(e, off, keyid_data(data->data, data->len),
+	    (uint32_t)data->len);
+	st->ours++;
+}
+
+/* The records of one reply; false when the partition is read far enough
+ * (its end, or records written after the crashed run's could land). */
+static bool
+take_all(struct dd_part *p, const struct codec_records *rs)
+{
+	struct codec_record rec;
+	struct buf	 data;
+	size_t		 i, n = codec_records_count(rs);
+	bool		 more = n > 0;
+
+	buf_init(&data);
+	for (i = 0; i < n; i++) {
+		codec_records_get(rs, i, &rec);
+		p->seen = rec.seq;
+		if (rec.timestamp >= 0 &&
+		    rec.timestamp > p->st->d->until_ms) {
+			more = false;
+			break;
+		}
+		take(p, &rec, &data);
+	}
+	buf_cleanup(&data);
+	return more && codec_records_next(rs) != NULL;
+}
+
+static void
+on_records(const struct http_response *r, void *arg)
+{
+	struct dd_part	*p = arg;
+	struct codec_records *rs;
+	const char	*next;
+
+	if (!part_alive(p))
+		return;
+	if (r->result != HTTP_OK || r->status != 200) {
+		part_failed(p, r, "GetRecords");
+		return;
+	}
+	if (codec_parse_records(r->body, r->bodylen, &rs) != 0) {
+		stream_fail(p->st, "unreadable GetRecords reply");
+		return;
+	}
+	p->attempts = 0;
+	if (!take_all(p, rs)) {
+		codec_records_free(rs);
+		part_done(p);
+		return;
+	}
+	next = codec_records_next(rs);
+	free(p->cursor);
+	p->cursor = xstrdup(next);
+	codec_records_free(rs);
+	get_records(p);
+}
+
+/* --- lifetime ----------------------------------------------------------- */
+
+/* Whether the state asks for a read at all; logs why not. */
+static bool
+wanted(const struct conf *conf, const struct reg_run *run, size_t nentries)
+{
+	if (run == NULL) {
+		if (nentries > 0)
+			log_info("the state file has no run information (an "
+			    "earlier release wrote it): records sent after "
+			    "its last save are sent again");
+		return false;
+	}
+	if (run->clean) {
+		log_info("the previous run made a clean stop: acknowledged "
+		    "records are not sent again, nothing to read back");
+		return false;
+	}
+	if (strcmp(conf->dedupe_on_restart, "off") == 0) {
+		log_info("the previous run did not stop cleanly; "
+		    "dedupeOnRestart = off: what it sent after its last save "
+		    "is sent again");
+		return false;
+	}
+	return true;
+}
+
+static void
+on_deadline(uv_timer_t *t)
+{
+	struct dedupe	*d = container_of(t, struct dedupe, deadline);
+	size_t		 i;
+	char		 why[64];
+
+	snprintf(why, sizeof(why), "not read within %d s",
+	    DEDUPE_MAX_MS / 1000);
+	for (i = 0; i < d->nstreams; i++)
+		if (d->streams[i].left > 0)
+			stream_fail(&d->streams[i], why);
+}
+
+struct dedupe *
+dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
+    struct registry *reg, const struct hash_key *agent)
+{
+	const struct reg_run *run = registry_run(reg);
+	struct dedupe	*d;
+
+	if (!wanted(conf, run, registry_count(reg)))
+		return NULL;
+	d = xcalloc(1, sizeof(*d));
+	d->loop = loop;
+	d->api = api;
+	d->conf = conf;
+	d->reg = reg;
+	d->agent = *agent;
+	d->t0 = mono_ms();
+	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
+	log_info("the previous run did not stop cleanly (a crash, or "
+	    "requests left on the wire); reading back what it sent after its "
+	    "last save (up to %" PRId64 " ms after it)",
+	    run->land_by_ms - run->saved_ms);
+	uv_timer_init(loop, &d->deadline);
+	d->deadline.data = d;
+	d->refs++;
+	plan_streams(d, run);
+	make_parts(d, run);
+	if (d->left == 0) {
+		dedupe_free(d);
+		return NULL;
+	}
+	uv_timer_start(&d->deadline, on_deadline, DEDUPE_MAX_MS, 0);
+	start_parts(d);
+	return d;
+}
+
+bool
+dedupe_done(const struct dedupe *d)
+{
+	return d == NULL || d->left == 0;
+}
+
+void
+dedupe_free(struct dedupe *d)
+{
+	struct dd_stream *st;
+	size_t		 i, j;
+
+	if (d == NULL)
+		return;
+	d->freed = true;	/* nothing starts any more */
+	for (i = 0; i < d->nstreams; i++)
+		if (d->streams[i].left > 0)
+			stream_fail(&d->streams[i], "stopped before it was read");
+	/* The close callbacks, and the replies of requests still on the
+	 * wire (the http client cancels them), release the rest. */
+	uv_close((uv_handle_t *)&d->deadline, handle_closed);
+	for (i = 0; i < d->nstreams; i++) {
+		st = &d->streams[i];
+		for (j = 0; j < st->nparts; j++)
+			uv_close((uv_handle_t *)&st->parts[j].timer,
+			    part_closed);
+	}
+}

@@ -1,0 +1,163 @@
+/*
+ * Skip plans (skipplan.h): two sorted arrays and a cursor in each.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "files/skipplan.h"
+#include "records/keyid.h"
+#include "state/registry.h"
+
+struct skipplan {
+	struct reg_span	*spans;
+	size_t		 nspans;
+	size_t		 si;		/* the first span not yet passed */
+	struct reg_found *found;
+	size_t		 nfound;
+	size_t		 fi;		/* the first found not yet passed */
+};
+
+struct skipplan *
+skipplan_new(const struct reg_span *spans, size_t nspans,
+    struct reg_found *found, size_t nfound, uint64_t offset)
+{
+	struct skipplan	*p;
+
+	p = xcalloc(1, sizeof(*p));
+	if (nspans > 0) {
+		p->spans = xcalloc(nspans, sizeof(*p->spans));
+		memcpy(p->spans, spans, nspans * sizeof(*spans));
+	}
+	p->nspans = nspans;
+	p->found = found;
+	p->nfound = nfound;
+	while (p->si < p->nspans && p->spans[p->si].end <= offset)
+		p->si++;
+	while (p->fi < p->nfound && p->found[p->fi].off < offset)
+		p->fi++;
+	if (skipplan_done(p, offset)) {
+		skipplan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+skipplan_free(struct skipplan *p)
+{
+	if (p == NULL)
+		return;
+	free(p->spans);
+	free(p->found);
+	free(p);
+}
+
+bool
+skipplan_acked(struct skipplan *p, uint64_t start, uint64_t end)
+{
+	while (p->si < p->nspans && p->spans[p->si].end <= start)
+		p->si++;
+	return p->si < p->nspans && p->spans[p->si].start <= start &&
+	    end <= p->spans[p->si].end;
+}
+
+bool
+skipplan_found(struct skipplan *p, uint64_t start, const void *data,
+    size_t len)
+{
+	const struct reg_found *f;
+
+	while (p->fi < p->nfound && p->found[p->fi].off < start)
+		p->fi++;
+	if (p->fi == p->nfound)
+		return false;
+	f = &p->found[p->fi];
+	if (f->off != start || f->len != len ||
+	    f->hash != keyid_data(data, len))
+		return false;
+	p->fi++;
+	return true;
+}
+
+bool
+skipplan_done(const struct skipplan *p, uint64_t off)
+{
+	size_t	 si = p->si, fi = p->fi;
+
+	while (si < p->nspans && p->spans[si].end <= off)
+		si++;
+	while (fi < p->nfound && p->found[fi].off < off)
+		fi++;
+	return si == p->nspans && fi == p->nfound;
+}
+
+bool
+skipplan_found_left(const struct skipplan *p)
+{
+	return p->fi < p->nfound;
+}
+
+size_t
+skipplan_spans(const struct skipplan *p, uint64_t off, struct reg_span *out,
+    size_t max)
+{
+	size_t	 i, n = 0;
+
+	for (i = p->si; i < p->nspans && n < max; i++)
+		if (p->spans[i].end > off)
+			out[n++] = p->spans[i];
+	return n;
+}
+
+size_t
+skipplan_memory(const struct skipplan *p)
+{
+	return sizeof(*p) + p->nspans * sizeof(*p->spans) +
+	    p->nfound * sizeof(*p->found);
+}
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct reg_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct skipplan *
+skipplan_add(struct skipplan *p, const struct reg_span *spans, size_t n,
+    uint64_t offset)
+{
+	struct reg_span	*v;
+	size_t		 i, m = 0, have;
+
+	if (p == NULL)
+		return skipplan_new(spans, n, NULL, 0, offset);
+	have = p->nspans - p->si;
+	v = xcalloc(have + n + 1, sizeof(*v));
+	memcpy(v, p->spans + p->si, have * sizeof(*v));
+	memcpy(v + have, spans, n * sizeof(*v));
+	qsort(v, have + n, sizeof(*v), span_cmp);
+	for (i = 0; i < have + n; i++) {
+		if (m > 0 && v[i].start <= v[m - 1].end) {
+			if (v[i].end > v[m - 1].end)
+				v[m - 1].end = v[i].end;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	free(p->spans);
+	p->spans = v;
+	p->nspans = m;
+	p->si = 0;
+	while (p->si < p->nspans && p->spans[p->si].end <= offset)
+		p->si++;
+	if (skipplan_done(p, offset)) {
+		skipplan_free(p);
+		return NULL;
+	}
+	return p;
+}
