@@ -168,8 +168,9 @@ keep_acked(struct batch *dst, const struct batch *src)
 		return;
 	dst->acked = xrealloc(dst->acked, (dst->nacked + n) *
 	    sizeof(*dst->acked));
-	memcpy(dst->acked + dst->nacked, src->acked,
-	    src->nacked * sizeof(*src->acked));
+	if (src->nacked > 0)	/* src->acked may be NULL: memcpy's UB */
+		memcpy(dst->acked + dst->nacked, src->acked,
+		    src->nacked * sizeof(*src->acked));
 	dst->nacked += src->nacked;
 	for (i = 0; i < src->nrecs; i++) {
 		r = &src->recs[i];
@@ -197,7 +198,9 @@ batch_absorb(struct batch *dst, struct batch *src)
 	n = src->nrecs - src->ndone;
 	grow_recs(dst, n);
 	/* Older records first: the records of src go in front. */
-	memmove(dst->recs + n, dst->recs, dst->nrecs * sizeof(*dst->recs));
+	if (dst->nrecs > 0)
+		memmove(dst->recs + n, dst->recs,
+		    dst->nrecs * sizeof(*dst->recs));
 	moved = dst->recs;
 	keep_acked(dst, src);
 	for (i = 0; i < src->nrecs; i++) {
