@@ -9,6 +9,7 @@
 
 #include "base/util.h"
 #include "records/keyid.h"
+#include "wire/codec_read.h"
 
 #define HALF_BITS	36
 #define HALF_MASK	((UINT64_C(1) << HALF_BITS) - 1)
@@ -125,22 +126,6 @@ keyid_encode(uint64_t file, uint64_t off, char out[KEYID_LEN])
 	memcpy(out + 10, pairs[lo & 0xfff], 2);
 }
 
-static int
-b64url_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
 bool
 keyid_decode(const char *s, size_t n, uint64_t *file, uint32_t *off32)
 {
@@ -150,8 +135,8 @@ keyid_decode(const char *s, size_t n, uint64_t *file, uint32_t *off32)
 	if (n != KEYID_LEN)
 		return false;
 	for (i = 0; i < 6; i++) {
-		v = b64url_value((unsigned char)s[i]);
-		w = b64url_value((unsigned char)s[6 + i]);
+		v = codec_base64_digit((unsigned char)s[i], true);
+		w = codec_base64_digit((unsigned char)s[6 + i], true);
 		if (v < 0 || w < 0)
 			return false;
 		hi = hi << 6 | (uint64_t)v;

@@ -208,9 +208,8 @@ codec_parse_cursor(const char *body, size_t len, char **cursor)
 
 /* --- base64 ------------------------------------------------------------- */
 
-/* Value of a base64 character, or -1. */
-static int
-b64val(unsigned char c)
+int
+codec_base64_digit(unsigned char c, bool url)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -218,11 +217,17 @@ b64val(unsigned char c)
 		return c - 'a' + 26;
 	if (c >= '0' && c <= '9')
 		return c - '0' + 52;
-	if (c == '+')
+	if (c == (url ? '-' : '+'))
 		return 62;
-	if (c == '/')
+	if (c == (url ? '_' : '/'))
 		return 63;
 	return -1;
+}
+
+static int
+b64val(unsigned char c)
+{
+	return codec_base64_digit(c, false);
 }
 
 /* Well-formed padded base64: whole quads, '=' only at the very end. */

@@ -91,6 +91,10 @@ void	codec_records_get(const struct codec_records *, size_t i,
 const char *codec_records_next(const struct codec_records *);
 void	codec_records_free(struct codec_records *);
 
+/* The value of a base64 digit (url: the URL-safe alphabet, - and _), or
+ * -1. */
+int	codec_base64_digit(unsigned char c, bool url);
+
 /*
  * Decode n bytes of padded base64 and append them to *out.  Returns 0, or
  * -EBADMSG (nothing appended) when the text is not well-formed.
