@@ -12,9 +12,12 @@
  * (the app is created if it does not exist), and what was printed is
  * committed as the app's LAST_READ every few seconds and at a clean end
  * (SIGINT, SIGTERM, EPIPE, --max, the end of the data): a record counts
- * as printed once a flush of standard output after it succeeded.
+ * as printed once a write of standard output that held it succeeded.
  *
- * Output goes through stdio and is flushed once per turn of the loop.
+ * Output is gathered here, not in stdio, and written once per turn of
+ * the loop or when OUT_FLUSH bytes wait: stdio would write a full buffer
+ * on its own, and a reader that took those lines and left (`| head`)
+ * would then be seen at the next write with nothing counted as printed.
  * A reader that goes away (`| head -3`) shows as EPIPE (SIGPIPE is
  * ignored) and ends the command quietly with status 0; while following an
  * idle stream, standard output is also checked every second, so that the
@@ -46,6 +49,9 @@
 #define MAX_PARTS	1000
 #define RECORD_MAX	(64u * 1024 * 1024)	/* a record decoded */
 #define COMMIT_MS	3000	/* --app: checkpoints committed this often */
+#define OUT_FLUSH	(16u * 1024)	/* written at once from this many bytes:
+					 * below a pipe's 64 KiB, so that
+					 * the first write is taken whole */
 
 struct reader {
 	struct cli	 cli;
@@ -55,7 +61,8 @@ struct reader {
 	bool		 json;
 	uint64_t	 max;
 	uint64_t	 count;
-	struct buf	 out;
+	struct buf	 out;		/* one record as printed */
+	struct buf	 pend;		/* records not written yet */
 	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
 	struct buf	 wire;		/* a record's bytes as DIS has them */
 	struct buf	 plain;		/* ... decoded */
@@ -64,7 +71,8 @@ struct reader {
 	const char	*metadata;	/* --metadata */
 	struct ckpt	*ck;		/* --app: its checkpoints */
 	struct readpos	*pos;		/* --app: what is printed */
-	bool		 dirty;		/* written since the last flush */
+	bool		 dirty;		/* printed since the last write */
+	bool		 out_dead;	/* standard output failed */
 	uv_check_t	 flush;
 	uv_timer_t	 watch;
 	bool		 ended;
@@ -129,16 +137,34 @@ out_failed(struct reader *r)
 	return 0;
 }
 
+/*
+ * What was printed since the last write, out: the records in it count as
+ * printed.  0, or -1 once standard output failed (r->rc says how).
+ */
+static int
+out_write(struct reader *r)
+{
+	if (r->out_dead)
+		return -1;
+	if (!r->dirty)
+		return 0;
+	r->dirty = false;
+	if (write_all(STDOUT_FILENO, r->pend.data, r->pend.len) != 0) {
+		r->out_dead = true;
+		r->rc = MAX(r->rc, out_failed(r));
+		return -1;
+	}
+	buf_reset(&r->pend);
+	if (r->pos != NULL)
+		readpos_printed(r->pos);
+	return 0;
+}
+
 static void
 flush_out(struct reader *r)
 {
-	if (!r->dirty || r->ended)
-		return;
-	r->dirty = false;
-	if (fflush(stdout) != 0)
-		end(r, out_failed(r));
-	else if (r->pos != NULL)
-		readpos_printed(r->pos);
+	if (!r->ended && out_write(r) != 0)
+		end(r, 0);
 }
 
 static void
@@ -219,15 +245,13 @@ on_record(void *arg, const char *partition, const struct codec_record *rec)
 
 	if (decode(r, partition, rec) == 0) {
 		format(r, partition, rec);
-		if (fwrite(r->out.data, 1, r->out.len, stdout) !=
-		    r->out.len) {
-			r->rc = MAX(r->rc, out_failed(r));
-			return 1;
-		}
+		buf_add(&r->pend, r->out.data, r->out.len);
 		r->dirty = true;
 	}
 	if (r->pos != NULL)
 		readpos_written(r->pos, partition, rec->seq);
+	if (r->pend.len >= OUT_FLUSH && out_write(r) != 0)
+		return 1;
 	return ++r->count == r->max;
 }
 
@@ -435,6 +459,7 @@ cmd_read_main(int argc, char **argv, const char *conf_path)
 
 	r = xcalloc(1, sizeof(*r));
 	buf_init(&r->out);
+	buf_init(&r->pend);
 	buf_init(&r->wire);
 	buf_init(&r->plain);
 	buf_init(&r->b64);
@@ -480,6 +505,7 @@ cmd_read_main(int argc, char **argv, const char *conf_path)
 	}
 	reccodec_free(r->codec);
 	buf_cleanup(&r->out);
+	buf_cleanup(&r->pend);
 	buf_cleanup(&r->wire);
 	buf_cleanup(&r->plain);
 	buf_cleanup(&r->b64);

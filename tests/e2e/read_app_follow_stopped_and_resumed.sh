@@ -9,10 +9,11 @@
 # flushed.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-start_server --stream s1:COMMON:2
-mkdir -p "$TMP/logs"
+start_server --stream s1:COMMON:2 --stream s2:COMMON:1
+mkdir -p "$TMP/logs" "$TMP/big"
 write_conf "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
+add_flow "$TMP/agent.ini" big s2 "$TMP/big/*.log"
 ship() {
 	write_lines "$TMP/logs/x.log" x "$1" "$2"
 	"$DISAGENT" -c "$TMP/agent.ini" --once >>"$TMP/agent.log" 2>&1 ||
@@ -104,5 +105,52 @@ cps = json.load(sys.stdin)["apps"]["f2"]["checkpoints"]["s1"]
 sys.exit(0 if cps and all(int(c["sequence_number"]) >= 0
                           for c in cps.values()) else 1)' ||
 	fail "read | head committed no checkpoint"
+
+# A backlog much larger than a pipe holds, into head: the records written
+# before head left count as printed, though the write that follows fails
+# (with stdio, its own writes of a full buffer were never counted, and an
+# app reading such a backlog into `| head` committed nothing).
+"$PYTHON3" - "$TMP/big/b.log" <<'PY'
+import sys
+with open(sys.argv[1], "a") as f:
+    f.write("".join("big %05d %s\n" % (i, "b" * 1000) for i in range(400)))
+PY
+"$DISAGENT" -c "$TMP/agent.ini" --once >>"$TMP/agent.log" 2>&1 ||
+	fail "--once exited $?"
+rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+"$DISAGENT" read -c "$TMP/agent.ini" s2 --app f3 >"$TMP/fifo" \
+    2>"$TMP/head3.err" &
+READ_PID=$!
+E2E_PIDS="$E2E_PIDS $READ_PID"
+head -n 5 <"$TMP/fifo" >"$TMP/head3"
+wait_for 30 "read to end after head left" not_running "$READ_PID"
+rc=0; wait "$READ_PID" || rc=$?
+[ "$rc" = 0 ] || fail "read --app | head exited $rc"
+[ "$(wc -l <"$TMP/head3")" = 5 ] || fail "head got $(wc -l <"$TMP/head3") lines"
+control GET /_test/apps >"$TMP/apps3.json"
+"$PYTHON3" - "$TMP/apps3.json" <<'PY' ||
+import json, sys
+cps = json.load(open(sys.argv[1]))["apps"]["f3"]["checkpoints"].get("s2", {})
+sys.exit(0 if any(int(c["sequence_number"]) >= 4 for c in cps.values())
+         else 1)
+PY
+	fail "read of a backlog | head committed no checkpoint: $(cat "$TMP/apps3.json" "$TMP/head3.err")"
+# Standard output that takes nothing (a full disk): an error, and no
+# record counts as printed (stdio dropped its buffer on the failed write
+# and the next fflush succeeded, so that its records were committed).
+rc=0
+"$DISAGENT" read -c "$TMP/agent.ini" s2 --app f4 >/dev/full \
+    2>"$TMP/full.err" || rc=$?
+[ "$rc" = 1 ] || fail "read --app >/dev/full exited $rc"
+grep -q "standard output: No space left on device" "$TMP/full.err" ||
+	fail "no error for a full standard output: $(cat "$TMP/full.err")"
+control GET /_test/apps >"$TMP/apps4.json"
+"$PYTHON3" - "$TMP/apps4.json" <<'PY' ||
+import json, sys
+cps = json.load(open(sys.argv[1]))["apps"]["f4"]["checkpoints"].get("s2", {})
+sys.exit(0 if all(int(c["sequence_number"]) < 0 for c in cps.values())
+         else 1)
+PY
+	fail "records written nowhere were committed: $(cat "$TMP/apps4.json")"
 [ "$(stat_of auth_failures)" = 0 ] || fail "the endpoint rejected signatures"
 pass
