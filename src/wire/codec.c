@@ -116,8 +116,7 @@ codec_base64(const void *src, size_t n, struct buf *out)
 	olen = codec_base64_len(n);
 	buf_reserve(out, olen);
 	b64_encode(src, n, out->data + out->len);
-	out->len += olen;
-	out->data[out->len] = '\0';
+	buf_added(out, olen);
 }
 
 /* Append s as the inside of a JSON string: ", \ and controls escaped. */
@@ -217,7 +216,7 @@ codec_put_add(struct buf *out, const void *data, size_t len,
 	if (partition_key == NULL) {
 		*o++ = '"';
 		*o++ = '}';
-		out->len = (size_t)(o - out->data);
+		buf_setlen(out, (size_t)(o - out->data));
 	} else if (json_plain(partition_key, klen)) {
 		memcpy(o, mid, sizeof(mid) - 1);
 		o += sizeof(mid) - 1;
@@ -225,9 +224,9 @@ codec_put_add(struct buf *out, const void *data, size_t len,
 		o += klen;
 		*o++ = '"';
 		*o++ = '}';
-		out->len = (size_t)(o - out->data);
+		buf_setlen(out, (size_t)(o - out->data));
 	} else {
-		out->len = (size_t)(o - out->data);
+		buf_setlen(out, (size_t)(o - out->data));
 		buf_addstr(out, mid);
 		json_escape(out, partition_key);
 		buf_addstr(out, "\"}");
@@ -923,16 +922,15 @@ codec_compress(enum codec_zip z, const void *in, size_t n, struct buf *out)
 		w = LZ4_compress_default(in, out->data, (int)n, (int)bound);
 		if (w <= 0)
 			return -EIO;
-		out->len = (size_t)w;
+		buf_setlen(out, (size_t)w);
 	} else if (z == CODEC_ZIP_ZSTD) {
 		bound = ZSTD_compressBound(n);
 		buf_alloc_exact(out, bound);
 		r = ZSTD_compress(out->data, bound, in, n, 3);
 		if (ZSTD_isError(r))
 			return -EIO;
-		out->len = r;
+		buf_setlen(out, r);
 	} else
 		return -EINVAL;
-	out->data[out->len] = '\0';
 	return 0;
 }
