@@ -317,7 +317,10 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
-		qsort(st->files, st->nfiles, sizeof(*st->files), file_cmp);
+		if (st->nfiles > 1)	/* a stream none of whose files
+					 * sent anything has none */
+			qsort(st->files, st->nfiles, sizeof(*st->files),
+			    file_cmp);
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
