@@ -109,7 +109,7 @@ files_commit(struct files *fs, struct tailer *t)
 	e = registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t),
 	    crc, len, tailer_path(t), tailer_committed(t));
 	/* What is known to follow, if the file goes before it is read. */
-	e->size = tailer_size(t);
+	registry_set_size(fs->reg, e, tailer_size(t));
 }
 
 struct tracked *
@@ -405,7 +405,7 @@ note_size(struct files *fs, const struct tailer *t)
 
 	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
 	if (e != NULL)
-		e->size = tailer_size(t);
+		registry_set_size(fs->reg, e, tailer_size(t));
 }
 
 /* Re-check a tracked file's size; note growth and in-place truncation

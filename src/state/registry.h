@@ -263,6 +263,14 @@ void		 registry_set_cursor(struct registry *, struct reg_entry *e,
 		    const char *cursor);
 
 /*
+ * Note e's size (e borrowed from this registry): with the offset, what is
+ * known to follow, should the file go before it is read.  Does not make
+ * the registry dirty: the next save writes it.
+ */
+void		 registry_set_size(struct registry *, struct reg_entry *e,
+		    uint64_t size);
+
+/*
  * Mark e (borrowed from this registry) as the entry of the spool file at
  * file, copied from the file (dev, ino); marks the registry dirty.
  */
