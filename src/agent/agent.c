@@ -165,22 +165,6 @@ add_floor(int32_t part, int64_t last, void *arg)
 	reg_stream_put(fl->st, part, last);
 }
 
-/* The stream called key in run, added when new. */
-static struct reg_stream *
-run_stream(struct reg_run *run, const char *key)
-{
-	size_t	 i;
-
-	for (i = 0; i < run->nstreams; i++)
-		if (strcmp(run->streams[i].name, key) == 0)
-			return &run->streams[i];
-	run->streams = xrealloc(run->streams,
-	    (run->nstreams + 1) * sizeof(*run->streams));
-	memset(&run->streams[run->nstreams], 0, sizeof(*run->streams));
-	run->streams[run->nstreams].name = xstrdup(key);
-	return &run->streams[run->nstreams++];
-}
-
 /*
  * The state file's floors of the run before, for the partitions of st
  * this run knows nothing of, or all of them while records that run's
@@ -226,7 +210,7 @@ prepare_save(struct agent *a, bool clean)
 	for (i = 0; i < a->nflows + a->ngoing; i++) {
 		f = i < a->nflows ? a->flows[i] : a->going[i - a->nflows];
 		flow_publish(f);
-		fl.st = run_stream(run, flow_stream_key(f));
+		fl.st = reg_run_add_stream(run, flow_stream_key(f));
 		flow_floors(f, add_floor, &fl);
 		pending = flow_restart_pending(f);
 		keep_prev(a, fl.st, pending);
@@ -237,7 +221,7 @@ prepare_save(struct agent *a, bool clean)
 	 * they were, for the next start. */
 	for (i = 0; a->nflows + a->ngoing == 0 && a->prev_run != NULL &&
 	    i < a->prev_run->nstreams; i++) {
-		fl.st = run_stream(run, a->prev_run->streams[i].name);
+		fl.st = reg_run_add_stream(run, a->prev_run->streams[i].name);
 		keep_prev(a, fl.st, true);
 	}
 	registry_set_run(a->reg, run);

@@ -123,6 +123,8 @@ void		 reg_run_free(struct reg_run *);
 /* The stream called name in run, or NULL. */
 const struct reg_stream *reg_run_stream(const struct reg_run *,
 		    const char *name);
+/* The stream called name in run, added (with no partitions) when new. */
+struct reg_stream *reg_run_add_stream(struct reg_run *, const char *name);
 /* Add (part, last) to st, keeping it sorted; an existing part keeps the
  * smaller last. */
 void		 reg_stream_put(struct reg_stream *, int32_t part, int64_t last);
