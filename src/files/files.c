@@ -1017,6 +1017,8 @@ files_restart_pending(struct files *fs)
 
 /* --- lifecycle ---------------------------------------------------------- */
 
+static void	files_freed(struct closer *);
+
 struct files *
 files_new(uv_loop_t *loop, const struct conf *conf,
     const struct conf_flow *fc, struct registry *reg,
@@ -1045,6 +1047,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	idmap_init(&fs->byid);
 	idmap_init(&fs->byino);
 	uv_timer_init(loop, &fs->rescan_timer);
+	closer_init(&fs->closer, files_freed);
 	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
 	return fs;
@@ -1071,10 +1074,11 @@ files_stop(struct files *fs)
 	fs->watcher = NULL;
 }
 
+/* The timer closed: the memory goes. */
 static void
-files_closed(uv_handle_t *h)
+files_freed(struct closer *c)
 {
-	free(container_of((uv_timer_t *)h, struct files, rescan_timer));
+	free(container_of(c, struct files, closer));
 }
 
 void
@@ -1100,5 +1104,6 @@ files_free(struct files *fs)
 	free(fs->scratch);
 	copies_cleanup(&fs->waiting);
 	idmap_cleanup(&fs->byid);
-	uv_close((uv_handle_t *)&fs->rescan_timer, files_closed);
+	closer_close(&fs->closer, (uv_handle_t *)&fs->rescan_timer);
+	closer_release(&fs->closer);
 }

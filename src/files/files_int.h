@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/util.h"
 #include "files/copies.h"
 #include "files/files.h"
@@ -79,6 +80,7 @@ struct files {
 	struct metrics_flow *m;
 	struct watcher	*watcher;
 	uv_timer_t	 rescan_timer;
+	struct closer	 closer;	/* the timer being closed */
 	struct tracked	*list;
 	struct tracked	*cursor;	/* round-robin position */
 	struct idmap	 byid;		/* tailer id -> tracked */
