@@ -710,14 +710,20 @@ free_flows(struct agent *a)
 
 /* The last client closed: nothing can call into a flow any more. */
 static void
+clients_closed(struct closer *c)
+{
+	struct agent	*a = container_of(c, struct agent, clients);
+
+	a->http = NULL;
+	free_flows(a);
+}
+
+static void
 http_closed(void *arg)
 {
 	struct agent	*a = arg;
 
-	if (--a->closing > 0)
-		return;
-	a->http = NULL;
-	free_flows(a);
+	(void)closer_drop(&a->clients);
 }
 
 /* Say how the stop left the state: a next start resends nothing, or reads
@@ -781,11 +787,15 @@ agent_finish(struct agent *a)
 	a->meta = NULL;
 	/* The flows go once every client closed: their requests' callbacks
 	 * (cancelled) reach the sinks until then. */
-	a->closing = 1 + a->nold_http;
-	for (i = 0; i < a->nold_http; i++)
+	closer_init(&a->clients, clients_closed);
+	for (i = 0; i < a->nold_http; i++) {
+		closer_hold(&a->clients);
 		http_close(a->old_http[i], http_closed, a);
+	}
 	a->nold_http = 0;
+	closer_hold(&a->clients);
 	http_close(a->http, http_closed, a);
+	closer_release(&a->clients);
 }
 
 /* --- start -------------------------------------------------------------- */

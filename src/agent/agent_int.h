@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "agent/progress.h"
+#include "base/closer.h"
 #include "base/hash.h"
 #include "base/util.h"
 
@@ -48,7 +49,8 @@ struct agent {
 	struct http	**old_http;	/* replaced by a reload, requests on
 					   the wire: closed once they end */
 	size_t		 nold_http;
-	size_t		 closing;	/* clients closing at the finish */
+	struct closer	 clients;	/* closing at the finish: the flows
+					   go with the last */
 	struct disapi	*api;		/* signs every DIS call; uses http */
 	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
 	struct registry	*reg;
