@@ -123,6 +123,8 @@ void		 reg_run_free(struct reg_run *);
 /* The stream called name in run, or NULL. */
 const struct reg_stream *reg_run_stream(const struct reg_run *,
 		    const char *name);
+/* The stream called name in run, added (with no partitions) when new. */
+struct reg_stream *reg_run_add_stream(struct reg_run *, const char *name);
 /* Add (part, last) to st, keeping it sorted; an existing part keeps the
  * smaller last. */
 void		 reg_stream_put(struct reg_stream *, int32_t part, int64_t last);
@@ -261,6 +263,14 @@ void		 registry_set_complete(struct registry *, struct reg_entry *e,
  */
 void		 registry_set_cursor(struct registry *, struct reg_entry *e,
 		    const char *cursor);
+
+/*
+ * Note e's size (e borrowed from this registry): with the offset, what is
+ * known to follow, should the file go before it is read.  Does not make
+ * the registry dirty: the next save writes it.
+ */
+void		 registry_set_size(struct registry *, struct reg_entry *e,
+		    uint64_t size);
 
 /*
  * Mark e (borrowed from this registry) as the entry of the spool file at
