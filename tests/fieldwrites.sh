@@ -18,7 +18,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/disagent-fieldwrites.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$top_srcdir/src" "$tmp/src"
 f=$tmp/src/agent/progress.c
-n=$(($(wc -l <"$f") + 4))
+n=$(($(wc -l <"$f") + 6))	# the line of b->len = 0 below
 cat >>"$f" <<'C'
 
 void	planted(struct buf *, struct tailer_quiet *, struct progress *);

@@ -82,6 +82,7 @@ prepare_save(struct agent *a, bool clean)
 {
 	struct reg_run	*run;
 	struct floors	 fl;
+	int64_t		 now;
 	struct flow	*f;
 	size_t		 i;
 	bool		 pending;
@@ -90,11 +91,9 @@ prepare_save(struct agent *a, bool clean)
 		a->prev_run = registry_take_run(a->reg);
 		a->took_run = true;
 	}
-	run = xcalloc(1, sizeof(*run));
-	run->saved_ms = wall_ms();
-	run->land_by_ms = run->saved_ms + LEASE_MS +
-	    a->conf->socket_timeout_s * 1000;
-	run->clean = clean;
+	now = wall_ms();
+	run = reg_run_new(now, now + LEASE_MS + a->conf->socket_timeout_s *
+	    1000, clean);
 	for (i = 0; i < a->nflows + a->ngoing; i++) {
 		f = i < a->nflows ? a->flows[i] : a->going[i - a->nflows];
 		flow_publish(f);
@@ -103,7 +102,7 @@ prepare_save(struct agent *a, bool clean)
 		pending = flow_restart_pending(f);
 		keep_prev(a, fl.st, pending);
 		if (flow_uncertain(f) || pending)
-			run->clean = false;
+			reg_run_not_clean(run);
 	}
 	/* No flow yet (the restart's read is under way): the floors stay as
 	 * they were, for the next start. */

@@ -145,10 +145,9 @@ collect(struct files *fs, struct tailer *t, const struct files_acked *a,
 	if (p != NULL)
 		n += skipplan_spans(p, tailer_committed(t), fs->scratch + n,
 		    REG_MAX_SPANS);
-	for (i = 0; i < na; i++) {
-		fs->scratch[n].start = a[i].start;
-		fs->scratch[n++].end = a[i].end;
-	}
+	for (i = 0; i < na; i++)
+		fs->scratch[n++] = (struct reg_span){ .start = a[i].start,
+		    .end = a[i].end };
 	return merge_spans(fs->scratch, n, tailer_committed(t));
 }
 

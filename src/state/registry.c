@@ -422,6 +422,23 @@ reg_run_stream(const struct reg_run *run, const char *name)
 	return NULL;
 }
 
+struct reg_run *
+reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean)
+{
+	struct reg_run	*run = xcalloc(1, sizeof(*run));
+
+	run->saved_ms = saved_ms;
+	run->land_by_ms = land_by_ms;
+	run->clean = clean;
+	return run;
+}
+
+void
+reg_run_not_clean(struct reg_run *run)
+{
+	run->clean = false;
+}
+
 struct reg_stream *
 reg_run_add_stream(struct reg_run *run, const char *name)
 {

@@ -118,6 +118,11 @@ struct reg_run {
 	size_t		 nstreams;
 };
 
+/* A run saved at saved_ms (wall) whose requests land by land_by_ms, with
+ * no stream yet; clean: a clean stop, unless reg_run_not_clean(). */
+struct reg_run	*reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean);
+/* Something of the run may be resent or may have landed unseen. */
+void		 reg_run_not_clean(struct reg_run *);
 /* Free run and everything it owns (NULL-safe). */
 void		 reg_run_free(struct reg_run *);
 /* The stream called name in run, or NULL. */
