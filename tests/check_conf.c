@@ -241,7 +241,7 @@ START_TEST(agent_defaults_and_derived_endpoint)
 	ck_assert_int_eq(c->connect_timeout_s, 30);
 	ck_assert_int_eq(c->socket_timeout_s, 60);
 	ck_assert_int_eq(c->status_period_s, 30);
-	ck_assert_int_eq(c->checkpoint_interval_ms, 100);
+	ck_assert_int_eq(c->checkpoint_interval_ms, 1000);
 	ck_assert_int_eq(c->shutdown_timeout_ms, 10000);
 	ck_assert_ptr_nonnull(c->path);
 	ck_assert_int_eq(strncmp(c->path, "/tmp/check_conf.", 16), 0);
