@@ -951,11 +951,10 @@ def steady_run(tools, args, agent_bin, tag, k):
         open(os.path.join(logs, "f%03d.log" % i), "w").close()
     ep = Endpoint(tools, "ackd", "steady-%s-%d" % (tag, k))
     conf = os.path.join(d, "agent.ini")
-    # The agent's coalesced reads (off by default); the baseline may not
-    # know the key.
+    # The agent's defaults (readCoalesceMillis = 100): an older baseline
+    # may not know the key.
     write_conf(tools, conf, ep.port, os.path.join(d, "state"),
-               logs + "/*.log", flow_extra=["readCoalesceMillis = 100"]
-               if tag == "agent" else ())
+               logs + "/*.log")
     log = open(os.path.join(d, "agent.log"), "wb")
     agent = spawn([agent_bin, "-c", conf], stdout=log, stderr=log)
     pid = agent.pid

@@ -385,14 +385,13 @@ const struct key conf_keys[] = {
 	  .help = "How often the directories are listed again to find new, "
 	  "renamed or removed files, in milliseconds." },
 	{ KS_FLOW, "readCoalesceMillis", KT_INT, .min = 0, .max = 10000,
-	  .off = FOFF(read_coalesce_ms), .def = "0",
+	  .off = FOFF(read_coalesce_ms), .def = "100",
 	  .help = "While files keep changing, read them at most once per "
 	  "this many milliseconds instead of on every write, with the "
 	  "write events paused meanwhile (new names are still seen at "
 	  "once): fewer wake-ups at a server's pace, for at most this much "
-	  "more latency; 100 is a good value "
-	  "(0: read on every event). Flows of more than 512 files always "
-	  "read on events." },
+	  "more latency (0: read on every event). Flows of more than 512 "
+	  "files always read on events." },
 	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",
 	  .help = "Send one request at a time, so records reach the stream "
 	  "in file order even when requests are retried." },
