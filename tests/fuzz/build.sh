@@ -82,7 +82,8 @@ compile() {
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
     conf_dropin journalconf filter statedir cred pwcrypt reccodec proxyconf \
     cleanconf pattern"
-conv="jackson jackson_parse re logparse convert convert_build deadletter codec"
+conv="jackson jackson_parse re logparse convert convert_build deadletter codec \
+    codec_ack"
 # (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
 for f in util log crc32 codec_read pbuf $confparts $conv importyml importyml_put \
     ymlopts ecsmeta_parse statefile statefile_v1 regtable registry atomicfile; do
@@ -113,7 +114,7 @@ target fuzz_conf $confparts $conv
 # shellcheck disable=SC2086
 target fuzz_convert $conv
 target fuzz_reccodec pwcrypt reccodec
-target fuzz_pbuf pbuf codec
+target fuzz_pbuf pbuf codec codec_ack
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
 target fuzz_ecsmeta ecsmeta_parse
