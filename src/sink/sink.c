@@ -14,14 +14,17 @@
  * probe.  Nothing is ever dropped here.
  *
  * What a reply says is sinkreply.c's verdict (pure); this file alone acts
- * on it: the queues and the timer, the window, the pause, the dead letters
- * and the records' acknowledgements, the metrics and the logs.
+ * on it: retries on the timer, requeues, the pause and its probe, the
+ * window (aimd.c's arithmetic), hand-backs, the request's metrics and
+ * logs.  The records of a 200 it has sinkrecs.c settle (acknowledged,
+ * dead-lettered, kept), which calls nothing back.
  *
  * Batches the sink owns are on the wire, in the timed queue (a retry, the
  * pacing gap or the paused probe, all on one timer), or waiting (before the
- * stream is described, or behind the probe while paused).  Each has a
- * struct sink_batch, the sink's half of it (batch.h holds the records,
- * the flow's half), from sink_submit until it is handed back.
+ * stream is described, or behind the probe while paused): sinkq.c, which
+ * holds the sink's half of each batch (struct sink_batch; batch.h holds the
+ * records, the flow's half).  DescribeStream is sinkdesc.c's, which reports
+ * what it finds through callbacks.
  */
 #include "config.h"
 
@@ -37,45 +40,19 @@
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
-#include "records/deadletter.h"
+#include "sink/aimd.h"
 #include "sink/batch.h"
 #include "sink/putbody.h"
 #include "sink/seqmark.h"
 #include "sink/sink.h"
+#include "sink/sinkdesc.h"
+#include "sink/sinkq.h"
+#include "sink/sinkrecs.h"
 #include "sink/sinkreply.h"
 #include "wire/codec.h"
-#include "wire/codec_read.h"
 #include "wire/retry.h"
 
-#define DESCRIBE_RETRY_MS	1000
-#define PACE_MAX_MS		2000
 #define HALT_LOG_EVERY_MS	60000
-
-/*
- * The sink's half of a batch it owns: what it knows of the batch's
- * attempts, from sink_submit until the batch is handed back or absorbed
- * by another (then freed).  Private to this file: the flow sees only the
- * records (struct batch).
- */
-struct sink_batch {
-	struct batch	*b;		/* the records (the flow's) */
-	struct sink	*sink;		/* the owner */
-	struct putbody_req req;		/* the request built last */
-	unsigned	 attempt;
-	uint64_t	 sent_ms;
-	uint64_t	 sent_seq;	/* the sink's count of sends, at this one */
-	uint64_t	 due_ms;	/* when a scheduled send is due */
-	size_t		 limit;		/* records per request after a split */
-	bool		 remnant;	/* waits to resend records a reply
-					   failed one by one: may ride in
-					   another batch's request */
-	bool		 uncertain;	/* an attempt ended without a verdict:
-					   it may have landed */
-	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
-	struct sink_batch *next;	/* the queues */
-	struct sink_batch *all_next;	/* every batch the sink holds */
-	struct sink_batch *all_prev;
-};
 
 struct sink {
 	uv_loop_t	*loop;
@@ -83,36 +60,29 @@ struct sink {
 	const struct conf *conf;
 	const struct conf_flow *fc;
 	struct putbody	*body;		/* body.serialize.type, compress */
-	struct deadletter *dlq;
 	struct metrics_flow *m;		/* the flow's counters */
+	struct sinkrecs	 recs;		/* where records' outcomes go */
 	struct sink_cbs	 cbs;
 	enum sink_state	 state;
 	bool		 described;	/* the stream's type is known */
-	bool		 describing;	/* a DescribeStream is in flight */
-	char		*describe_path;	/* "streams/NAME/" */
+	struct sinkdesc	*desc;		/* DescribeStream */
 	size_t		 request_cap;
-	struct sink_batch *waiting;	/* FIFO: not ready, or behind the
-					   probe */
-	struct sink_batch *timed;	/* by due_ms: retries, pacing, probe */
+	struct sinkq	 q;		/* the batches held */
 	struct sink_batch *probe;	/* PAUSED: the batch that probes */
-	size_t		 pending;	/* owned: submitted, not handed back */
 	size_t		 inflight;	/* on the wire */
-	double		 window;	/* AIMD: batches allowed out */
-	uint64_t	 pace_ms;	/* gap between sends while throttled */
+	struct aimd	 aimd;		/* the window allowed out, the pacing */
 	uint64_t	 sent_seq;	/* requests sent so far */
-	uint64_t	 decreased_seq;	/* sent_seq at AIMD's last decrease */
 	uint64_t	 next_send_ms;
-	unsigned	 describe_attempt;
-	struct sink_batch *all;		/* every batch held (all_next) */
 	struct seqmark	*seq;		/* sequence numbers seen, pins */
-	uv_timer_t	 timer;		/* the head of timed */
-	uv_timer_t	 describe_timer;
-	int		 open_handles;
+	uv_timer_t	 timer;		/* the head of the timed queue */
 	uint64_t	 last_halt_log_ms;
 };
 
-static void	describe(struct sink *);
 static void	try_send(struct sink *, struct sink_batch *);
+static void	on_seed(int32_t, int64_t, void *);
+static void	on_described(const char *, void *);
+static void	on_desc_halt(long, const char *, const char *, void *);
+static void	on_desc_ended(void *);
 
 static const char *const state_names[] = {
 	"describing", "ready", "paused", "closing",
@@ -138,36 +108,34 @@ set_caps(struct sink *s, const char *type)
 	    (size_t)s->fc->max_buffer_bytes);
 }
 
-/* The window's ceiling: maxInFlightRequests, or 1 when ordered. */
-static double
-max_window(const struct sink *s)
-{
-	return s->fc->ordered ? 1.0 : (double)s->fc->max_in_flight;
-}
-
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct deadletter *dlq,
     struct metrics_flow *m, const struct sink_cbs *cbs)
 {
 	struct sink	*s;
+	struct sinkdesc_cbs desc_cbs = { on_seed, on_described, on_desc_halt,
+	    on_desc_ended, NULL };
 
 	s = xcalloc(1, sizeof(*s));
+	desc_cbs.arg = s;
 	s->loop = loop;
 	s->api = api;
 	s->conf = conf;
 	s->fc = fc;
-	s->dlq = dlq;
 	s->m = m;
 	s->cbs = *cbs;
 	s->state = SINK_DESCRIBING;
 	s->body = putbody_new(conf);
-	s->describe_path = xasprintf("streams/%s/", fc->stream);
+	s->desc = sinkdesc_new(loop, api, conf, fc, m, &desc_cbs);
 	uv_timer_init(loop, &s->timer);
-	uv_timer_init(loop, &s->describe_timer);
-	s->open_handles = 2;
-	s->window = max_window(s);
+	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
 	s->seq = seqmark_new();
+	s->recs.flow = fc->name;
+	s->recs.stream = fc->stream;
+	s->recs.dlq = dlq;
+	s->recs.m = m;
+	s->recs.seq = s->seq;
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -182,13 +150,13 @@ sink_start(struct sink *s)
 		set_state(s, SINK_READY);
 		return;
 	}
-	describe(s);
+	sinkdesc_start(s->desc);
 }
 
 size_t
 sink_pending(const struct sink *s)
 {
-	return s->pending;
+	return s->q.pending;
 }
 
 size_t
@@ -196,13 +164,13 @@ sink_inflight(const struct sink *s)
 {
 	/* A DescribeStream on the wire too: its reply reaches the sink, so
 	 * a reload frees a drained flow only once it ended. */
-	return s->inflight + (s->describing ? 1 : 0);
+	return s->inflight + (sinkdesc_busy(s->desc) ? 1 : 0);
 }
 
 size_t
 sink_window(const struct sink *s)
 {
-	return s->window < 1.0 ? 1 : (size_t)s->window;
+	return aimd_window(&s->aimd);
 }
 
 enum sink_state
@@ -223,84 +191,36 @@ sink_record_cap(const struct sink *s)
 	return s->request_cap;
 }
 
-/* --- the queues --------------------------------------------------------- */
-
-/* sb leaves the list of the batches the sink holds. */
-static void
-unlink_all(struct sink *s, struct sink_batch *sb)
-{
-	if (sb->all_prev != NULL)
-		sb->all_prev->all_next = sb->all_next;
-	else
-		s->all = sb->all_next;
-	if (sb->all_next != NULL)
-		sb->all_next->all_prev = sb->all_prev;
-	sb->all_next = sb->all_prev = NULL;
-}
-
-/* The sink's half of a batch it no longer holds. */
-static void
-sink_batch_free(struct sink_batch *sb)
-{
-	seqsnap_unpin(sb->pin);
-	putbody_req_cleanup(&sb->req);
-	free(sb);
-}
+/* --- the queues (sinkq.c) --------------------------------------------- */
 
 /* Hand the batch back to the flow (delivered or not). */
 static void
 hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
 {
-	struct batch	*b = sb->b;
-
-	s->pending--;
-	unlink_all(s, sb);
-	sink_batch_free(sb);
-	s->cbs.done(b, delivered, s->cbs.arg);
-}
-
-/* Park sb until the stream is ready or the pause ends. */
-static void
-enqueue(struct sink *s, struct sink_batch *sb)
-{
-	struct sink_batch **pp;
-
-	sb->next = NULL;
-	for (pp = &s->waiting; *pp != NULL; pp = &(*pp)->next)
-		;
-	*pp = sb;
+	s->cbs.done(sinkq_take(&s->q, sb), delivered, s->cbs.arg);
 }
 
 static void	on_timer(uv_timer_t *);
 
-/* The due time of a parked remnant: after every other, never a timer. */
-#define PARKED	UINT64_MAX
-
 static void
 arm_timer(struct sink *s)
 {
+	const struct sink_batch *head = sinkq_head(&s->q);
 	uint64_t	 now = mono_ms();
 
-	if (s->timed == NULL || s->timed->due_ms == PARKED) {
+	if (head == NULL || head->due_ms == SINKQ_PARKED) {
 		uv_timer_stop(&s->timer);
 		return;
 	}
 	uv_timer_start(&s->timer, on_timer,
-	    s->timed->due_ms > now ? s->timed->due_ms - now : 0, 0);
+	    head->due_ms > now ? head->due_ms - now : 0, 0);
 }
 
 /* Into the timed queue, in due order. */
 static void
 insert_timed(struct sink *s, struct sink_batch *sb)
 {
-	struct sink_batch **pp;
-
-	for (pp = &s->timed; *pp != NULL && (*pp)->due_ms <= sb->due_ms;
-	    pp = &(*pp)->next)
-		;
-	sb->next = *pp;
-	*pp = sb;
-	if (s->timed == sb)
+	if (sinkq_insert(&s->q, sb))
 		arm_timer(s);
 }
 
@@ -312,19 +232,26 @@ schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
 	insert_timed(s, sb);
 }
 
+/* Take sb out of the timed queue; whether it was there. */
+static bool
+unschedule(struct sink *s, struct sink_batch *sb)
+{
+	if (!sinkq_remove(&s->q, sb))
+		return false;
+	arm_timer(s);
+	return true;
+}
+
 /*
- * Whether t, in the timed queue, may ride in another batch's request: it
- * waits to resend records that failed one by one (not a whole request
- * that failed: that one is retried as it was), it was not split by a 413,
- * and it leaves room for the segments of the batch that takes it.  Not
- * with ordered = true: there a remnant keeps its place in the window and
- * goes before anything newer, so records reach the stream in file order.
+ * Whether remnants may ride in other batches' requests (sinkq_rider).
+ * Not with ordered = true: there a remnant keeps its place in the window
+ * and goes before anything newer, so records reach the stream in file
+ * order.
  */
 static bool
-rider(const struct sink *s, const struct sink_batch *t)
+riding(const struct sink *s)
 {
-	return s->state == SINK_READY && !s->fc->ordered && t->remnant &&
-	    t->limit == 0 && t->b->nsegs < BATCH_MAX_SEGS;
+	return s->state == SINK_READY && !s->fc->ordered;
 }
 
 /*
@@ -337,36 +264,23 @@ rider(const struct sink *s, const struct sink_batch *t)
 static bool
 remnant_may_go(const struct sink *s)
 {
-	const struct sink_batch *t;
-
-	if (s->inflight >= sink_window(s))
-		return false;
-	for (t = s->timed; t != NULL; t = t->next)
-		if (!t->remnant)
-			return false;
-	return true;
+	return s->inflight < sink_window(s) && sinkq_only_remnants(&s->q);
 }
 
 static void
 on_timer(uv_timer_t *t)
 {
 	struct sink	*s = container_of(t, struct sink, timer);
-	struct sink_batch *due = NULL, **tail = &due, *sb;
-	uint64_t	 now = mono_ms();
+	struct sink_batch *due, *sb;
 
 	/* Take every due batch first: try_send may schedule one again. */
-	while ((sb = s->timed) != NULL && sb->due_ms <= now) {
-		s->timed = sb->next;
-		sb->next = NULL;
-		*tail = sb;
-		tail = &sb->next;
-	}
+	due = sinkq_take_due(&s->q, mono_ms());
 	arm_timer(s);
 	while ((sb = due) != NULL) {
 		due = sb->next;
 		sb->next = NULL;
-		if (rider(s, sb) && !remnant_may_go(s)) {
-			sb->due_ms = PARKED;
+		if (riding(s) && sinkq_rider(sb) && !remnant_may_go(s)) {
+			sb->due_ms = SINKQ_PARKED;
 			insert_timed(s, sb);
 		} else
 			try_send(s, sb);
@@ -382,19 +296,14 @@ on_timer(uv_timer_t *t)
 static void
 release_parked(struct sink *s)
 {
-	struct sink_batch **pp, *sb;
+	struct sink_batch *sb;
 
 	if (s->state != SINK_READY || !remnant_may_go(s))
 		return;
-	for (pp = &s->timed; (sb = *pp) != NULL; pp = &sb->next)
-		if (sb->due_ms == PARKED) {
-			*pp = sb->next;
-			sb->next = NULL;
-			arm_timer(s);
-			/* The others that fit ride with it. */
-			try_send(s, sb);
-			return;
-		}
+	if ((sb = sinkq_take_parked(&s->q)) == NULL)
+		return;
+	arm_timer(s);
+	try_send(s, sb);	/* the others that fit ride with it */
 }
 
 /* Send every parked batch (ready, or no longer paused). */
@@ -403,27 +312,9 @@ release_waiting(struct sink *s)
 {
 	struct sink_batch *sb;
 
-	while ((sb = s->waiting) != NULL && s->state == SINK_READY) {
-		s->waiting = sb->next;
-		sb->next = NULL;
+	while (s->state == SINK_READY &&
+	    (sb = sinkq_pop_waiting(&s->q)) != NULL)
 		try_send(s, sb);
-	}
-}
-
-/* Take sb out of the timed queue; whether it was there. */
-static bool
-unschedule(struct sink *s, struct sink_batch *sb)
-{
-	struct sink_batch **pp;
-
-	for (pp = &s->timed; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == sb) {
-			*pp = sb->next;
-			sb->next = NULL;
-			arm_timer(s);
-			return true;
-		}
-	return false;
 }
 
 /* The next retry delay of sb (full jitter, its attempts counted). */
@@ -440,86 +331,37 @@ backoff(struct sink *s, struct sink_batch *sb)
 size_t
 sink_riders(const struct sink *s, size_t *bytes)
 {
-	const struct sink_batch *t;
-	size_t		 n = 0, tb;
+	size_t	 nb;
 
-	*bytes = 0;
-	for (t = s->timed; t != NULL; t = t->next)
-		if (rider(s, t)) {
-			n += batch_undone(t->b, &tb);
-			*bytes += tb;
-		}
-	return n;
+	return sinkq_riders(&s->q, riding(s), &nb, bytes);
 }
 
 bool
 sink_has_room(const struct sink *s)
 {
-	const struct sink_batch *t;
-	size_t		 riders = 0;
+	size_t	 nb, bytes;
 
-	for (t = s->timed; t != NULL; t = t->next)
-		riders += rider(s, t);
-	return s->pending - riders < sink_window(s);
-}
-
-/*
- * t, absorbed into sb, leaves the sink's list; what it pinned and its
- * uncertainty are sb's now, and t is freed, the batch with it (its
- * records and ranges are sb's).  sb may hold a pin of its own (an earlier
- * attempt of sb's without a verdict), from before t's or after: sb keeps
- * the least of both, so the floors stay below every record of either that
- * may have landed.
- */
-static void
-absorb(struct sink *s, struct sink_batch *sb, struct sink_batch *t)
-{
-	batch_absorb(sb->b, t->b);
-	unlink_all(s, t);
-	sb->pin = seqsnap_join(sb->pin, t->pin);
-	t->pin = NULL;
-	sb->uncertain = sb->uncertain || t->uncertain;
-	batch_free(t->b);
-	sink_batch_free(t);
-	s->pending--;
+	(void)sinkq_riders(&s->q, riding(s), &nb, &bytes);
+	return s->q.pending - nb < sink_window(s);
 }
 
 /*
  * Before sb's request is built: the remnants that fit take their place in
- * it, oldest first (the timed queue is in due order), within
- * maxBufferSizeRecords, the request cap and BATCH_MAX_SEGS.  Each is merged
- * into sb (batch_absorb: sb's delivery acknowledges its ranges too) and
- * freed, so one full request goes instead of sb and a small request per
- * remnant.  Without this, per-record throttling shrinks every retry (500,
- * then 100, 20, 4, 1 records) while the remnants hold the window's places.
+ * it (sinkq_absorb_riders), within maxBufferSizeRecords, the request cap
+ * and BATCH_MAX_SEGS, so one full request goes instead of sb and a small
+ * request per remnant.  Without this, per-record throttling shrinks every
+ * retry (500, then 100, 20, 4, 1 records) while the remnants hold the
+ * window's places.
  */
 static void
 absorb_riders(struct sink *s, struct sink_batch *sb)
 {
-	struct sink_batch **pp, *t;
-	size_t		 n, bytes, tn, tbytes, taken = 0, nb = 0;
+	size_t		 n, taken, nb;
 
-	n = batch_undone(sb->b, &bytes);
-	for (pp = &s->timed; (t = *pp) != NULL;) {
-		if (t == sb || !rider(s, t)) {
-			pp = &t->next;
-			continue;
-		}
-		tn = batch_undone(t->b, &tbytes);
-		if (n + tn > (size_t)s->fc->max_buffer_records ||
-		    bytes + tbytes > s->request_cap ||
-		    sb->b->nsegs + t->b->nsegs > BATCH_MAX_SEGS) {
-			pp = &t->next;
-			continue;
-		}
-		*pp = t->next;
-		t->next = NULL;
-		absorb(s, sb, t);
-		n += tn;
-		bytes += tbytes;
-		taken += tn;
-		nb++;
-	}
+	if (!riding(s))
+		return;
+	nb = sinkq_absorb_riders(&s->q, sb, (size_t)s->fc->max_buffer_records,
+	    s->request_cap, &taken, &n);
 	if (nb == 0)
 		return;
 	arm_timer(s);
@@ -572,7 +414,7 @@ pause_behind_probe(struct sink *s, struct sink_batch *sb, uint64_t delay)
 		s->probe = sb;
 		schedule(s, sb, delay);
 	} else
-		enqueue(s, sb);
+		sinkq_enqueue(&s->q, sb);
 }
 
 /* Delivery works again: the probe waiting for its slow retry goes now. */
@@ -591,128 +433,15 @@ resume(struct sink *s, const char *what)
 		try_send(s, probe);
 }
 
-/* --- throttling (AIMD) -------------------------------------------------- */
+/* --- throttling (aimd.c) ---------------------------------------------- */
 
-/*
- * Decrease once per round trip: the replies to requests that left before
- * the last decrease tell of the same congestion, not a new one (as TCP
- * halves once per window).  Without this, a window of full requests that
- * came back throttled together halved the window and doubled the pacing
- * once each (4 requests: a sixteenth, 400 ms), and a stream at its write
- * limit idled for seconds while the pacing came down again.
- */
-static bool
-new_round(struct sink *s, const struct sink_batch *sb)
-{
-	if (sb->sent_seq <= s->decreased_seq)
-		return false;
-	s->decreased_seq = s->sent_seq;
-	return true;
-}
-
-/* What the verdict says of the throttling (sinkreply_aimd): halve the
- * window and pace; one request fewer, no pacing (halving on every 5% of
- * DIS.4303 would starve the flow); or grow back. */
+/* What the verdict says of the throttling; a decrease is counted. */
 static void
 adapt(struct sink *s, const struct sink_batch *sb, enum sinkreply_aimd a)
 {
-	switch (a) {
-	case SINKREPLY_AIMD_HALVE:
+	if (a == SINKREPLY_AIMD_HALVE || a == SINKREPLY_AIMD_LESS)
 		s->m->throttled++;
-		if (!new_round(s, sb))
-			return;
-		s->window = s->window / 2 < 1.0 ? 1.0 : s->window / 2;
-		s->pace_ms = s->pace_ms ? MIN(s->pace_ms * 2, PACE_MAX_MS) :
-		    50;
-		return;
-	case SINKREPLY_AIMD_LESS:
-		s->m->throttled++;
-		if (!new_round(s, sb))
-			return;
-		s->window = s->window - 1 < 1.0 ? 1.0 : s->window - 1;
-		return;
-	case SINKREPLY_AIMD_GROW:
-		s->window += 1.0 / s->window;
-		if (s->window > max_window(s))
-			s->window = max_window(s);
-		s->pace_ms /= 2;
-		if (s->pace_ms < 10)
-			s->pace_ms = 0;
-		return;
-	case SINKREPLY_AIMD_KEEP:
-		return;
-	}
-}
-
-/* --- dead letters ------------------------------------------------------- */
-
-/*
- * Append record i to the dead-letter file and sync it; only then may the
- * record count as done.  Returns 0 or a negative errno (the record is then
- * kept and retried).
- */
-static int
-dead_letter(struct sink *s, struct batch *b, size_t i, const char *code,
-    const char *msg)
-{
-	struct batch_rec *r = &b->recs[i];
-	int		 rc;
-
-	rc = deadletter_write(s->dlq, s->fc->name, b->segs[r->seg].name,
-	    r->file_off, code, msg, b->data.data + r->off, r->len);
-	if (rc == 0)
-		s->m->records_dead_lettered++;
-	return rc;
-}
-
-/* Dead letters of one reply, for one WARN with the count by code. */
-struct dead_tally {
-	struct metrics_code_count codes[4];
-	size_t		 ncodes;
-	size_t		 n;
-	size_t		 first;		/* record index of the first */
-};
-
-static void
-tally(struct dead_tally *t, const char *code, size_t i)
-{
-	size_t	 j;
-
-	if (t->n++ == 0)
-		t->first = i;
-	for (j = 0; j < t->ncodes; j++)
-		if (strcmp(t->codes[j].code, code) == 0)
-			break;
-	if (j == t->ncodes) {
-		if (t->ncodes == ARRAY_SIZE(t->codes))
-			return;		/* the total still counts it */
-		snprintf(t->codes[j].code, sizeof(t->codes[j].code), "%s",
-		    code);
-		t->codes[j].count = 0;
-		t->ncodes++;
-	}
-	t->codes[j].count++;
-}
-
-static void
-log_dead(struct sink *s, const struct batch *b, const struct dead_tally *t)
-{
-	const struct batch_rec *r;
-	struct buf	 codes;
-	size_t		 j;
-
-	if (t->n == 0)
-		return;
-	buf_init(&codes);
-	for (j = 0; j < t->ncodes; j++)
-		buf_printf(&codes, "%s%s %" PRIu64, j ? ", " : "",
-		    t->codes[j].code, t->codes[j].count);
-	r = &b->recs[t->first];
-	log_warn("[%s] %zu record%s rejected by DIS for good (%s; the first "
-	    "from %s at offset %ju): written to %s", s->fc->name, t->n,
-	    t->n == 1 ? "" : "s", codes.data, b->segs[r->seg].name,
-	    (uintmax_t)r->file_off, deadletter_path(s->dlq));
-	buf_cleanup(&codes);
+	aimd_adapt(&s->aimd, a, sb->sent_seq, s->sent_seq);
 }
 
 /* --- replies: the verdict applied --------------------------------------- */
@@ -764,15 +493,8 @@ static void
 dead_one(struct sink *s, struct sink_batch *sb,
     const struct sinkreply_verdict *v)
 {
-	struct dead_tally t;
-	const char	*why = v->code[0] ? v->code : "HTTP";
-
-	if (sb->req.nsent == 1 &&
-	    dead_letter(s, sb->b, v->dead_idx, why, v->msg) == 0) {
-		memset(&t, 0, sizeof(t));
-		tally(&t, why, v->dead_idx);
-		log_dead(s, sb->b, &t);
-		batch_mark_done(sb->b, v->dead_idx);
+	if (sb->req.nsent == 1 && sinkrecs_dead_one(&s->recs, sb->b,
+	    v->dead_idx, v->code[0] ? v->code : "HTTP", v->msg) == 0) {
 		sb->limit = 0;
 		if (!finish_if_done(s, sb))
 			schedule(s, sb, 0);
@@ -824,69 +546,6 @@ request_failed(struct sink *s, struct sink_batch *sb,
 	schedule(s, sb, delay);
 }
 
-static void
-log_put(struct sink *s, size_t n, size_t nfail,
-    const struct codec_result *res, uint64_t ms)
-{
-	size_t	 i;
-
-	if (nfail == 0) {
-		log_info("Put %zu records to [%s] spend %" PRIu64 "ms",
-		    n, s->fc->stream, ms);
-		return;
-	}
-	for (i = 0; i < n && res[i].code[0] == '\0'; i++)
-		;
-	log_warn("Put %zu records to [%s] spend %" PRIu64 "ms, "
-	    "currentFailedCount %zu, failure info [%s %s]", n,
-	    s->fc->stream, ms, nfail, i < n ? res[i].code : "",
-	    i < n ? res[i].message : "");
-}
-
-/*
- * Mark what the reply acknowledged; dead-letter what DIS will never take.
- * Returns whether any record must be retried; *throttled counts the
- * DIS.4303 among the dead letters that could not be written (and so are
- * retried too).
- */
-static bool
-apply_results(struct sink *s, struct sink_batch *sb,
-    const struct sinkreply_verdict *v, size_t *throttled)
-{
-	const struct codec_result *e;
-	struct batch	*b = sb->b;
-	struct dead_tally dead;
-	size_t		 i, k;
-	bool		 retry = false;
-
-	memset(&dead, 0, sizeof(dead));
-	for (i = 0; i < sb->req.nsent; i++) {
-		k = sb->req.sent_idx[i];
-		e = &v->res[i];
-		if (v->rec[i] == SINKREPLY_ACKED) {
-			s->m->records_sent++;
-			s->m->bytes_sent += b->recs[k].len;
-			seqmark_ack(s->seq, e->partition, e->seq);
-			batch_mark_done(b, k);
-			continue;
-		}
-		metrics_count_failed(s->m, e->code, 1);
-		if (v->rec[i] == SINKREPLY_REFUSED &&
-		    dead_letter(s, b, k, e->code, e->message) == 0) {
-			tally(&dead, e->code, k);
-			batch_mark_done(b, k);
-			continue;
-		}
-		if (v->rec[i] == SINKREPLY_REFUSED &&
-		    strcmp(e->code, "DIS.4303") == 0)
-			(*throttled)++;
-		s->m->records_retried++;
-		retry = true;
-	}
-	log_dead(s, b, &dead);
-	return retry;
-}
-
 /*
  * A 200 whose body acknowledges no record: not a PutRecords reply (an HTML
  * page, truncated JSON) or one for another number of records.  Nothing of
@@ -926,8 +585,8 @@ records_replied(struct sink *s, struct sink_batch *sb,
 		return;
 	}
 	s->m->records_failed += v->nfail;
-	retry = apply_results(s, sb, v, &throttled);
-	log_put(s, sb->req.nsent, v->nfail, v->res, mono_ms() - sb->sent_ms);
+	retry = sinkrecs_settle(&s->recs, sb->b, &sb->req, v, sb->sent_ms,
+	    &throttled);
 	adapt(s, sb, throttled == 0 ? v->aimd :
 	    sinkreply_aimd(v->throttled + throttled, sb->req.nsent));
 	if (finish_if_done(s, sb))
@@ -1046,7 +705,7 @@ try_send(struct sink *s, struct sink_batch *sb)
 
 	if (s->state == SINK_DESCRIBING || (s->state == SINK_PAUSED &&
 	    (!s->described || (s->probe != NULL && s->probe != sb)))) {
-		enqueue(s, sb);
+		sinkq_enqueue(&s->q, sb);
 		return;
 	}
 	if (s->state == SINK_PAUSED)
@@ -1056,101 +715,35 @@ try_send(struct sink *s, struct sink_batch *sb)
 		schedule(s, sb, s->next_send_ms - now);
 		return;
 	}
-	s->next_send_ms = now + s->pace_ms;
+	s->next_send_ms = now + s->aimd.pace_ms;
 	send_batch(s, sb);
 }
 
 void
 sink_submit(struct sink *s, struct batch *b)
 {
-	struct sink_batch *sb;
-
-	sb = xcalloc(1, sizeof(*sb));
-	sb->b = b;
-	sb->sink = s;
-	putbody_req_init(&sb->req);
-	sb->all_next = s->all;
-	if (s->all != NULL)
-		s->all->all_prev = sb;
-	s->all = sb;
-	s->pending++;
-	try_send(s, sb);
+	try_send(s, sinkq_add(&s->q, s, b));
 }
 
-/* --- DescribeStream ----------------------------------------------------- */
+/* --- DescribeStream (sinkdesc.c) -------------------------------------- */
 
 static void
-on_describe_timer(uv_timer_t *t)
+on_seed(int32_t part, int64_t last, void *arg)
 {
-	describe(container_of(t, struct sink, describe_timer));
+	struct sink	*s = arg;
+
+	seqmark_seed(s->seq, part, last);
 }
 
 static void
-describe_again(struct sink *s, uint64_t delay)
+on_described(const char *type, void *arg)
 {
-	uv_timer_start(&s->describe_timer, on_describe_timer, delay, 0);
-}
+	struct sink	*s = arg;
 
-static uint64_t
-describe_backoff(struct sink *s)
-{
-	return retry_backoff_ms(s->describe_attempt++, DESCRIBE_RETRY_MS,
-	    30000, rand_unit());
-}
-
-/*
- * Each partition's newest record before anything of this run can land in
- * it (the sink waits for the stream to be described before it sends).
- */
-static void
-seed_partitions(struct sink *s, const struct http_response *r)
-{
-	struct codec_stream st;
-	int32_t		 part;
-	size_t		 i;
-
-	memset(&st, 0, sizeof(st));
-	if (codec_parse_stream(r->body, r->bodylen, &st) == 0)
-		for (i = 0; i < st.nparts; i++) {
-			part = codec_partition_index(st.parts[i].id,
-			    strlen(st.parts[i].id));
-			if (st.parts[i].seq_next >= 0)
-				seqmark_seed(s->seq, part,
-				    st.parts[i].seq_next - 1);
-		}
-	codec_stream_cleanup(&st);
-}
-
-static void
-describe_replied(struct sink *s, const struct http_response *r)
-{
-	struct stream_info si;
-
-	if (codec_parse_describe(r->body, r->bodylen, &si) != 0) {
-		log_warn("DescribeStream [%s]: unparsable reply; retrying",
-		    s->fc->stream);
-		metrics_set_error(s->m, "REPLY",
-		    "unparsable DescribeStream reply", wall_s());
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	if (strcmp(si.status, "CREATING") == 0) {
-		log_info("DISStream %s is CREATING; waiting", s->fc->stream);
-		describe_again(s, DESCRIBE_RETRY_MS);
-		return;
-	}
-	if (strcmp(si.status, "RUNNING") != 0 && si.status[0] != '\0') {
-		set_state(s, SINK_PAUSED);
-		halt(s, 200, "", si.status);
-		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	seed_partitions(s, r);
 	if (s->state == SINK_PAUSED)
 		log_info("DISStream %s is available again", s->fc->stream);
-	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
-	log_info("DISStream %s type is %s", s->fc->stream,
-	    si.type[0] ? si.type : s->fc->stream_type);
+	set_caps(s, type);
+	log_info("DISStream %s type is %s", s->fc->stream, type);
 	s->described = true;
 	s->last_halt_log_ms = 0;
 	set_state(s, SINK_READY);
@@ -1158,80 +751,21 @@ describe_replied(struct sink *s, const struct http_response *r)
 }
 
 static void
-describe_failed(struct sink *s, const struct http_response *r)
-{
-	char		 code[32] = "", msg[160] = "";
-	enum retry_action a;
-
-	if (r->result != HTTP_OK) {
-		/* DNS, connect, TLS: the most common misconfiguration. */
-		metrics_set_error(s->m, "NETWORK",
-		    r->error ? r->error : "error", wall_s());
-		log_warn("DescribeStream [%s] failed: %s; retrying",
-		    s->fc->stream, r->error ? r->error : "error");
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
-	    sizeof(msg));
-	a = sinkreply_classify(r->status, code, disapi_renewing(s->api));
-	if (a == RETRY_HALT || a == RETRY_HARD) {
-		set_state(s, SINK_PAUSED);
-		halt(s, r->status, code, msg);
-		describe_again(s, a == RETRY_HARD ? SINKREPLY_HARD_MS :
-		    (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	metrics_set_error(s->m, code[0] ? code : "HTTP", msg, wall_s());
-	log_warn("DescribeStream [%s] failed: HTTP %ld %s %s; retrying",
-	    s->fc->stream, r->status, code, msg);
-	describe_again(s, describe_backoff(s));
-}
-
-static void
-on_describe_done(const struct http_response *r, void *arg)
+on_desc_halt(long status, const char *code, const char *msg, void *arg)
 {
 	struct sink	*s = arg;
 
-	s->describing = false;
-	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING)
-		return;
-	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
-	    0);
-	if (r->result == HTTP_OK && r->status == 200)
-		describe_replied(s, r);
-	else
-		describe_failed(s, r);
-	if (s->cbs.ended != NULL)
-		s->cbs.ended(s->cbs.arg);
+	set_state(s, SINK_PAUSED);
+	halt(s, status, code, msg);
 }
 
 static void
-describe(struct sink *s)
+on_desc_ended(void *arg)
 {
-	struct disapi_call c;
-	int		 rc;
+	struct sink	*s = arg;
 
-	if (s->state == SINK_CLOSING || s->describing)
-		return;
-	memset(&c, 0, sizeof(c));
-	c.method = "GET";
-	c.path = s->describe_path;
-	rc = disapi_send(s->api, &c, on_describe_done, s);
-	if (rc == -EKEYEXPIRED) {
-		set_state(s, SINK_PAUSED);
-		halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	if (rc != 0) {
-		log_error("DescribeStream [%s]: %s", s->fc->stream,
-		    strerror(-rc));
-		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
-		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	s->describing = true;
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
 }
 
 /* --- teardown ----------------------------------------------------------- */
@@ -1251,12 +785,14 @@ give_back_list(struct sink *s, struct sink_batch *list)
 void
 sink_cancel(struct sink *s)
 {
-	struct sink_batch *w = s->waiting, *t = s->timed;
+	struct sink_batch *w, *t;
 
 	set_state(s, SINK_CLOSING);
 	uv_timer_stop(&s->timer);
-	uv_timer_stop(&s->describe_timer);
-	s->waiting = s->timed = s->probe = NULL;
+	sinkdesc_cancel(s->desc);
+	w = sinkq_take_waiting(&s->q);
+	t = sinkq_take_timed(&s->q);
+	s->probe = NULL;
 	give_back_list(s, w);
 	give_back_list(s, t);
 }
@@ -1264,11 +800,7 @@ sink_cancel(struct sink *s)
 static void
 sink_closed(uv_handle_t *h)
 {
-	struct sink	*s = h->data;
-
-	if (--s->open_handles > 0)
-		return;
-	free(s);
+	free(h->data);
 }
 
 void
@@ -1285,9 +817,9 @@ sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
 	struct sink_batch *sb;
 	size_t		 n = 0;
 
-	pins = xcalloc(s->pending + 1, sizeof(*pins));
-	for (sb = s->all; sb != NULL; sb = sb->all_next)
-		if (n < s->pending)
+	pins = xcalloc(s->q.pending + 1, sizeof(*pins));
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
+		if (n < s->q.pending)
 			pins[n++] = sb->pin;
 	seqmark_floors(s->seq, pins, n, cb, arg);
 	free(pins);
@@ -1299,7 +831,7 @@ sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
 {
 	const struct sink_batch *sb;
 
-	for (sb = s->all; sb != NULL; sb = sb->all_next)
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
 		fn(sb->b, arg);
 }
 
@@ -1308,7 +840,7 @@ sink_uncertain(const struct sink *s)
 {
 	const struct sink_batch *sb;
 
-	for (sb = s->all; sb != NULL; sb = sb->all_next)
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
 		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
 			return true;
 	return false;
@@ -1323,9 +855,8 @@ sink_free(struct sink *s)
 	seqmark_free(s->seq);
 	s->seq = NULL;
 	putbody_free(s->body);
-	free(s->describe_path);
+	sinkdesc_free(s->desc);
+	s->desc = NULL;
 	s->timer.data = s;
-	s->describe_timer.data = s;
 	uv_close((uv_handle_t *)&s->timer, sink_closed);
-	uv_close((uv_handle_t *)&s->describe_timer, sink_closed);
 }
