@@ -90,7 +90,7 @@ static const char *const state_names[] = {
 
 /* The one place the state changes. */
 static void
-set_state(struct sink *s, enum sink_state st)
+sink_set_state(struct sink *s, enum sink_state st)
 {
 	if (s->state == st)
 		return;
@@ -147,7 +147,7 @@ sink_start(struct sink *s)
 		log_info("DISStream %s type is %s", s->fc->stream_id,
 		    s->fc->stream_type);
 		s->described = true;
-		set_state(s, SINK_READY);
+		sink_set_state(s, SINK_READY);
 		return;
 	}
 	sinkdesc_start(s->desc);
@@ -374,7 +374,7 @@ absorb_riders(struct sink *s, struct sink_batch *sb)
 
 /* Delivery needs the operator: last error, ERROR once a minute, halt cb. */
 static void
-halt(struct sink *s, long status, const char *code, const char *msg)
+sink_halt(struct sink *s, long status, const char *code, const char *msg)
 {
 	uint64_t	 now = mono_ms();
 	char		 reason[512];
@@ -409,7 +409,7 @@ halt(struct sink *s, long status, const char *code, const char *msg)
 static void
 pause_behind_probe(struct sink *s, struct sink_batch *sb, uint64_t delay)
 {
-	set_state(s, SINK_PAUSED);
+	sink_set_state(s, SINK_PAUSED);
 	if (s->probe == NULL || s->probe == sb) {
 		s->probe = sb;
 		schedule(s, sb, delay);
@@ -428,7 +428,7 @@ resume(struct sink *s, const char *what)
 	log_info("%s [%s] resumed", what, s->fc->stream);
 	s->last_halt_log_ms = 0;
 	s->probe = NULL;
-	set_state(s, SINK_READY);
+	sink_set_state(s, SINK_READY);
 	if (probe != NULL && unschedule(s, probe))
 		try_send(s, probe);
 }
@@ -526,7 +526,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
 		    wall_s());
 	switch (v->action) {
 	case SINKREPLY_PAUSE:
-		halt(s, v->status, v->code, v->msg);
+		sink_halt(s, v->status, v->code, v->msg);
 		pause_behind_probe(s, sb, v->pause_ms);
 		return;
 	case SINKREPLY_SPLIT:
@@ -673,7 +673,7 @@ send_batch(struct sink *s, struct sink_batch *sb)
 	if (rc == -EKEYEXPIRED) {
 		/* No valid keys (yet): paused, nothing sent, retried soon. */
 		putbody_req_drop_body(&sb->req);
-		halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		sink_halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
 		pause_behind_probe(s, sb, MIN(backoff(s, sb),
 		    (uint64_t)s->conf->paused_retry_s * 1000));
 		return;
@@ -740,13 +740,10 @@ on_described(const char *type, void *arg)
 {
 	struct sink	*s = arg;
 
-	if (s->state == SINK_PAUSED)
-		log_info("DISStream %s is available again", s->fc->stream);
 	set_caps(s, type);
-	log_info("DISStream %s type is %s", s->fc->stream, type);
 	s->described = true;
 	s->last_halt_log_ms = 0;
-	set_state(s, SINK_READY);
+	sink_set_state(s, SINK_READY);
 	release_waiting(s);
 }
 
@@ -755,8 +752,8 @@ on_desc_halt(long status, const char *code, const char *msg, void *arg)
 {
 	struct sink	*s = arg;
 
-	set_state(s, SINK_PAUSED);
-	halt(s, status, code, msg);
+	sink_set_state(s, SINK_PAUSED);
+	sink_halt(s, status, code, msg);
 }
 
 static void
@@ -787,7 +784,7 @@ sink_cancel(struct sink *s)
 {
 	struct sink_batch *w, *t;
 
-	set_state(s, SINK_CLOSING);
+	sink_set_state(s, SINK_CLOSING);
 	uv_timer_stop(&s->timer);
 	sinkdesc_cancel(s->desc);
 	w = sinkq_take_waiting(&s->q);

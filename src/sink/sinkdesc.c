@@ -30,6 +30,8 @@ struct sinkdesc {
 	struct sinkdesc_cbs cbs;
 	char		*path;		/* "streams/NAME/" */
 	bool		 describing;	/* a DescribeStream is in flight */
+	bool		 halted;	/* it reported a halt (the sink is
+					   paused) */
 	bool		 cancelled;
 	unsigned	 attempt;
 	uv_timer_t	 timer;
@@ -59,10 +61,12 @@ sinkdesc_busy(const struct sinkdesc *d)
 	return d->describing;
 }
 
+static void	describe(struct sinkdesc *);
+
 static void
 on_timer(uv_timer_t *t)
 {
-	sinkdesc_start(container_of(t, struct sinkdesc, timer));
+	describe(container_of(t, struct sinkdesc, timer));
 }
 
 static void
@@ -107,8 +111,16 @@ seed_partitions(struct sinkdesc *d, const struct http_response *r)
 	codec_stream_cleanup(&st);
 }
 
+/* Only the operator can fix it: the sink pauses. */
 static void
-replied(struct sinkdesc *d, const struct http_response *r)
+halt(struct sinkdesc *d, long status, const char *code, const char *msg)
+{
+	d->halted = true;
+	d->cbs.halt(status, code, msg, d->cbs.arg);
+}
+
+static void
+describe_replied(struct sinkdesc *d, const struct http_response *r)
 {
 	struct stream_info si;
 
@@ -126,16 +138,21 @@ replied(struct sinkdesc *d, const struct http_response *r)
 		return;
 	}
 	if (strcmp(si.status, "RUNNING") != 0 && si.status[0] != '\0') {
-		d->cbs.halt(200, "", si.status, d->cbs.arg);
+		halt(d, 200, "", si.status);
 		again(d, paused_ms(d));
 		return;
 	}
 	seed_partitions(d, r);
+	if (d->halted)
+		log_info("DISStream %s is available again", d->fc->stream);
+	d->halted = false;
+	log_info("DISStream %s type is %s", d->fc->stream,
+	    si.type[0] ? si.type : d->fc->stream_type);
 	d->cbs.ready(si.type[0] ? si.type : d->fc->stream_type, d->cbs.arg);
 }
 
 static void
-failed(struct sinkdesc *d, const struct http_response *r)
+describe_failed(struct sinkdesc *d, const struct http_response *r)
 {
 	char		 code[32] = "", msg[160] = "";
 	enum retry_action a;
@@ -153,7 +170,7 @@ failed(struct sinkdesc *d, const struct http_response *r)
 	    sizeof(msg));
 	a = sinkreply_classify(r->status, code, disapi_renewing(d->api));
 	if (a == RETRY_HALT || a == RETRY_HARD) {
-		d->cbs.halt(r->status, code, msg, d->cbs.arg);
+		halt(d, r->status, code, msg);
 		again(d, a == RETRY_HARD ? SINKREPLY_HARD_MS : paused_ms(d));
 		return;
 	}
@@ -174,15 +191,15 @@ on_done(const struct http_response *r, void *arg)
 	metrics_count_request(d->m, r->result == HTTP_OK ? (int)r->status :
 	    0);
 	if (r->result == HTTP_OK && r->status == 200)
-		replied(d, r);
+		describe_replied(d, r);
 	else
-		failed(d, r);
+		describe_failed(d, r);
 	if (d->cbs.ended != NULL)
 		d->cbs.ended(d->cbs.arg);
 }
 
-void
-sinkdesc_start(struct sinkdesc *d)
+static void
+describe(struct sinkdesc *d)
 {
 	struct disapi_call c;
 	int		 rc;
@@ -194,8 +211,7 @@ sinkdesc_start(struct sinkdesc *d)
 	c.path = d->path;
 	rc = disapi_send(d->api, &c, on_done, d);
 	if (rc == -EKEYEXPIRED) {
-		d->cbs.halt(0, "CREDENTIALS", disapi_key_error(d->api),
-		    d->cbs.arg);
+		halt(d, 0, "CREDENTIALS", disapi_key_error(d->api));
 		again(d, backoff(d));
 		return;
 	}
@@ -207,6 +223,12 @@ sinkdesc_start(struct sinkdesc *d)
 		return;
 	}
 	d->describing = true;
+}
+
+void
+sinkdesc_start(struct sinkdesc *d)
+{
+	describe(d);
 }
 
 void

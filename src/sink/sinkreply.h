@@ -1,9 +1,10 @@
 /*
  * What a PutRecords reply says (sinkreply.c): the transport's result, the
  * HTTP status and the body of the reply to one request, judged into a
- * verdict that sink.c applies (timers, requeues, callbacks, metrics, dead
- * letters, logs).  A pure classifier: no clock, no randomness, no I/O,
- * nothing of the sink's; a verdict is tested without a loop.
+ * verdict that sink.c applies (timers, requeues, callbacks, metrics, logs;
+ * sinkrecs.c settles the records).  A pure classifier: no clock, no
+ * randomness, no I/O, nothing of the sink's; a verdict is tested without
+ * a loop (tests/check_sinkreply.c).
  */
 #ifndef DISAGENT_SINKREPLY_H
 #define DISAGENT_SINKREPLY_H
@@ -89,7 +90,8 @@ struct sinkreply_verdict {
 	unsigned char	*rec;		/* owned: enum sinkreply_rec */
 	size_t		 nfail;		/* entries with an error code */
 	size_t		 throttled;	/* entries resent for DIS.4303 */
-	/* UNACKED: the entries the reply holds, or -1: not parsable. */
+	/* UNACKED: the entries the reply holds, or -EBADMSG: not a
+	 * PutRecords reply at all. */
 	int		 entries;
 };
 
