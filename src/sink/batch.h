@@ -11,9 +11,9 @@
  * it fills it, the sink only marks records done (batch_mark_done) and
  * merges batches (batch_absorb).  What the sink keeps about a batch while
  * it owns it (its attempts, the request on the wire, its place in the
- * queues, its sequence-number pin) is the sink's own struct sink_batch,
- * private to sink.c, which points to the batch and is freed when the
- * batch is handed back.
+ * queues, its sequence-number pin) is the sink's own struct sink_batch
+ * (sink/sinkq.h, private to sink/), which points to the batch and is
+ * freed when the batch is handed back.
  *
  * Every record belongs to a segment: one file's range in the batch (file id
  * and name, the watermark range), so that an acknowledgement moves the

@@ -328,20 +328,26 @@ backoff(struct sink *s, struct sink_batch *sb)
 
 /* --- remnants riding with other requests ------------------------------- */
 
+/* Called for every record the flow batches: nothing timed, no call. */
 size_t
 sink_riders(const struct sink *s, size_t *bytes)
 {
 	size_t	 nb;
 
+	if (s->q.timed == NULL) {
+		*bytes = 0;
+		return 0;
+	}
 	return sinkq_riders(&s->q, riding(s), &nb, bytes);
 }
 
 bool
 sink_has_room(const struct sink *s)
 {
-	size_t	 nb, bytes;
+	size_t	 nb = 0, bytes;
 
-	(void)sinkq_riders(&s->q, riding(s), &nb, &bytes);
+	if (s->q.timed != NULL)
+		(void)sinkq_riders(&s->q, riding(s), &nb, &bytes);
 	return s->q.pending - nb < sink_window(s);
 }
 

@@ -30,9 +30,8 @@ sinkq_add(struct sinkq *q, struct sink *s, struct batch *b)
 	return sb;
 }
 
-/* sb leaves the list of all and is freed; its batch is returned. */
-static struct batch *
-forget(struct sinkq *q, struct sink_batch *sb)
+struct batch *
+sinkq_take(struct sinkq *q, struct sink_batch *sb)
 {
 	struct batch	*b = sb->b;
 
@@ -47,12 +46,6 @@ forget(struct sinkq *q, struct sink_batch *sb)
 	putbody_req_cleanup(&sb->req);
 	free(sb);
 	return b;
-}
-
-struct batch *
-sinkq_take(struct sinkq *q, struct sink_batch *sb)
-{
-	return forget(q, sb);
 }
 
 /* --- waiting ------------------------------------------------------------ */
@@ -213,7 +206,7 @@ absorb(struct sinkq *q, struct sink_batch *sb, struct sink_batch *t)
 	sb->pin = seqsnap_join(sb->pin, t->pin);
 	t->pin = NULL;
 	sb->uncertain = sb->uncertain || t->uncertain;
-	batch_free(forget(q, t));	/* its records and ranges are sb's */
+	batch_free(sinkq_take(q, t));	/* its records and ranges are sb's */
 }
 
 size_t

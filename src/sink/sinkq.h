@@ -27,8 +27,8 @@ struct sink;
  * The sink's half of a batch it owns: what it knows of the batch's
  * attempts, from sinkq_add until the batch is taken back (sinkq_take) or
  * absorbed by another (sinkq_absorb_riders).  The flow sees only the
- * records (struct batch).  The links are sinkq.c's; sink.c writes the
- * rest.
+ * records (struct batch).  The links are sinkq.c's, and so is merging an
+ * absorbed batch's pin and uncertainty; sink.c writes the rest.
  */
 struct sink_batch {
 	struct batch	*b;		/* the records (the flow's) */

@@ -61,6 +61,12 @@ judge_records(const struct http_response *r, const struct putbody_req *req,
 	v->action = SINKREPLY_RECORDS;
 	v->nfail = (size_t)nfail;
 	v->rec = xmalloc(n ? n : 1);
+	if (nfail == 0) {
+		/* The parsers count the entries with a code: none. */
+		memset(v->rec, SINKREPLY_ACKED, n);
+		v->aimd = SINKREPLY_AIMD_GROW;
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		e = &v->res[i];
 		if (e->code[0] == '\0')
