@@ -816,6 +816,36 @@ START_TEST(load_accepts_members_in_any_order_and_unknown_keys)
 END_TEST
 
 /*
+ * A size noted keeps the registry clean (a tailed file's growth alone is
+ * no save), and the next save writes it.
+ */
+START_TEST(set_size_keeps_clean_and_the_next_save_writes_it)
+{
+	struct registry		*reg, *r2;
+	struct reg_entry	*e;
+	int			 r;
+
+	reg = registry_new(spath);
+	e = registry_set(reg, "app", 1, 2, 0x0a1b2c3d, 512, "/a.log", 10);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	registry_set_size(reg, e, 4096);
+	ck_assert(!registry_dirty(reg));
+	ck_assert_uint_eq(registry_find(reg, "app", 1, 2)->size, 4096);
+	(void)registry_set(reg, "app", 1, 2, 0x0a1b2c3d, 512, "/a.log", 20);
+	ck_assert(registry_dirty(reg));
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	e = registry_find(r2, "app", 1, 2);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->offset, 20);
+	ck_assert_uint_eq(e->size, 4096);
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
+/*
  * The entry of a spool file keeps, through a save and a load, where the
  * spool file is and which file it came from; an entry without it (every
  * file written before it existed) loads with none, and a bad one is
@@ -831,7 +861,7 @@ START_TEST(spool_entry_round_trips_and_is_optional)
 	fill_variant(reg, 1);
 	e = registry_set(reg, "app", 64768, 99, 0x0a1b2c3d, 512,
 	    "/var/log/a.log", 1000);
-	e->size = 5000;
+	registry_set_size(reg, e, 5000);
 	registry_set_spool(reg, e, "/var/lib/disagent/spool/app-1-2-1000.spool",
 	    1, 2);
 	ck_assert(registry_dirty(reg));
@@ -1985,6 +2015,7 @@ registry_suite(void)
 	tcase_add_test(tc, load_file_with_valid_crc_written_by_hand_is_accepted);
 	tcase_add_test(tc, load_accepts_members_in_any_order_and_unknown_keys);
 	tcase_add_test(tc, spool_entry_round_trips_and_is_optional);
+	tcase_add_test(tc, set_size_keeps_clean_and_the_next_save_writes_it);
 	tcase_add_test(tc,
 	    load_of_many_entries_builds_one_entry_tree_at_a_time);
 	tcase_add_test(tc, load_flipped_offset_digit_fails_crc_and_falls_back);

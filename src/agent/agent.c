@@ -8,28 +8,13 @@
  * A reload keeps every flow whose keys did not change running untouched
  * and drains the changed and removed ones (agent_reload.c, which says
  * how); RELOADING is RUNNING for the other flows.  The HTTP clients a
- * reload replaced are closed here once they have no request left.
+ * reload replaced are closed once they have no request left
+ * (agent_clients.c).
  *
- * Stopping stops reading, flushes the batches, and waits up to
- * shutdownTimeoutMillis for the requests on the wire -- not for batches
- * held back by a backoff or a pause, whose offsets have not moved.  Then it
- * cancels what is left (its offsets do not move), spools the unread rest of
- * the files deleted while open, saves the state, closes the http clients,
- * frees the flows, and runs the loop until every handle is closed.  Checks
- * run only after a flow's event (a request ended, --once drained),
- * deferred to one idle turn: a waiting agent sleeps.
- *
- * Every save also writes what a restart needs not to send anything twice:
- * per file the bytes acknowledged past its committed offset (the flows
- * publish them into the registry first; a batch cancelled undelivered
- * leaves its acknowledged records in its files' skip plans), and in the
- * header how the run stands (struct reg_run): the sequence-number floors
- * of each stream, the time until which a request it sent may still land
- * (the lease: a PutRecords goes out only while the state on disk covers
- * it, else a save comes first), and, only in the last save of a stop that
- * left nothing on the wire or in doubt, the clean mark that tells the next
- * start it need not read anything back.  A start without the mark, after
- * a crash, reads the streams back first (dedupe.c).
+ * Stopping and the finish are agent_stop.c's, the state saves
+ * agent_save.c's (agent_int.h says what each offers).  Checks run only
+ * after a flow's event (a request ended, --once drained), deferred to one
+ * idle turn: a waiting agent sleeps.
  */
 #include "config.h"
 
@@ -53,16 +38,9 @@
 #include "base/metrics.h"
 #include "base/notify.h"
 #include "conf/conf.h"
-#include "dis/disapi.h"
 #include "dis/ecsmeta.h"
-#include "dis/http.h"
 #include "records/keyid.h"
-#include "files/spool.h"
 #include "state/registry.h"
-
-/* A save covers the requests of the next LEASE_MS (and their timeout). */
-#define LEASE_MS	10000
-#define LEASE_SLACK_MS	1000
 
 static int	start_flows(struct agent *);
 
@@ -80,300 +58,7 @@ agent_set_state(struct agent *a, enum agent_state st)
 	a->state = st;
 }
 
-/* --- temporary keys (credentialSource = ecs-metadata) -------------------- */
-
-static void
-use_keys(struct agent *a, const struct ecsmeta_keys *k)
-{
-	disapi_set_keys(a->api, k->ak, k->sk, k->token);
-	disapi_set_expiry(a->api, k->deadline);
-	disapi_set_key_error(a->api, NULL);
-}
-
-/* New keys from the metadata service, or why there are none. */
-static void
-on_meta_keys(const struct ecsmeta_keys *k, const char *why, void *arg)
-{
-	struct agent	*a = arg;
-
-	if (a->api == NULL)
-		return;		/* between clients during a reload */
-	if (k != NULL)
-		use_keys(a, k);
-	else
-		disapi_set_key_error(a->api, why);
-}
-
-static bool
-on_auth_failure(void *arg)
-{
-	struct agent	*a = arg;
-
-	return a->meta != NULL && ecsmeta_auth_failed(a->meta);
-}
-
-/* Start, keep or stop the metadata client for the current conf. */
-void
-agent_attach_keys(struct agent *a)
-{
-	const struct conf *c = a->conf;
-	bool		 ecs = strcmp(c->credential_source, "ecs-metadata") == 0;
-
-	if (a->meta != NULL && (!ecs ||
-	    strcmp(ecsmeta_endpoint(a->meta), c->ecs_endpoint) != 0)) {
-		ecsmeta_close(a->meta);
-		a->meta = NULL;
-	}
-	if (!ecs)
-		return;
-	if (a->meta == NULL) {
-		a->meta = ecsmeta_new(&a->loop, c->ecs_endpoint, on_meta_keys,
-		    a);
-		ecsmeta_start(a->meta);
-	} else if (ecsmeta_keys(a->meta) != NULL)
-		use_keys(a, ecsmeta_keys(a->meta));
-	disapi_on_auth_failure(a->api, on_auth_failure, a);
-}
-
-/* The HTTP client and the DIS client on it, from the current conf.  Each
- * TLS connection costs ~150 KiB; DIS accepts only so much per partition
- * anyway.  Requests beyond MAX_CONNECTIONS wait in curl's queue. */
-static void
-open_client(struct agent *a)
-{
-	a->api = disapi_open(&a->loop, a->conf, MAX_CONNECTIONS, &a->http);
-	agent_attach_keys(a);
-}
-
-#define SAVE_RETRY_MS	1000
-
-static void	on_save_timer(uv_timer_t *);
-
-static int	save_state_as(struct agent *, bool, bool);
-
-/* --- what a restart needs ---------------------------------------------- */
-
-struct floors {
-	struct reg_stream *st;
-};
-
-static void
-add_floor(int32_t part, int64_t last, void *arg)
-{
-	struct floors	*fl = arg;
-
-	reg_stream_put(fl->st, part, last);
-}
-
-/* The stream called key in run, added when new. */
-static struct reg_stream *
-run_stream(struct reg_run *run, const char *key)
-{
-	size_t	 i;
-
-	for (i = 0; i < run->nstreams; i++)
-		if (strcmp(run->streams[i].name, key) == 0)
-			return &run->streams[i];
-	run->streams = xrealloc(run->streams,
-	    (run->nstreams + 1) * sizeof(*run->streams));
-	memset(&run->streams[run->nstreams], 0, sizeof(*run->streams));
-	run->streams[run->nstreams].name = xstrdup(key);
-	return &run->streams[run->nstreams++];
-}
-
-/*
- * The state file's floors of the run before, for the partitions of st
- * this run knows nothing of, or all of them while records that run's
- * restart read found are not read past yet (a crash now must find them
- * again).
- */
-static void
-keep_prev(struct agent *a, struct reg_stream *st, bool pending)
-{
-	const struct reg_stream *ps;
-	size_t		 i;
-
-	ps = reg_run_stream(a->prev_run, st->name);
-	for (i = 0; ps != NULL && i < ps->n; i++)
-		if (pending || reg_stream_get(st, ps->seq[i].part) ==
-		    REG_SEQ_NONE)
-			reg_stream_put(st, ps->seq[i].part, ps->seq[i].last);
-}
-
-/*
- * Before a save: every flow publishes what is delivered past its files'
- * offsets, and the header gets the run's state.  clean: the last save of
- * a stop, which is clean only if nothing may have landed unacknowledged.
- */
-static void
-prepare_save(struct agent *a, bool clean)
-{
-	struct reg_run	*run;
-	struct floors	 fl;
-	struct flow	*f;
-	size_t		 i;
-	bool		 pending;
-
-	if (!a->took_run) {
-		a->prev_run = registry_take_run(a->reg);
-		a->took_run = true;
-	}
-	run = xcalloc(1, sizeof(*run));
-	run->saved_ms = wall_ms();
-	run->land_by_ms = run->saved_ms + LEASE_MS +
-	    a->conf->socket_timeout_s * 1000;
-	run->clean = clean;
-	for (i = 0; i < a->nflows + a->ngoing; i++) {
-		f = i < a->nflows ? a->flows[i] : a->going[i - a->nflows];
-		flow_publish(f);
-		fl.st = run_stream(run, flow_stream_key(f));
-		flow_floors(f, add_floor, &fl);
-		pending = flow_restart_pending(f);
-		keep_prev(a, fl.st, pending);
-		if (flow_uncertain(f) || pending)
-			run->clean = false;
-	}
-	/* No flow yet (the restart's read is under way): the floors stay as
-	 * they were, for the next start. */
-	for (i = 0; a->nflows + a->ngoing == 0 && a->prev_run != NULL &&
-	    i < a->prev_run->nstreams; i++) {
-		fl.st = run_stream(run, a->prev_run->streams[i].name);
-		keep_prev(a, fl.st, true);
-	}
-	registry_set_run(a->reg, run);
-}
-
-/*
- * A PutRecords of f is about to go out: if the state on disk does not
- * cover its landing (LEASE_MS after the last save, plus its timeout) or
- * has no floors of its stream yet, save now, so that a restart after a
- * crash reads back far enough.  Only the
- * registry is written: no flow is told (this runs inside a flow's call).
- */
-static void
-count_floor(int32_t part, int64_t last, void *arg)
-{
-	(void)part;
-	(void)last;
-	++*(size_t *)arg;
-}
-
-/* Whether the state on disk has floors for f's stream, or f has none to
- * give (a streamId flow before its first acknowledgement). */
-static bool
-floors_saved(struct agent *a, const struct flow *f)
-{
-	const struct reg_stream *st;
-	size_t		 n = 0;
-
-	st = reg_run_stream(registry_run(a->reg), flow_stream_key(f));
-	if (st != NULL && st->n > 0)
-		return true;
-	flow_floors(f, count_floor, &n);
-	return n == 0;
-}
-
-static void
-lease(struct agent *a, const struct flow *f)
-{
-	int64_t	 now = wall_ms();
-	uint64_t t0 = mono_ms();
-	bool	 covered, known;
-
-	if (a->state == AGENT_FINISHING || a->saving)
-		return;
-	/* The stream's floors must be on disk before its first request:
-	 * a save made before its stream was described had none. */
-	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
-	    a->land_by_ms && floors_saved(a, f);
-	/* A new file's records can be found only through its entry; a save
-	 * for it waits as long as the save timer would (a state of many
-	 * files is slow to write), and what goes meanwhile is resent after
-	 * a crash. */
-	known = !registry_unsaved_entries(a->reg) || t0 - a->saved_ms <
-	    MAX((uint64_t)a->conf->checkpoint_interval_ms,
-	    20 * a->save_cost_ms);
-	if (covered && known)
-		return;
-	a->saving = true;
-	prepare_save(a, false);
-	if (registry_save(a->reg, true) == 0) {
-		a->land_by_ms = registry_run(a->reg)->land_by_ms;
-		a->saved_ms = t0;
-	}
-	a->save_cost_ms = mono_ms() - t0;
-	a->saving = false;
-}
-
-int
-agent_save_state(struct agent *a, bool force)
-{
-	return save_state_as(a, force, false);
-}
-
-static int
-save_state_as(struct agent *a, bool force, bool clean)
-{
-	uint64_t	 t0 = mono_ms();
-	size_t		 i;
-	int		 rc;
-	bool		 writes;
-
-	a->saving = true;
-	prepare_save(a, clean);
-	writes = force || registry_dirty(a->reg);
-	rc = registry_save(a->reg, force);
-	a->saving = false;
-	if (rc == 0 && writes) {
-		a->land_by_ms = registry_run(a->reg)->land_by_ms;
-		a->saved_ms = t0;
-	}
-	a->save_cost_ms = mono_ms() - t0;
-	if (rc != 0) {
-		log_error("state not saved; will retry");
-		if (a->state != AGENT_FINISHING)
-			uv_timer_start(&a->save_timer, on_save_timer,
-			    SAVE_RETRY_MS, 0);
-		return rc;
-	}
-	/* Whole files whose complete mark is now on disk can go, spool files
-	 * whose entry is gone from it (only while running: the flows of a
-	 * stop are on their way out, as those a reload drains). */
-	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
-		for (i = 0; i < a->nflows; i++)
-			flow_saved(a->flows[i]);
-		agent_check_soon(a);		/* --once: cleanups may settle it */
-	}
-	return rc;
-}
-
-static void
-on_save_timer(uv_timer_t *t)
-{
-	(void)agent_save_state(container_of(t, struct agent, save_timer), false);
-}
-
-/*
- * The registry went dirty (an acknowledgement moved an offset): save within
- * checkpointIntervalMillis, together with what else is acknowledged
- * meanwhile, and never spend more than about 5% of the time saving (a
- * state of many thousand files takes a while to write).
- */
-static void
-on_registry_dirty(void *arg)
-{
-	struct agent	*a = arg;
-	uint64_t	 delay;
-
-	if (a->state == AGENT_FINISHING || a->saving ||
-	    uv_is_active((uv_handle_t *)&a->save_timer))
-		return;
-	delay = MAX((uint64_t)a->conf->checkpoint_interval_ms,
-	    20 * a->save_cost_ms);
-	uv_timer_start(&a->save_timer, on_save_timer, delay, 0);
-}
-
-/* --- metrics and progress ----------------------------------------------- */
+/* --- metrics, progress and expiry --------------------------------------- */
 
 /* Rewrite metricsFile (if set) from every flow's numbers. */
 static void
@@ -435,11 +120,34 @@ on_status_timer(uv_timer_t *t)
 	report(container_of(t, struct agent, status_timer));
 }
 
+/* The progress line and the metrics file, once more at the finish. */
+void
+agent_last_report(struct agent *a)
+{
+	report(a);
+	write_metrics(a);
+}
+
+static void
+on_ttl_timer(uv_timer_t *t)
+{
+	struct agent	*a = container_of(t, struct agent, ttl_timer);
+	size_t		 i;
+
+	if (a->conf->checkpoint_ttl_days <= 0 || a->state != AGENT_RUNNING)
+		return;
+	/* Files still tracked are alive, however quiet. */
+	for (i = 0; i < a->nflows; i++)
+		flow_touch(a->flows[i]);
+	registry_expire(a->reg, wall_s(),
+	    (int64_t)a->conf->checkpoint_ttl_days * 86400);
+}
+
 /* --- state checks, deferred out of flow callbacks ----------------------- */
 
 /* Whether pred holds for every flow, running and going. */
-static bool
-all(struct agent *a, bool (*pred)(const struct flow *))
+bool
+agent_all(struct agent *a, bool (*pred)(const struct flow *))
 {
 	size_t	 i;
 
@@ -463,8 +171,8 @@ all_going_quiet(struct agent *a)
 	return true;
 }
 
-static size_t
-inflight(struct agent *a)
+size_t
+agent_inflight(struct agent *a)
 {
 	size_t	 i, n = 0;
 
@@ -499,30 +207,6 @@ once_delivered(struct agent *a)
 }
 
 static void
-on_old_http_closed(void *arg)
-{
-	(void)arg;
-}
-
-/* A client a reload replaced goes once its last request ended. */
-static void
-close_idle_clients(struct agent *a)
-{
-	size_t	 i, kept = 0;
-
-	for (i = 0; i < a->nold_http; i++) {
-		if (http_inflight(a->old_http[i]) > 0) {
-			a->old_http[kept++] = a->old_http[i];
-			continue;
-		}
-		log_debug("reload: the replaced HTTP client has no request "
-		    "left; closing it");
-		http_close(a->old_http[i], on_old_http_closed, a);
-	}
-	a->nold_http = kept;
-}
-
-static void
 on_check_idle(uv_idle_t *h)
 {
 	struct agent	*a = container_of(h, struct agent, check_idle);
@@ -530,10 +214,10 @@ on_check_idle(uv_idle_t *h)
 
 	uv_idle_stop(h);
 	if (a->state != AGENT_FINISHING)
-		close_idle_clients(a);
+		agent_close_idle_clients(a);
 	switch (a->state) {
 	case AGENT_STOPPING:
-		if (all(a, flow_quiet))
+		if (agent_all(a, flow_quiet))
 			agent_finish(a);
 		return;
 	case AGENT_RELOADING:
@@ -549,7 +233,7 @@ on_check_idle(uv_idle_t *h)
 	 * budget stopped. */
 	for (i = 0; i < a->nflows; i++)
 		flow_kick(a->flows[i]);
-	if (a->once && (a->exit_code != 0 || all(a, flow_drained))) {
+	if (a->once && (a->exit_code != 0 || agent_all(a, flow_drained))) {
 		if (a->exit_code == 0)
 			once_delivered(a);
 		agent_finish(a);
@@ -570,7 +254,7 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 	struct agent	*a = arg;
 
 	if (ev == FLOW_SENDING) {
-		lease(a, f);
+		agent_lease(a, f);
 		return;
 	}
 	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
@@ -581,109 +265,7 @@ on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
 	agent_check_soon(a);
 }
 
-/* --- stopping ----------------------------------------------------------- */
-
-void
-agent_on_stop_timer(uv_timer_t *t)
-{
-	struct agent	*a = container_of(t, struct agent, stop_timer);
-	size_t		 i, n = 0;
-
-	if (a->state == AGENT_RELOADING) {
-		/* Cancelled, they might have landed and be sent again by
-		 * the successor: wait (each ends within socketTimeOut). */
-		for (i = 0; i < a->ngoing; i++)
-			n += flow_inflight(a->going[i]);
-		log_warn("reload: %zu request%s in flight of the changed or "
-		    "removed flows did not finish within %lld ms; waiting for "
-		    "them (at most socketTimeOutSeconds, %lld s)", n,
-		    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
-		    a->conf->socket_timeout_s);
-		return;
-	}
-	n = inflight(a);
-	log_warn("shutdown: %zu request%s in flight did not finish within "
-	    "%lld ms; the next start reads back which of their records "
-	    "landed (dedupeOnRestart = %s) and sends the rest again", n,
-	    n == 1 ? "" : "s", a->conf->shutdown_timeout_ms,
-	    a->conf->dedupe_on_restart);
-	agent_finish(a);
-}
-
-/* Stop reading everywhere and wait (up to the deadline) for quiet. */
-static void
-drain(struct agent *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->nflows; i++)
-		flow_stop(a->flows[i]);
-	uv_timer_start(&a->stop_timer, agent_on_stop_timer,
-	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
-	agent_check_soon(a);
-}
-
-static void
-stop(struct agent *a, const char *why)
-{
-	if (a->state == AGENT_STOPPING || a->state == AGENT_FINISHING)
-		return;
-	(void)notify_stopping();
-	log_info("%s: stopping; sending what is batched", why);
-	/* A reload under way is abandoned: its changed and removed flows
-	 * stop with the others (their successors never start). */
-	agent_set_state(a, AGENT_STOPPING);
-	drain(a);
-}
-
-/* --- the spool ----------------------------------------------------------- */
-
-static struct spool *
-spool_open(struct agent *a)
-{
-	struct spool	*sp;
-	char		*dir = conf_spool_dir(a->conf);
-
-	sp = spool_new(dir, (uint64_t)a->conf->spool_max_bytes);
-	free(dir);
-	return sp;
-}
-
-/* The deleted-but-open files of the flows in v (cancelled) into the spool,
- * its directory synced: the state saved next names them. */
-void
-agent_spool_flows(struct agent *a, struct flow **v, size_t n)
-{
-	struct spool	*sp;
-	size_t		 i;
-	int		 rc;
-
-	if (n == 0)
-		return;
-	sp = spool_open(a);
-	for (i = 0; i < n; i++)
-		flow_spool(v[i], sp);
-	rc = spool_sync(sp);
-	if (rc != 0)
-		log_error("spool: cannot sync directory %s: %s", spool_dir(sp),
-		    strerror(-rc));
-	spool_free(sp);
-}
-
-static void
-on_ttl_timer(uv_timer_t *t)
-{
-	struct agent	*a = container_of(t, struct agent, ttl_timer);
-	size_t		 i;
-
-	if (a->conf->checkpoint_ttl_days <= 0 || a->state != AGENT_RUNNING)
-		return;
-	/* Files still tracked are alive, however quiet. */
-	for (i = 0; i < a->nflows; i++)
-		flow_touch(a->flows[i]);
-	registry_expire(a->reg, wall_s(),
-	    (int64_t)a->conf->checkpoint_ttl_days * 86400);
-}
+/* --- signals ------------------------------------------------------------ */
 
 static void
 on_signal(uv_signal_t *h, int signum)
@@ -702,119 +284,10 @@ on_signal(uv_signal_t *h, int signum)
 		(void)agent_save_state(a, true);
 		exit(0);
 	}
-	stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
-}
-
-static void
-free_flows(struct agent *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->nflows; i++)
-		flow_free(a->flows[i]);
-	for (i = 0; i < a->ngoing; i++)
-		flow_free(a->going[i]);
-	a->nflows = a->ngoing = 0;
-	free(a->flows);
-	free(a->going);
-	free(a->succ);
-	a->flows = a->going = NULL;
-	a->succ = NULL;
-	disapi_free(a->api);
-	a->api = NULL;
-}
-
-/* The last client closed: nothing can call into a flow any more. */
-static void
-http_closed(void *arg)
-{
-	struct agent	*a = arg;
-
-	if (--a->closing > 0)
-		return;
-	a->http = NULL;
-	free_flows(a);
-}
-
-/* Say how the stop left the state: a next start resends nothing, or reads
- * back first. */
-static void
-log_clean(struct agent *a)
-{
-	const struct reg_run *run = registry_run(a->reg);
-
-	if (run != NULL && run->clean)
-		log_info("state saved as a clean stop: the next start sends "
-		    "nothing twice");
-	else
-		log_info("state saved; records on the wire or without a reply "
-		    "may have landed: the next start reads them back first "
-		    "(dedupeOnRestart = %s)", a->conf->dedupe_on_restart);
-}
-
-/* Cancel what is left, spool, save, and close every handle. */
-void
-agent_finish(struct agent *a)
-{
-	size_t	 i;
-
-	if (a->state == AGENT_FINISHING)
-		return;
-	agent_set_state(a, AGENT_FINISHING);
-	if (a->once && a->exit_code == 0 && !all(a, flow_drained)) {
-		log_error("--once: stopped before everything was delivered; "
-		    "the next run continues from the saved offsets");
-		a->exit_code = 1;
-	}
-	/* Cancelled first: nothing moves an offset while the deleted files
-	 * are spooled from their committed offsets. */
-	for (i = 0; i < a->nflows; i++)
-		flow_cancel(a->flows[i]);
-	for (i = 0; i < a->ngoing; i++)
-		flow_cancel(a->going[i]);
-	agent_spool_flows(a, a->flows, a->nflows);
-	agent_spool_flows(a, a->going, a->ngoing);
-	if (save_state_as(a, true, true) != 0 && a->once) {
-		log_error("--once: the state could not be saved to %s; the "
-		    "next run sends again what this one delivered",
-		    a->conf->checkpoint_file);
-		a->exit_code = 1;
-	}
-	log_clean(a);
-	report(a);
-	write_metrics(a);
-	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
-	uv_close((uv_handle_t *)&a->save_timer, NULL);
-	uv_close((uv_handle_t *)&a->status_timer, NULL);
-	uv_close((uv_handle_t *)&a->stop_timer, NULL);
-	uv_close((uv_handle_t *)&a->ttl_timer, NULL);
-	uv_close((uv_handle_t *)&a->watchdog_timer, NULL);
-	uv_close((uv_handle_t *)&a->check_idle, NULL);
-	uv_close((uv_handle_t *)&a->sig_term, NULL);
-	uv_close((uv_handle_t *)&a->sig_int, NULL);
-	uv_close((uv_handle_t *)&a->sig_hup, NULL);
-	ecsmeta_close(a->meta);
-	a->meta = NULL;
-	/* The flows go once every client closed: their requests' callbacks
-	 * (cancelled) reach the sinks until then. */
-	a->closing = 1 + a->nold_http;
-	for (i = 0; i < a->nold_http; i++)
-		http_close(a->old_http[i], http_closed, a);
-	a->nold_http = 0;
-	http_close(a->http, http_closed, a);
+	agent_stop(a, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
 /* --- start -------------------------------------------------------------- */
-
-/* Spool files the state does not name are left over: remove them. */
-static void
-sweep_spool(struct agent *a)
-{
-	struct spool	*sp = spool_open(a);
-
-	spool_sweep(sp, a->reg);
-	spool_free(sp);
-}
 
 /* WATCHDOG=1 from the loop itself: a stuck loop gets restarted. */
 static void
@@ -1001,12 +474,10 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_loop_close(&a.loop);
 		return 1;
 	}
-	sweep_spool(&a);
-	open_client(&a);
+	agent_sweep_spool(&a);
+	agent_open_client(&a);
 	start_handles(&a);
-	registry_on_dirty(a.reg, on_registry_dirty, &a);
-	if (registry_dirty(a.reg))	/* loaded from the .bak */
-		on_registry_dirty(&a);
+	agent_save_start(&a);
 	/* Temporary keys: the first answer of the metadata service (a few
 	 * ms; its timeout at worst) before any flow asks DIS anything. */
 	while (a.meta != NULL && !ecsmeta_answered(a.meta) &&

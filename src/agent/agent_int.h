@@ -1,8 +1,10 @@
 /*
- * Inside agent.c and agent_reload.c: the agent (one per process) and what
- * the reload needs of the lifecycle.  agent.c owns the struct: its
- * lifecycle, signals, timers, the state saves and the shutdown;
- * agent_reload.c carries a reload out.  Nothing else includes it.
+ * Inside agent.c and the agent_*.c beside it: the agent (one per
+ * process).  agent.c owns the struct: its lifecycle, the timers and
+ * signals, the deferred state checks, the start; agent_clients.c the HTTP
+ * and DIS clients and their keys; agent_save.c the state saves;
+ * agent_stop.c the stop, the spool and the finish; agent_reload.c carries
+ * a reload out.  Nothing else includes it.
  */
 #ifndef DISAGENT_AGENT_INT_H
 #define DISAGENT_AGENT_INT_H
@@ -14,6 +16,7 @@
 #include <uv.h>
 
 #include "agent/progress.h"
+#include "base/closer.h"
 #include "base/hash.h"
 #include "base/util.h"
 
@@ -48,7 +51,8 @@ struct agent {
 	struct http	**old_http;	/* replaced by a reload, requests on
 					   the wire: closed once they end */
 	size_t		 nold_http;
-	size_t		 closing;	/* clients closing at the finish */
+	struct closer	 clients;	/* closing at the finish: the flows
+					   go with the last */
 	struct disapi	*api;		/* signs every DIS call; uses http */
 	struct ecsmeta	*meta;		/* credentialSource = ecs-metadata */
 	struct registry	*reg;
@@ -87,22 +91,50 @@ struct agent {
 /* agent.c */
 /* The one place the state changes (logged at debug level). */
 void		 agent_set_state(struct agent *, enum agent_state);
-/* The keys of credentialSource = ecs-metadata into the current client. */
-void		 agent_attach_keys(struct agent *);
-/* Save the registry now (force: even when clean); 0 or -errno, logged. */
-int		 agent_save_state(struct agent *, bool force);
 /* Run the state checks at the next idle turn. */
 void		 agent_check_soon(struct agent *);
-/* Cancel what is left, spool, save, and close every handle. */
-void		 agent_finish(struct agent *);
-/* The shutdown or reload deadline passed. */
-void		 agent_on_stop_timer(uv_timer_t *);
-/* The deleted-but-open files of the cancelled flows v[0..n) spooled. */
-void		 agent_spool_flows(struct agent *, struct flow **v, size_t n);
+/* Whether pred holds for every flow, running and going. */
+bool		 agent_all(struct agent *, bool (*pred)(const struct flow *));
+/* The requests in flight of every flow, running and going. */
+size_t		 agent_inflight(struct agent *);
+/* The progress line and the metrics file, once more at the finish. */
+void		 agent_last_report(struct agent *);
 /* A new flow of the current conf (not started), wired to the agent. */
 struct flow	*agent_make_flow(struct agent *, const struct conf_flow *);
 /* The agent key for a flow's record ids (dedupeOnRestart = auto), or NULL. */
 const struct hash_key *agent_id_key(const struct agent *);
+
+/* agent_clients.c */
+/* The HTTP client and the DIS client on it, from the current conf. */
+void		 agent_open_client(struct agent *);
+/* The keys of credentialSource = ecs-metadata into the current client. */
+void		 agent_attach_keys(struct agent *);
+/* Close the clients a reload replaced that have no request left. */
+void		 agent_close_idle_clients(struct agent *);
+
+/* agent_save.c */
+/* Save when the registry goes dirty, from now on. */
+void		 agent_save_start(struct agent *);
+/* Save the registry now (force: even when clean); 0 or -errno, logged. */
+int		 agent_save_state(struct agent *, bool force);
+/* The last save of a stop: forced, clean when nothing may have landed
+ * unacknowledged; 0 or -errno, logged. */
+int		 agent_save_stop(struct agent *);
+/* A PutRecords of f is about to go out: save first unless the state on
+ * disk covers its landing. */
+void		 agent_lease(struct agent *, const struct flow *);
+
+/* agent_stop.c */
+/* TERM or INT (why): stop reading, wait (up to the deadline) for quiet. */
+void		 agent_stop(struct agent *, const char *why);
+/* The shutdown or reload deadline passed. */
+void		 agent_on_stop_timer(uv_timer_t *);
+/* The deleted-but-open files of the cancelled flows v[0..n) spooled. */
+void		 agent_spool_flows(struct agent *, struct flow **v, size_t n);
+/* Remove the spool files the state does not name (at start). */
+void		 agent_sweep_spool(struct agent *);
+/* Cancel what is left, spool, save, and close every handle. */
+void		 agent_finish(struct agent *);
 
 /* agent_reload.c */
 /* SIGHUP: read the configuration again and carry the reload out. */

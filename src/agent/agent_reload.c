@@ -7,9 +7,9 @@
  * is cancelled, so nothing is sent twice) a changed flow hands its open
  * files to its successor and a removed one spools its deleted-but-open
  * files.  A new endpoint, keys, proxy or CA is a new HTTP client for every
- * flow; the requests on the old one finish there, and agent.c closes it
- * once it has none.  The earlier configurations stay while a kept flow
- * uses them.
+ * flow; the requests on the old one finish there, and agent_clients.c
+ * closes it once it has none.  The earlier configurations stay while a
+ * kept flow uses them.
  */
 #include "config.h"
 

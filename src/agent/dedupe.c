@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "agent/dedupe.h"
+#include "base/closer.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "conf/conf.h"
@@ -86,7 +87,8 @@ struct dedupe {
 	size_t		 nstreams;
 	size_t		 active;	/* parts being read */
 	size_t		 left;		/* parts not done, all streams */
-	size_t		 refs;		/* requests on the wire, open timers */
+	struct closer	 closer;	/* requests on the wire, timers
+					   being closed */
 	int64_t		 until_ms;	/* records after this: not ours */
 	uint64_t	 t0;
 	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
@@ -263,8 +265,9 @@ plan_streams(struct dedupe *d, const struct reg_run *run)
 
 /* Free d and its streams (nothing refers to them any more). */
 static void
-destroy(struct dedupe *d)
+destroy(struct closer *c)
 {
+	struct dedupe	*d = container_of(c, struct dedupe, closer);
 	struct dd_stream *st;
 	size_t		 i, j;
 
@@ -279,30 +282,11 @@ destroy(struct dedupe *d)
 	free(d);
 }
 
-/* A reference of d went: a request ended, a timer closed.  False when d
- * is gone (or going). */
+/* A request of d ended.  False when d is gone (or going). */
 static bool
 unref(struct dedupe *d)
 {
-	if (--d->refs == 0 && d->freed) {
-		destroy(d);
-		return false;
-	}
-	return !d->freed;
-}
-
-static void
-handle_closed(uv_handle_t *h)
-{
-	(void)unref(h->data);
-}
-
-static void
-part_closed(uv_handle_t *h)
-{
-	struct dd_part	*p = h->data;
-
-	(void)unref(p->st->d);
+	return !closer_drop(&d->closer) && !d->freed;
 }
 
 /* Turn the planned streams into partition readers. */
@@ -317,7 +301,10 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
-		qsort(st->files, st->nfiles, sizeof(*st->files), file_cmp);
+		if (st->nfiles > 1)	/* a stream none of whose files
+					 * sent anything has none */
+			qsort(st->files, st->nfiles, sizeof(*st->files),
+			    file_cmp);
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
@@ -328,8 +315,6 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 			p->floor = rs->seq[j].last;
 			p->seen = -2;
 			uv_timer_init(d->loop, &p->timer);
-			p->timer.data = p;
-			d->refs++;
 		}
 	}
 }
@@ -421,7 +406,7 @@ part_get(struct dd_part *p, const char *path, const char *query,
 	c.max_response = MAX_RESPONSE;
 	rc = disapi_send(d->api, &c, cb, p);
 	if (rc == 0) {
-		d->refs++;
+		closer_hold(&d->closer);
 		return;
 	}
 	snprintf(why, sizeof(why), "cannot send %s: %s", path,
@@ -733,8 +718,7 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	    "last save (up to %" PRId64 " ms after it)",
 	    run->land_by_ms - run->saved_ms);
 	uv_timer_init(loop, &d->deadline);
-	d->deadline.data = d;
-	d->refs++;
+	closer_init(&d->closer, destroy);
 	plan_streams(d, run);
 	make_parts(d, run);
 	if (d->left == 0) {
@@ -766,11 +750,12 @@ dedupe_free(struct dedupe *d)
 			stream_fail(&d->streams[i], "stopped before it was read");
 	/* The close callbacks, and the replies of requests still on the
 	 * wire (the http client cancels them), release the rest. */
-	uv_close((uv_handle_t *)&d->deadline, handle_closed);
+	closer_close(&d->closer, (uv_handle_t *)&d->deadline);
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		for (j = 0; j < st->nparts; j++)
-			uv_close((uv_handle_t *)&st->parts[j].timer,
-			    part_closed);
+			closer_close(&d->closer,
+			    (uv_handle_t *)&st->parts[j].timer);
 	}
+	closer_release(&d->closer);
 }

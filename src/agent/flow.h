@@ -36,7 +36,7 @@ enum flow_event {
 	FLOW_HALTED,	/* delivery needs the operator (reason given) */
 	/*
 	 * A PutRecords is about to go out: the state file must bound when
-	 * it can land (agent.c, the lease).  Synchronous, from inside the
+	 * it can land (agent_save.c, the lease).  Synchronous, from inside the
 	 * flow's own calls: the receiver saves, and calls no flow function
 	 * but flow_publish and flow_floors.
 	 */

@@ -321,7 +321,7 @@ act(struct import *im, const struct conf_flow *fc,
 	e = registry_set(im->reg, fc->name, p->dev, p->ino, p->fp_crc,
 	    p->fp_len, p->path, p->offset);
 	/* What is known to follow, should the file go before it is read. */
-	e->size = p->size;
+	registry_set_size(im->reg, e, p->size);
 	fprintf(im->out, "imported: [%s] %s (inode %ju", fc->name, p->path,
 	    (uintmax_t)p->ino);
 	if (strcmp(p->path, row->path) != 0)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent/source.h"
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/util.h"
@@ -38,6 +39,7 @@ struct source_files {
 	bool		 once;
 	size_t		 max_record;	/* of the read under way */
 	uv_timer_t	 quiet_timer;	/* multi-line flush, last line */
+	struct closer	 closer;	/* the timer being closed */
 	uint64_t	 kid_tailer;	/* the file part of the ids of */
 	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
 	uint64_t	 kid_file;
@@ -403,10 +405,11 @@ sf_spool(struct source *s, struct spool *sp)
 	files_spool(sf_of(s)->files, sp);
 }
 
+/* The timer closed: the memory goes. */
 static void
-sf_closed(uv_handle_t *h)
+sf_freed(struct closer *c)
 {
-	struct source_files *sf = h->data;
+	struct source_files *sf = container_of(c, struct source_files, closer);
 
 	readbuf_cleanup(&sf->rb);
 	framer_free(sf->fr);
@@ -420,8 +423,8 @@ sf_free(struct source *s)
 
 	files_free(sf->files);
 	sf->files = NULL;
-	sf->quiet_timer.data = sf;
-	uv_close((uv_handle_t *)&sf->quiet_timer, sf_closed);
+	closer_close(&sf->closer, (uv_handle_t *)&sf->quiet_timer);
+	closer_release(&sf->closer);
 }
 
 static const struct source_ops files_ops = {
@@ -481,6 +484,7 @@ source_files_new(uv_loop_t *loop, const struct conf *conf,
 	if (sf->files == NULL)
 		goto fail;
 	uv_timer_init(loop, &sf->quiet_timer);
+	closer_init(&sf->closer, sf_freed);
 	return &sf->src;
 fail:
 	framer_free(sf->fr);

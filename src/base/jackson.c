@@ -122,6 +122,22 @@ jw_object(struct jw *w)
 }
 
 void
+jw_nest(struct jw *w, int depth)
+{
+	w->depth = MIN(depth, JW_MAX_DEPTH);
+	w->level = w->depth;
+}
+
+void
+jw_reopen_object(struct jw *w, unsigned members)
+{
+	w->depth++;		/* as open(): the parser bounds the depth */
+	w->level++;
+	w->count[w->depth] = members;
+	w->is_array[w->depth] = false;
+}
+
+void
 jw_key(struct jw *w, const char *k, size_t n)
 {
 	if (w->count[w->depth]++ > 0)

@@ -44,6 +44,12 @@ struct jw {
 
 /* Start writing into b (appending), at most limit bytes in all. */
 void	jw_init(struct jw *, struct buf *b, bool pretty, size_t limit);
+/* What is written goes inside depth open objects of a larger document
+ * (indented as such); right after jw_init. */
+void	jw_nest(struct jw *, int depth);
+/* The object jw_raw() just wrote was left open after its first members
+ * (members of them): more go into it, then jw_end_object(). */
+void	jw_reopen_object(struct jw *, unsigned members);
 
 /* Raw bytes (numbers, true, already rendered JSON). */
 void	jw_raw(struct jw *, const char *, size_t);

@@ -117,6 +117,13 @@ buf_added(struct buf *b, size_t n)
 }
 
 void
+buf_setlen(struct buf *b, size_t n)
+{
+	b->len = n;
+	b->data[n] = '\0';
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->len = 0;

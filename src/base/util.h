@@ -60,6 +60,9 @@ void	 buf_reserve(struct buf *, size_t);	/* room for n more bytes */
 void	 buf_reserve_exact(struct buf *, size_t);
 /* n bytes were written in place after len, within reserved room. */
 void	 buf_added(struct buf *, size_t n);
+/* The first n bytes are the content (n within what is reserved: a
+ * shorter one, or what was written in place); the NUL after them. */
+void	 buf_setlen(struct buf *, size_t n);
 /* An empty buffer with capacity exactly n (+1 for the NUL). */
 void	 buf_alloc_exact(struct buf *, size_t);
 void	 buf_add(struct buf *, const void *, size_t);

@@ -386,8 +386,9 @@ const struct key conf_keys[] = {
 	  .off = FOFF(read_coalesce_ms), .def = "0",
 	  .help = "While files keep changing, read them at most once per "
 	  "this many milliseconds instead of on every write, with the "
-	  "directory events paused meanwhile: fewer wake-ups at a server's "
-	  "pace, for at most this much more latency; 100 is a good value "
+	  "write events paused meanwhile (new names are still seen at "
+	  "once): fewer wake-ups at a server's pace, for at most this much "
+	  "more latency; 100 is a good value "
 	  "(0: read on every event). Flows of more than 512 files always "
 	  "read on events." },
 	{ KS_FLOW, "ordered", KT_BOOL, .off = FOFF(ordered), .def = "false",

@@ -219,9 +219,9 @@ cred_read_file(const char *path, char **out, mode_t *mode)
 		return rc;
 	}
 	if (b.len > 0 && b.data[b.len - 1] == '\n')
-		b.data[--b.len] = '\0';
+		buf_setlen(&b, b.len - 1);
 	if (b.len > 0 && b.data[b.len - 1] == '\r')
-		b.data[--b.len] = '\0';
+		buf_setlen(&b, b.len - 1);
 	*out = xstrdup(b.data != NULL ? b.data : "");
 	buf_wipe(&b);
 	return 0;

@@ -87,9 +87,9 @@ read_fd(int fd, bool line, struct buf *b)
 	}
 	c = 0;
 	if (b->len > 0 && b->data[b->len - 1] == '\n')
-		b->data[--b->len] = '\0';
+		buf_setlen(b, b->len - 1);
 	if (b->len > 0 && b->data[b->len - 1] == '\r')
-		b->data[--b->len] = '\0';
+		buf_setlen(b, b->len - 1);
 	return 0;
 }
 

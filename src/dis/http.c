@@ -2,7 +2,12 @@
  * The HTTP client: libcurl's multi interface driven by a libuv loop.  One
  * long-lived CURLM per client pools connections for keep-alive; curl tells
  * us which sockets to watch (a uv_poll_t each, struct http_sock) and when to
- * wake it up (one uv_timer_t).  Every socket_action is followed by draining
+ * wake it up (one uv_timer_t).  A socket's poller lives from curl's first
+ * announce of it to its close (CURLOPT_CLOSESOCKETFUNCTION), not from
+ * announce to REMOVE: a pooled connection's next request finds its poller
+ * and its poll interest as they were, and only a change of interest costs
+ * epoll_ctl calls (uv_poll_start is a DEL and an ADD each time; a fresh
+ * poller, two more and an ioctl).  Every socket_action is followed by draining
  * curl_multi_info_read, and finished transfers are reported from
  * http_finish(), outside any curl callback, so done callbacks may submit
  * again.  Memory of a uv handle is freed only in its close callback, and
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <uv.h>
@@ -144,6 +150,7 @@ sock_new(struct http *h, curl_socket_t fd)
 	}
 	s->h = h;
 	s->fd = fd;
+	h->pollers_made++;
 	s->next = h->socks;
 	if (s->next != NULL)
 		s->next->prevp = &s->next;
@@ -171,6 +178,38 @@ sock_close_all(struct http *h)
 		sock_close(h->socks);
 }
 
+static struct http_sock *
+sock_find(struct http *h, curl_socket_t fd)
+{
+	struct http_sock	*s;
+
+	for (s = h->socks; s != NULL; s = s->next)
+		if (s->fd == fd)
+			return s;
+	return NULL;
+}
+
+/* Watch s for events (UV_READABLE|UV_WRITABLE), unless it already is. */
+static void
+sock_watch(struct http_sock *s, int events)
+{
+	int	 rc;
+
+	if (events == s->events)
+		return;
+	s->h->poll_restarts++;
+	if (events == 0)
+		rc = uv_poll_stop(&s->poll);
+	else
+		rc = uv_poll_start(&s->poll, events, on_poll);
+	if (rc != 0) {
+		log_error("fd=%d: uv_poll_start: %s", (int)s->fd,
+		    uv_strerror(rc));
+		events = 0;
+	}
+	s->events = events;
+}
+
 /* CURLMOPT_SOCKETFUNCTION: no multi calls here except curl_multi_assign. */
 static int
 on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
@@ -178,36 +217,48 @@ on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
 {
 	struct http		*h = userp;
 	struct http_sock	*s = socketp;
-	int			 events = 0, rc;
+	int			 events = 0;
 
+	(void)easy;
 	if (what == CURL_POLL_REMOVE) {
+		/* Kept, watched as it was, until the socket closes or is
+		 * announced again: a pooled connection's next request. */
 		if (s != NULL)
-			sock_close(s);
+			s->assigned = false;
 		return 0;
 	}
 	if (s == NULL) {
-		/*
-		 * A fresh poller each time: after REMOVE curl may announce
-		 * a pooled fd again.  On failure the transfer ends by its
-		 * own timeout; -1 would abort every transfer.
-		 */
-		s = sock_new(h, fd);
+		/* After REMOVE curl may announce a pooled fd again.  On
+		 * failure the transfer ends by its own timeout; -1 would
+		 * abort every transfer. */
+		s = sock_find(h, fd);
+		if (s != NULL)
+			s->events = -1;	/* (re)registered whatever it asks */
+		else
+			s = sock_new(h, fd);
 		if (s == NULL)
 			return 0;
 		curl_multi_assign(h->multi, fd, s);
 	}
+	s->assigned = true;
 	if (what & CURL_POLL_IN)
 		events |= UV_READABLE;
 	if (what & CURL_POLL_OUT)
 		events |= UV_WRITABLE;
-	if (events == 0)
-		rc = uv_poll_stop(&s->poll);
-	else
-		rc = uv_poll_start(&s->poll, events, on_poll);
-	if (rc != 0)
-		log_error("fd=%d: uv_poll_start: %s", (int)fd,
-		    uv_strerror(rc));
+	sock_watch(s, events);
 	return 0;
+}
+
+int
+http_close_socket(void *clientp, curl_socket_t fd)
+{
+	struct http		*h = clientp;
+	struct http_sock	*s = sock_find(h, fd);
+
+	/* The poller first: libuv removes fd from epoll on close. */
+	if (s != NULL)
+		sock_close(s);
+	return close(fd);
 }
 
 /* CURLMOPT_TIMERFUNCTION: one-shot, each call replaces the previous one. */
@@ -257,6 +308,13 @@ on_poll(uv_poll_t *p, int status, int events)
 	curl_socket_t		 fd = s->fd;
 	int			 ev = 0;
 
+	if (!s->assigned) {
+		/* A pooled connection between requests: the peer closed it,
+		 * or sent what nobody asked for.  curl sees it when it tries
+		 * the connection next; polling on would only spin. */
+		sock_watch(s, 0);
+		return;
+	}
 	if (status < 0) {
 		/* libuv stopped the poller; let curl fail the connection. */
 		h->poll_errors++;

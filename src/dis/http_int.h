@@ -22,6 +22,8 @@ struct http_sock {
 	uv_poll_t		 poll;
 	struct http		*h;
 	curl_socket_t		 fd;
+	int			 events;	/* UV_READABLE|UV_WRITABLE on */
+	bool			 assigned;	/* curl watches fd through it */
 	struct http_sock	*next;
 	struct http_sock	**prevp;
 };
@@ -55,7 +57,11 @@ struct http {
 	long			 max_host_connections;
 	struct http_req		*reqs;		/* in flight */
 	size_t			 ninflight;
-	struct http_sock	*socks;		/* pollers not yet closing */
+	struct http_sock	*socks;		/* pollers not yet closing: one
+						   per socket, from its first
+						   announce to its close */
+	unsigned long		 pollers_made;	/* sock_new() calls */
+	unsigned long		 poll_restarts;	/* uv_poll_start/stop calls */
 	CURL			*idle[IDLE_EASY_MAX];
 	size_t			 nidle;
 	struct closer		 closer;	/* the pollers and timer
@@ -71,6 +77,9 @@ struct http {
  * negative errno. */
 int	httpreq_setopts(struct http *, struct http_req *,
 	    const struct http_request *);
+/* CURLOPT_CLOSESOCKETFUNCTION (clientp: the struct http): the socket's
+ * poller goes, then the socket. */
+int	http_close_socket(void *, curl_socket_t);
 /* What r's transfer ended with (rc), for its done callback. */
 void	httpreq_response(struct http_response *, struct http_req *, CURLcode);
 

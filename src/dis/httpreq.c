@@ -208,6 +208,8 @@ httpreq_setopts(struct http *h, struct http_req *r,
 	if (req->timeout_ms > 0)
 		SETOPT(c, e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
 	SETOPT(c, e, CURLOPT_TCP_KEEPALIVE, 1L);
+	SETOPT(c, e, CURLOPT_CLOSESOCKETFUNCTION, http_close_socket);
+	SETOPT(c, e, CURLOPT_CLOSESOCKETDATA, h);
 	SETOPT(c, e, CURLOPT_HTTPHEADER, r->headers);
 	SETOPT(c, e, CURLOPT_WRITEFUNCTION, on_write);
 	SETOPT(c, e, CURLOPT_WRITEDATA, r);

@@ -1,10 +1,13 @@
 /*
- * Inside files.c, files_gone.c and files_fds.c: the tracked set of a flow.
- * files.c owns it (scans, identity, the flow's view); files_gone.c finishes
- * the files gone from their paths and follows where their bytes went;
- * files_fds.c keeps the open descriptors within maxOpenFiles;
- * files_whole.c tracks what wholefile.c hands out (files_handover.c and
- * files_spool.c use it too).
+ * Inside files.c and the files_*.c beside it: the tracked set of a flow.
+ * files.c owns it (identity, tracking, new and free); files_scan.c
+ * reconciles it with the file system and moves its state; files_view.c
+ * is what the flow asks of it; files_known.c what a restart must not send
+ * again; files_gone.c finishes the files gone from their paths and
+ * follows where their bytes went; files_fds.c keeps the open descriptors
+ * within maxOpenFiles; files_whole.c tracks what wholefile.c hands out;
+ * files_handover.c and files_spool.c use it too.  Nothing else includes
+ * it.
  */
 #ifndef DISAGENT_FILES_INT_H
 #define DISAGENT_FILES_INT_H
@@ -15,6 +18,7 @@
 
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/util.h"
 #include "files/copies.h"
 #include "files/files.h"
@@ -53,7 +57,7 @@ struct tracked {
 
 /*
  * Where the tracked set is in its life, changed only in set_state()
- * (files.c):
+ * (files_scan.c):
  *
  *   NEW --files_start--> FIRST --a scan read a directory--> RUNNING
  *                          \--none read yet--> UNWALKED --/
@@ -79,11 +83,12 @@ struct files {
 	struct metrics_flow *m;
 	struct watcher	*watcher;
 	uv_timer_t	 rescan_timer;
+	struct closer	 closer;	/* the timer being closed */
 	struct tracked	*list;
 	struct tracked	*cursor;	/* round-robin position */
 	struct idmap	 byid;		/* tailer id -> tracked */
 	/* inode -> a tracked file with it: every tracked inode is here, the
-	 * newest such file when two share it (find_dev_ino). */
+	 * newest such file when two share it (files_find_ino). */
 	struct idmap	 byino;
 	size_t		 ntracked;
 	size_t		 nopen;		/* tailers with a descriptor */
@@ -143,12 +148,23 @@ enum track_result files_track_at(struct files *, const char *,
 void	files_restart(struct files *, struct tracked *, const char *);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
 struct tracked *files_link(struct files *, struct tailer *, bool);
+/* The newest tracked file that is (dev, ino), or NULL. */
+struct tracked *files_find_ino(struct files *, uint64_t, uint64_t);
+bool	files_tracks(struct files *, uint64_t, uint64_t);
+
+/* files_scan.c */
+/* The watcher's events: a write to a tracked file is read at once,
+ * anything else rescans soon. */
+void	files_fs_event(void *, const char *, const char *, int);
+
+/* files_known.c */
+/* The restart's plan for t from its entry, when t reads on from the
+ * entry's offset in that very file (same: known to be it). */
 void	files_attach_plan(struct files *, struct tailer *, const char *,
 	    const struct stat *, uint64_t, bool);
 /* t's acknowledged spans past its committed offset (its watermark's and
  * its plan's) into fs->scratch, merged; how many. */
 size_t	files_collect_spans(struct files *, struct tailer *);
-bool	files_tracks(struct files *, uint64_t, uint64_t);
 
 /* files_spool.c */
 void	files_spool_resume(struct files *);

@@ -48,7 +48,7 @@ register_spool(struct files *fs, struct tailer *t, const struct spool_kept *kp)
 	e = registry_set(fs->reg, fs->fc->name, (uint64_t)kp->st.st_dev,
 	    (uint64_t)kp->st.st_ino, kp->fp_crc, kp->fp_len, tailer_path(t),
 	    tailer_committed(t));
-	e->size = kp->end;
+	registry_set_size(fs->reg, e, kp->end);
 	registry_set_spool(fs->reg, e, kp->file, tailer_dev(t), tailer_ino(t));
 	/* The spool file keeps the original's offsets: what was
 	 * acknowledged past the committed one is not sent from it. */

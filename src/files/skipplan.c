@@ -138,8 +138,10 @@ skipplan_add(struct skipplan *p, const struct reg_span *spans, size_t n,
 		return skipplan_new(spans, n, NULL, 0, offset);
 	have = p->nspans - p->si;
 	v = xcalloc(have + n + 1, sizeof(*v));
-	memcpy(v, p->spans + p->si, have * sizeof(*v));
-	memcpy(v + have, spans, n * sizeof(*v));
+	if (have > 0)
+		memcpy(v, p->spans + p->si, have * sizeof(*v));
+	if (n > 0)
+		memcpy(v + have, spans, n * sizeof(*v));
 	qsort(v, have + n, sizeof(*v), span_cmp);
 	for (i = 0; i < have + n; i++) {
 		if (m > 0 && v[i].start <= v[m - 1].end) {

@@ -1,6 +1,13 @@
 /*
  * Directory walks and directory watches (base/pattern.c matches).  The
  * watcher's memory goes once every watch is closed (base/closer.h).
+ *
+ * While paused (readCoalesceMillis), the uv_fs_event watches are off, so
+ * that a write wakes nothing; the names in the directories are still
+ * watched on an inotify descriptor of the watcher's own, for creations
+ * and renames into them only (uv_fs_event has no event mask).  A file
+ * created, written and rotated away between two coalesced reads is then
+ * seen as it comes, as without the pause.
  */
 #include "config.h"
 
@@ -10,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#ifdef HAVE_SYS_INOTIFY_H
+#include <sys/inotify.h>
+#endif
+#include <unistd.h>
 
 #include "base/closer.h"
 #include "base/log.h"
@@ -24,6 +35,7 @@ struct watchdir {
 	uv_fs_event_t	 ev;
 	bool		 seen;
 	bool		 started;	/* the inotify watch is on */
+	int		 name_wd;	/* paused: its names watch, or -1 */
 	struct watcher	*w;
 	struct watchdir	*next;
 };
@@ -39,6 +51,9 @@ struct watcher {
 	bool		 warned_remote;
 	struct watchdir	*dirs;
 	size_t		 ndirs;
+	int		 names_fd;	/* paused: names watches; -1: none */
+	uv_poll_t	 names;		/* ... polled */
+	bool		 warned_names;
 	struct closer	 closer;	/* the watches being closed */
 	watcher_event_cb events;
 	void		*arg;
@@ -60,6 +75,110 @@ on_event(uv_fs_event_t *h, const char *name, int events, int status)
 		w->events(w->arg, d->path, name, events);
 }
 
+/* --- names watches, while paused -------------------------------------- */
+
+#ifdef HAVE_SYS_INOTIFY_H
+#define NAMES_MASK	(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
+
+static void	names_close(struct watcher *);
+
+static void
+on_names(uv_poll_t *h, int status, int events)
+{
+	struct watcher	*w = container_of(h, struct watcher, names);
+	char		 buf[4096]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	struct watchdir	*d;
+	ssize_t		 n;
+	char		*p;
+
+	(void)events;
+	if (status < 0)
+		return;
+	while ((n = read(w->names_fd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(void *)p;
+			if (ev->len == 0 || closer_released(&w->closer))
+				continue;
+			for (d = w->dirs; d != NULL; d = d->next)
+				if (d->name_wd == ev->wd)
+					break;
+			if (d != NULL && w->events != NULL)
+				w->events(w->arg, d->path, ev->name, UV_RENAME);
+		}
+	}
+}
+
+/* The names of d watched while its uv_fs_event watch is off. */
+static void
+names_watch(struct watcher *w, struct watchdir *d)
+{
+	int	 rc;
+
+	if (d->name_wd >= 0)
+		return;
+	if (w->names_fd < 0 &&
+	    (w->names_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) >= 0) {
+		rc = uv_poll_init(w->loop, &w->names, w->names_fd);
+		if (rc != 0) {
+			close(w->names_fd);
+			w->names_fd = -1;
+		} else if ((rc = uv_poll_start(&w->names, UV_READABLE,
+		    on_names)) != 0)
+			names_close(w);
+		if (rc != 0)
+			errno = -rc;
+	}
+	if (w->names_fd >= 0)
+		d->name_wd = inotify_add_watch(w->names_fd, d->path,
+		    NAMES_MASK);
+	if (d->name_wd < 0 && !w->warned_names) {
+		log_warn("[%s] cannot watch the names in %s while reads are "
+		    "coalesced: %s; a file there is found by the next read "
+		    "(readCoalesceMillis)", w->fc->name, d->path,
+		    strerror(errno));
+		w->warned_names = true;
+	}
+}
+
+static void
+names_unwatch(struct watcher *w, struct watchdir *d)
+{
+	if (d->name_wd >= 0)
+		(void)inotify_rm_watch(w->names_fd, d->name_wd);
+	d->name_wd = -1;
+}
+
+static void
+names_closed(uv_handle_t *h)
+{
+	struct watcher	*w = container_of((uv_poll_t *)(void *)h,
+	    struct watcher, names);
+
+	close((int)(intptr_t)h->data);
+	(void)closer_drop(&w->closer);
+}
+
+/* The names descriptor closed (after its poll handle); -1 at once. */
+static void
+names_close(struct watcher *w)
+{
+	if (w->names_fd < 0)
+		return;
+	closer_hold(&w->closer);
+	w->names.data = (void *)(intptr_t)w->names_fd;
+	w->names_fd = -1;
+	uv_close((uv_handle_t *)&w->names, names_closed);
+}
+#else
+static void names_watch(struct watcher *w, struct watchdir *d)
+{ (void)w; (void)d; }
+static void names_unwatch(struct watcher *w, struct watchdir *d)
+{ (void)w; (void)d; }
+static void names_close(struct watcher *w) { (void)w; }
+#endif
+
 static void
 watchdir_closed(uv_handle_t *h)
 {
@@ -75,6 +194,7 @@ watchdir_closed(uv_handle_t *h)
 static void
 watchdir_close(struct watchdir *d)
 {
+	names_unwatch(d->w, d);
 	closer_hold(&d->w->closer);
 	uv_close((uv_handle_t *)&d->ev, watchdir_closed);
 }
@@ -138,9 +258,12 @@ watch(struct watcher *w, const char *dir)
 	d->path = xstrdup(dir);
 	d->w = w;
 	d->seen = true;
+	d->name_wd = -1;
 	uv_fs_event_init(w->loop, &d->ev);
 	rc = w->paused ? 0 : uv_fs_event_start(&d->ev, on_event, dir, 0);
 	d->started = !w->paused;
+	if (w->paused)
+		names_watch(w, d);
 	if (rc != 0) {
 		log_warn("[%s] cannot watch %s: %s; relying on the rescan "
 		    "every %lld ms", w->fc->name, dir, uv_strerror(rc),
@@ -265,6 +388,9 @@ watcher_pause(struct watcher *w, bool pause)
 		return;
 	w->paused = pause;
 	for (d = w->dirs; d != NULL; d = d->next) {
+		/* The names watch covers the gap on either side. */
+		if (pause)
+			names_watch(w, d);
 		if (pause && d->started) {
 			(void)uv_fs_event_stop(&d->ev);
 			d->started = false;
@@ -277,6 +403,8 @@ watcher_pause(struct watcher *w, bool pause)
 				    w->fc->rescan_interval_ms);
 			d->started = rc == 0;
 		}
+		if (!pause && d->started)
+			names_unwatch(w, d);
 	}
 }
 
@@ -323,6 +451,7 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->pattern = pattern_recursive(p, fc->recursive);
 	w->name_glob = strrchr(w->pattern, '/') + 1;
 	w->base = pattern_literal_base(w->pattern);
+	w->names_fd = -1;
 	closer_init(&w->closer, watcher_freed);
 	return w;
 }
@@ -338,5 +467,6 @@ watcher_free(struct watcher *w)
 		w->dirs = d->next;
 		watchdir_close(d);
 	}
+	names_close(w);
 	closer_release(&w->closer);
 }

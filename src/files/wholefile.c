@@ -27,6 +27,7 @@ static const char *const state_names[WF_NSTATES] = {
 };
 
 static void	on_timer(uv_timer_t *);
+static void	wholefile_freed(struct closer *);
 
 /* --- pure --------------------------------------------------------------- */
 
@@ -641,6 +642,7 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	idmap_init(&wf->byino);
 	idmap_init(&wf->bytid);
 	uv_timer_init(loop, &wf->timer);
+	closer_init(&wf->closer, wholefile_freed);
 	bad = wf->policy == CLEANUP_MOVE ? cleanconf_check(fc, true, &key,
 	    why, sizeof(why)) : NULL;
 	if (bad != NULL)
@@ -663,10 +665,11 @@ wholefile_stop(struct wholefile *wf)
 	uv_timer_stop(&wf->timer);
 }
 
+/* The timer closed: the memory goes. */
 static void
-wholefile_closed(uv_handle_t *h)
+wholefile_freed(struct closer *c)
 {
-	free(container_of((uv_timer_t *)(void *)h, struct wholefile, timer));
+	free(container_of(c, struct wholefile, closer));
 }
 
 void
@@ -682,5 +685,6 @@ wholefile_free(struct wholefile *wf)
 			wholefile_forget(wf, wf->lists[st].head);
 	idmap_cleanup(&wf->byino);
 	idmap_cleanup(&wf->bytid);
-	uv_close((uv_handle_t *)&wf->timer, wholefile_closed);
+	closer_close(&wf->closer, (uv_handle_t *)&wf->timer);
+	closer_release(&wf->closer);
 }

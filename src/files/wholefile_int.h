@@ -24,6 +24,7 @@
 
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/util.h"
 #include "files/cleanup.h"
 #include "files/wholefile.h"
@@ -78,6 +79,7 @@ struct wholefile {
 	uint64_t	 picked_off;	/* where it resumes */
 	struct wf_list	 lists[WF_NSTATES];
 	uv_timer_t	 timer;
+	struct closer	 closer;	/* the timer being closed */
 };
 
 struct reg_entry;

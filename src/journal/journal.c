@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/util.h"
@@ -57,9 +58,10 @@ struct journal {
 	size_t		 nfields;
 	size_t		 capfields;
 	/* Watching (not with --once). */
-	int		 handles;	/* initialised: 0, or 2 */
+	bool		 watching;	/* poll and timer initialised */
 	uv_poll_t	 poll;
 	uv_timer_t	 timer;
+	struct closer	 closer;	/* they are being closed */
 };
 
 static const char *
@@ -127,6 +129,7 @@ open_journal(const struct conf_flow *fc, sd_journal **out, char *err,
 /* --- watching ----------------------------------------------------------- */
 
 static void	arm_timer(struct journal *);
+static void	release(struct closer *);
 
 /* A wake-up: let sd-journal see what changed, and tell the owner. */
 static void
@@ -168,7 +171,7 @@ arm_timer(struct journal *jr)
 	struct timespec	 ts;
 	uint64_t	 t, now, ms;
 
-	if (jr->handles == 0)
+	if (!jr->watching)
 		return;
 	if (S->get_timeout(jr->j, &t) < 0 || t == UINT64_MAX) {
 		uv_timer_stop(&jr->timer);
@@ -199,6 +202,7 @@ journal_open(uv_loop_t *loop, const struct conf_flow *fc, bool keep_delim,
 	jr->arg = arg;
 	buf_init(&jr->rec);
 	buf_init(&jr->scratch);
+	closer_init(&jr->closer, release);
 	if (open_journal(fc, &jr->j, err, errlen) < 0)
 		goto fail;
 	if (once)
@@ -213,7 +217,7 @@ journal_open(uv_loop_t *loop, const struct conf_flow *fc, bool keep_delim,
 	}
 	uv_poll_init(loop, &jr->poll, fd);
 	uv_timer_init(loop, &jr->timer);
-	jr->handles = 2;
+	jr->watching = true;
 	return jr;
 fail:
 	if (jr->j != NULL)
@@ -262,7 +266,7 @@ journal_start(struct journal *jr, const char *cursor, char **start)
 		    strerror(-r));
 		return r;
 	}
-	if (jr->handles > 0) {
+	if (jr->watching) {
 		uv_poll_start(&jr->poll, UV_READABLE, on_poll);
 		arm_timer(jr);
 	}
@@ -272,15 +276,19 @@ journal_start(struct journal *jr, const char *cursor, char **start)
 void
 journal_stop(struct journal *jr)
 {
-	if (jr->handles == 0)
+	if (!jr->watching)
 		return;
 	uv_poll_stop(&jr->poll);
 	uv_timer_stop(&jr->timer);
 }
 
+/* The handles closed (or there were none): the memory goes, and the fd
+ * with it -- it is sd-journal's, closed once the poll no longer uses it. */
 static void
-release(struct journal *jr)
+release(struct closer *c)
 {
+	struct journal	*jr = container_of(c, struct journal, closer);
+
 	S->close(jr->j);
 	free(jr->saved);
 	free(jr->cursor);
@@ -290,29 +298,17 @@ release(struct journal *jr)
 	free(jr);
 }
 
-static void
-on_closed(uv_handle_t *h)
-{
-	struct journal	*jr = h->data;
-
-	/* The fd is sd-journal's: closed once the poll no longer uses it. */
-	if (--jr->handles == 0)
-		release(jr);
-}
-
 void
 journal_free(struct journal *jr)
 {
 	if (jr == NULL)
 		return;
-	if (jr->handles == 0) {
-		release(jr);
-		return;
+	if (jr->watching) {
+		journal_stop(jr);
+		closer_close(&jr->closer, (uv_handle_t *)&jr->poll);
+		closer_close(&jr->closer, (uv_handle_t *)&jr->timer);
 	}
-	journal_stop(jr);
-	jr->poll.data = jr->timer.data = jr;
-	uv_close((uv_handle_t *)&jr->poll, on_closed);
-	uv_close((uv_handle_t *)&jr->timer, on_closed);
+	closer_release(&jr->closer);
 }
 
 /* --- the gap of a cursor rotated away ----------------------------------- */

@@ -106,9 +106,7 @@ on_described(void *arg, const struct codec_stream *st)
 		return 0;
 	}
 	/* Printed once the checkpoints are in. */
-	d->st = *st;
-	d->st.parts = xcalloc(st->nparts + 1, sizeof(*st->parts));
-	memcpy(d->st.parts, st->parts, st->nparts * sizeof(*st->parts));
+	codec_stream_copy(&d->st, st);
 	return 0;
 }
 
@@ -129,8 +127,7 @@ app_done(struct describer *d, int rc)
 		d->rc = 1;
 	else
 		print_stream(d->streams[d->next], &d->st, d->app, d->ckpt);
-	free(d->st.parts);
-	memset(&d->st, 0, sizeof(d->st));
+	codec_stream_cleanup(&d->st);
 	free(d->ckpt);
 	d->ckpt = NULL;
 	ckpt_free(d->ck);

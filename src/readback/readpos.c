@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closer.h"
 #include "base/util.h"
 #include "readback/ckpt.h"
 #include "readback/readpos.h"
@@ -23,11 +24,14 @@ struct pos {
 struct readpos {
 	struct ckpt	*ck;
 	uv_timer_t	 timer;
+	struct closer	 closer;	/* the timer being closed */
 	struct pos	*v;
 	size_t		 n;
 	size_t		 cap;
 	size_t		 last;		/* index of the last one used */
 };
+
+static void	freed(struct closer *);
 
 static void
 on_timer(uv_timer_t *t)
@@ -43,6 +47,7 @@ readpos_new(uv_loop_t *loop, struct ckpt *ck, uint64_t every_ms)
 	rp = xcalloc(1, sizeof(*rp));
 	rp->ck = ck;
 	uv_timer_init(loop, &rp->timer);
+	closer_init(&rp->closer, freed);
 	uv_timer_start(&rp->timer, on_timer, every_ms, every_ms);
 	return rp;
 }
@@ -100,11 +105,11 @@ readpos_commit(struct readpos *rp)
 		}
 }
 
+/* The timer closed: the memory goes. */
 static void
-closed(uv_handle_t *h)
+freed(struct closer *c)
 {
-	struct readpos	*rp = container_of((uv_timer_t *)(void *)h,
-	    struct readpos, timer);
+	struct readpos	*rp = container_of(c, struct readpos, closer);
 
 	free(rp->v);
 	free(rp);
@@ -115,5 +120,6 @@ readpos_free(struct readpos *rp)
 {
 	if (rp == NULL)
 		return;
-	uv_close((uv_handle_t *)&rp->timer, closed);
+	closer_close(&rp->closer, (uv_handle_t *)&rp->timer);
+	closer_release(&rp->closer);
 }

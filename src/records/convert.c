@@ -324,10 +324,7 @@ step_meta(struct convert *c, struct jw *w, const char *s, size_t n,
 	jw_raw(w, m->data, m->len);
 	if (c->nmeta_fields > 0) {
 		/* The rendered object was left open after its members. */
-		w->depth++;
-		w->level++;
-		w->count[w->depth] = c->meta_members;
-		w->is_array[w->depth] = false;
+		jw_reopen_object(w, c->meta_members);
 		meta_fields(c, w, path, offset);
 		jw_end_object(w);
 	}
@@ -408,7 +405,7 @@ convert_apply(struct convert *c, const char *data, size_t len,
 	}
 	if (rc == 0 && !c->keep && out->len > 0 &&
 	    (unsigned char)out->data[out->len - 1] == c->delim)
-		out->data[--out->len] = '\0';
+		buf_setlen(out, out->len - 1);
 	trim(&c->a);
 	trim(&c->b);
 	return rc == 0 ? CONVERT_SEND : CONVERT_UNMATCHED;

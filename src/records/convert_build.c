@@ -480,8 +480,7 @@ render_meta(struct convert *c, const char *json, bool open_obj, bool pty,
 
 	jw_init(&w, out, pty, SIZE_MAX);
 	/* As the value of "metadata" in the record's object. */
-	w.depth = 1;
-	w.level = 1;
+	jw_nest(&w, 1);
 	rc = jackson_render(&w, json, open_obj, open_obj ? meta_field_names :
 	    NULL, err, errlen);
 	if (rc == 0 && open_obj)

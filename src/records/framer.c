@@ -95,8 +95,7 @@ room(struct buf *b, size_t total, size_t limit)
 		cap = limit + 1;
 	if (cap < total + 1)
 		cap = total + 1;
-	b->data = xrealloc(b->data, cap);
-	b->cap = cap;
+	buf_reserve_exact(b, cap - 1 - b->len);
 }
 
 /*
@@ -137,8 +136,7 @@ convert(struct framer *fr, const char *data, size_t len, size_t max,
 	}
 	if (iconv(fr->cd, NULL, NULL, &out, &ol) == (size_t)-1)
 		cut = true;	/* no room to return to the initial state */
-	fr->conv.len = want - ol;
-	fr->conv.data[fr->conv.len] = '\0';
+	buf_setlen(&fr->conv, want - ol);
 	return cut;
 }
 
@@ -194,8 +192,7 @@ single(struct feed *fd, const struct line *l)
 	room(b, l->len + 1, fd->max);
 	memcpy(b->data, l->p, l->len);
 	b->data[l->len] = (char)fr->delim;
-	b->len = l->len + 1;
-	b->data[b->len] = '\0';
+	buf_setlen(b, l->len + 1);
 	return deliver(fd, b->data, b->len, l->start, l->end, l->cut);
 }
 
@@ -267,8 +264,7 @@ append(struct feed *fd, const struct line *l, bool join)
 		n--;
 	}
 	memcpy(b->data + b->len, l->p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
+	buf_added(b, n);
 	pd->end = l->end;
 	pd->delim = l->delim;
 	pd->max = fd->max;

@@ -152,8 +152,7 @@ compress(const void *data, size_t n, struct buf *b)
 	buf_reserve_exact(b, len);
 	if (sn.compress(data, n, b->data, &len) != SNAPPY_OK)
 		return -EIO;
-	b->len = len;
-	b->data[len] = '\0';
+	buf_setlen(b, len);
 	return 0;
 }
 
@@ -200,8 +199,7 @@ uncompress(const void *data, size_t n, size_t max, struct buf *out)
 		buf_reset(out);
 		return -EILSEQ;
 	}
-	out->len = len;
-	out->data[len] = '\0';
+	buf_setlen(out, len);
 	return 0;
 }
 

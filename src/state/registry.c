@@ -422,6 +422,40 @@ reg_run_stream(const struct reg_run *run, const char *name)
 	return NULL;
 }
 
+struct reg_run *
+reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean)
+{
+	struct reg_run	*run = xcalloc(1, sizeof(*run));
+
+	run->saved_ms = saved_ms;
+	run->land_by_ms = land_by_ms;
+	run->clean = clean;
+	return run;
+}
+
+void
+reg_run_not_clean(struct reg_run *run)
+{
+	run->clean = false;
+}
+
+struct reg_stream *
+reg_run_add_stream(struct reg_run *run, const char *name)
+{
+	struct reg_stream *st;
+	size_t		 i;
+
+	for (i = 0; i < run->nstreams; i++)
+		if (strcmp(run->streams[i].name, name) == 0)
+			return &run->streams[i];
+	run->streams = xrealloc(run->streams,
+	    (run->nstreams + 1) * sizeof(*run->streams));
+	st = &run->streams[run->nstreams++];
+	memset(st, 0, sizeof(*st));
+	st->name = xstrdup(name);
+	return st;
+}
+
 void
 reg_stream_put(struct reg_stream *st, int32_t part, int64_t last)
 {
@@ -458,6 +492,13 @@ registry_set_cursor(struct registry *reg, struct reg_entry *e,
 {
 	if (replace_str(&e->cursor, cursor))
 		mark_dirty(reg);
+}
+
+void
+registry_set_size(struct registry *reg, struct reg_entry *e, uint64_t size)
+{
+	(void)reg;
+	e->size = size;
 }
 
 bool

@@ -118,11 +118,18 @@ struct reg_run {
 	size_t		 nstreams;
 };
 
+/* A run saved at saved_ms (wall) whose requests land by land_by_ms, with
+ * no stream yet; clean: a clean stop, unless reg_run_not_clean(). */
+struct reg_run	*reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean);
+/* Something of the run may be resent or may have landed unseen. */
+void		 reg_run_not_clean(struct reg_run *);
 /* Free run and everything it owns (NULL-safe). */
 void		 reg_run_free(struct reg_run *);
 /* The stream called name in run, or NULL. */
 const struct reg_stream *reg_run_stream(const struct reg_run *,
 		    const char *name);
+/* The stream called name in run, added (with no partitions) when new. */
+struct reg_stream *reg_run_add_stream(struct reg_run *, const char *name);
 /* Add (part, last) to st, keeping it sorted; an existing part keeps the
  * smaller last. */
 void		 reg_stream_put(struct reg_stream *, int32_t part, int64_t last);
@@ -261,6 +268,14 @@ void		 registry_set_complete(struct registry *, struct reg_entry *e,
  */
 void		 registry_set_cursor(struct registry *, struct reg_entry *e,
 		    const char *cursor);
+
+/*
+ * Note e's size (e borrowed from this registry): with the offset, what is
+ * known to follow, should the file go before it is read.  Does not make
+ * the registry dirty: the next save writes it.
+ */
+void		 registry_set_size(struct registry *, struct reg_entry *e,
+		    uint64_t size);
 
 /*
  * Mark e (borrowed from this registry) as the entry of the spool file at

@@ -458,8 +458,7 @@ run_header(const struct reg_run *run, struct buf *line)
 		 * resends what was in flight, as before. */
 		log_warn("state file: the run information does not fit the "
 		    "header line; left out");
-		line->len = len;
-		line->data[len] = '\0';
+		buf_setlen(line, len);
 	}
 }
 

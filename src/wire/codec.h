@@ -6,6 +6,7 @@
 #ifndef DISAGENT_CODEC_H
 #define DISAGENT_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,15 @@ int32_t	codec_cached_partition(struct codec_part_cache *c, const char *v,
  * and only a partition's highest counts, seqmark.h); the rest stay -1.
  */
 void	codec_last_seqs(struct codec_result *res, size_t n);
+/*
+ * Whether body, the reply to a request of n records, is the common one:
+ * well-formed, every record acknowledged (codec_ack.c reads it without a
+ * jansson tree).  Then res[0..n-1] has their partitions and, through
+ * codec_last_seqs, sequence numbers, their code and message untouched;
+ * false on anything else, or any doubt, for codec_parse_put's parser.
+ */
+bool	codec_all_acknowledged(const char *body, size_t len,
+	    struct codec_result *res, size_t n);
 
 /*
  * Parse a 200 PutRecords reply for a request of n records into res[0..n-1].

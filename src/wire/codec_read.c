@@ -188,6 +188,16 @@ codec_stream_cleanup(struct codec_stream *st)
 	memset(st, 0, sizeof(*st));
 }
 
+void
+codec_stream_copy(struct codec_stream *dst, const struct codec_stream *src)
+{
+	*dst = *src;
+	dst->parts = xcalloc(src->nparts + 1, sizeof(*src->parts));
+	if (src->nparts > 0)
+		memcpy(dst->parts, src->parts, src->nparts *
+		    sizeof(*src->parts));
+}
+
 int
 codec_parse_cursor(const char *body, size_t len, char **cursor)
 {

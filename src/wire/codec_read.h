@@ -52,6 +52,9 @@ struct codec_stream {
 int	codec_parse_stream(const char *body, size_t len,
 	    struct codec_stream *st) WARN_UNUSED;
 void	codec_stream_cleanup(struct codec_stream *);
+/* *dst a copy of *src, its own parts; free it with codec_stream_cleanup. */
+void	codec_stream_copy(struct codec_stream *dst,
+	    const struct codec_stream *src);
 
 /*
  * Parse a GetCursor reply {"partition_cursor":"..."}: *cursor is new (free

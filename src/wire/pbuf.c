@@ -82,8 +82,7 @@ put_bytes(char *o, unsigned f, const void *p, size_t n)
 static void
 commit(struct buf *out, char *end)
 {
-	out->len = (size_t)(end - out->data);
-	out->data[out->len] = '\0';
+	buf_setlen(out, (size_t)(end - out->data));
 }
 
 void

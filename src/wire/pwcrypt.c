@@ -242,8 +242,7 @@ seal_key(const uint8_t *key, const uint8_t *salt, const uint8_t *iv,
 	buf_reserve(out, total);
 	tohex((const uint8_t *)inner, innerlen, out->data + out->len);
 	free(inner);
-	out->len += total;
-	out->data[out->len] = '\0';
+	buf_added(out, total);
 	return 0;
 }
 
@@ -403,8 +402,7 @@ open_inner(struct pwcrypt *c, const char *inner, size_t n, struct buf *out)
 			    out->cap - out->len);
 		return rc;
 	}
-	out->len += (size_t)rc;
-	out->data[out->len] = '\0';
+	buf_added(out, (size_t)rc);
 	return 0;
 }
 

@@ -1,0 +1,455 @@
+/*
+ * Scans of the tracked set (files_int.h): at the start, every
+ * rescanIntervalMillis and soon after a watcher event, the set is
+ * reconciled with the file system, the source of truth.  A file found is
+ * tracked where resume.c says, followed through a rename, or held back as
+ * a possible copytruncate copy (copies.c); a tracked file's size is
+ * refreshed, an in-place truncation caught by size and by a changed head
+ * (R6); a tracked file not found is gone from its path, read to its end
+ * and closed once committed and quiet (R1, R7) (files_gone.c).  Scans move
+ * the set through its states, so set_state() is here; readCoalesceMillis
+ * reads on the rescan timer with the watches paused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "conf/conf.h"
+#include "files/copies.h"
+#include "files/files.h"
+#include "files/files_int.h"
+#include "files/openfail.h"
+#include "files/reaper.h"
+#include "files/resume.h"
+#include "files/successor.h"
+#include "files/tailer.h"
+#include "files/watcher.h"
+#include "files/wholefile.h"
+#include "files/zsource.h"
+#include "state/registry.h"
+
+#define EVENT_DELAY_MS	10	/* coalesce fs events */
+/* readCoalesceMillis reads on a timer with the watches paused, a full
+ * scan each time: beyond this many files a write is read on its event. */
+#define COALESCE_MAX_FILES 512
+
+static const char *const state_names[] = { "new", "first scan",
+    "unwalked", "running", "stopped" };
+
+/* The one place the state changes; STOPPED is the last. */
+static void
+set_state(struct files *fs, enum files_state st)
+{
+	if (fs->state == st || fs->state == FILES_STOPPED)
+		return;
+	log_debug("[%s] files: %s -> %s", fs->fc->name,
+	    state_names[fs->state], state_names[st]);
+	fs->state = st;
+}
+
+/* No scan has read a directory yet (files_int.h). */
+static bool
+orphans_pending(const struct files *fs)
+{
+	return fs->state <= FILES_UNWALKED;
+}
+
+/* --- copytruncate copies ------------------------------------------------ */
+
+/* copies_next_fn over the tracked list; *it is the next one. */
+static bool
+next_candidate(void *it, struct copy_candidate *c)
+{
+	struct tracked	**kp = it, *k = *kp;
+
+	if (k == NULL)
+		return false;
+	*kp = k->next;
+	c->dev = tailer_dev(k->t);
+	c->ino = tailer_ino(k->t);
+	c->path = tailer_path(k->t);
+	c->fd = tailer_fd(k->t);
+	c->compressed = tailer_compressed(k->t);
+	c->prev_crc = k->prev_fp_crc;
+	c->prev_len = k->prev_fp_len;
+	c->prev_end = k->prev_end;
+	tailer_head(k->t, &c->crc, &c->len);
+	c->gone = k->gone;
+	return true;
+}
+
+/*
+ * A file held back as a possible copy went from the matching paths before
+ * it was judged (deleted, or renamed out of the pattern): its descriptor
+ * (stolen) still has its bytes, so it is read to its end as a gone file --
+ * from where a copy's original had got to, or from 0.
+ */
+static void
+adopt_held(struct files *fs, int fd, char *path)
+{
+	struct tracked	*it = fs->list;
+	struct tailer	*t;
+	struct stat	 st;
+	uint64_t	 off;
+
+	if (fstat(fd, &st) != 0 ||
+	    files_tracks(fs, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+		close(fd);
+		free(path);
+		return;
+	}
+	off = copies_start_now(fd, path, &st, (size_t)fs->fc->header_bytes,
+	    next_candidate, &it);
+	t = tailer_open_fd(fd, path, &st, off, (uint32_t)fs->fc->header_bytes,
+	    fs->fr);
+	(void)files_link(fs, t, true);
+	files_commit(fs, t);
+	log_info("[%s] %s (inode %ju) went while held back as a possible "
+	    "copy; reading it to the end from offset %ju", fs->fc->name, path,
+	    (uintmax_t)st.st_ino, (uintmax_t)off);
+	free(path);
+}
+
+/* --- what a scan finds -------------------------------------------------- */
+
+static void
+track(struct files *fs, const char *path, const struct stat *st, bool first,
+    bool gone)
+{
+	struct tracked	*it = fs->list;
+	struct reg_entry *e;
+	enum copies_verdict v = COPIES_NONE;
+	uint64_t	 off = 0;
+
+	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
+		v = copies_check(&fs->waiting, path, st,
+		    (size_t)fs->fc->header_bytes, next_candidate, &it, &off);
+	if (v == COPIES_WAIT)
+		return;		/* the next scan decides */
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (e != NULL && !resume_same_head(path, e, (uint64_t)st->st_size)) {
+		/* Inode reuse: where did the file it held go? */
+		files_add_orphan(fs, e);
+		fs->orphans[fs->norphans - 1].reused = true;
+	}
+	if (v == COPIES_NONE)
+		off = resume_offset(fs->fc, fs->reg, path, st, first);
+	(void)files_track_at(fs, path, st, off, gone);
+}
+
+/*
+ * Keep the registry entry's size current without making it dirty: the next
+ * save (an acknowledgement, or the stop) writes it, so a file that goes
+ * while the agent is stopped is known to have had bytes after its offset.
+ */
+static void
+note_size(struct files *fs, const struct tailer *t)
+{
+	struct reg_entry *e;
+
+	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
+	if (e != NULL)
+		registry_set_size(fs->reg, e, tailer_size(t));
+}
+
+/* Re-check a tracked file's size; note growth and in-place truncation
+ * (copytruncate: smaller than the read offset, or a new head, R6). */
+static void
+refresh(struct files *fs, struct tracked *k)
+{
+	uint64_t old = tailer_size(k->t);
+	bool	 truncated, changed;
+
+	if (!tailer_is_open(k->t))
+		return;
+	(void)tailer_poll(k->t, &truncated);
+	changed = tailer_size(k->t) != old;
+	if (changed) {
+		note_size(fs, k->t);
+		fs->grew++;
+	}
+	/* A new head means the file was truncated and written again, maybe
+	 * past the old offset before we looked (R6): a 512-byte pread per
+	 * change is cheap next to missing that. */
+	if (!truncated && (k->truncate_pending || (changed &&
+	    tailer_head_changed(k->t))))
+		truncated = true;
+	if (!truncated)
+		return;
+	if (tailer_pending(k->t) > 0) {
+		k->truncate_pending = true;
+		return;		/* after the in-flight ranges settle */
+	}
+	k->truncate_pending = false;
+	files_restart(fs, k, "truncated or rewritten in place "
+	    "(copytruncate?)");
+}
+
+static void
+on_found(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+
+	if (orphans_pending(fs))
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
+	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	wholefile_found(fs->wf, path, st);	/* it decides when */
+	if (k == NULL) {
+		if (fs->wf == NULL)
+			track(fs, path, st, fs->state == FILES_FIRST, false);
+		return;
+	}
+	k->seen = true;
+	if (k->gone) {
+		log_info("%s (inode %ju) is back at %s", tailer_path(k->t),
+		    (uintmax_t)tailer_ino(k->t), path);
+		k->gone = false;
+	}
+	if (strcmp(tailer_path(k->t), path) != 0) {
+		log_info("%s: renamed to %s", tailer_path(k->t), path);
+		tailer_rename(k->t, path);
+	}
+	if (!tailer_is_open(k->t) &&
+	    tailer_size(k->t) != (uint64_t)st->st_size) {
+		tailer_set_size(k->t, (uint64_t)st->st_size);
+		note_size(fs, k->t);
+	}
+}
+
+/*
+ * A file that does not match the pattern, in a walked directory.  A parked
+ * tailer rotated to such a name is followed there, so what it grew before
+ * the rename is still read.  At the first scan that reads a directory
+ * only: a file the registry
+ * knows for this flow (rotated away while the agent was stopped, e.g.
+ * app.log -> app.log.1) that still has bytes after its committed offset is
+ * read to its end.
+ */
+static void
+on_other(void *arg, const char *path, const struct stat *st)
+{
+	struct files	*fs = arg;
+	struct reg_entry *e;
+	struct tracked	*k;
+	bool		 z = zsource_name_compressed(path);
+
+	if (orphans_pending(fs))
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
+	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k != NULL) {
+		if (!tailer_is_open(k->t) &&
+		    strcmp(tailer_path(k->t), path) != 0) {
+			tailer_rename(k->t, path);
+			tailer_set_size(k->t, (uint64_t)st->st_size);
+		}
+		return;
+	}
+	reaper_other(fs->reap, path, st);
+	if (fs->wf != NULL)
+		return;
+	e = registry_find(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino);
+	if (z && e == NULL)
+		successors_add(fs->succ, path, st);
+	/* A compressed file's size is not its decompressed one: the
+	 * tailer finds out whether anything is left. */
+	if (!orphans_pending(fs) || e == NULL ||
+	    (!z && e->offset >= (uint64_t)st->st_size) ||
+	    !resume_same_head(path, e, (uint64_t)st->st_size))
+		return;
+	track(fs, path, st, false, true);
+}
+
+/* --- scans -------------------------------------------------------------- */
+
+static void	on_rescan_timer(uv_timer_t *);
+
+/*
+ * Held files are looked at again by the next scan: on a change the
+ * watcher rescans, and for the end of a hold the rescan timer fires no
+ * later than copies_due_ms says.
+ */
+static void
+wake_for_held(struct files *fs)
+{
+	uint64_t	 due = copies_due_ms(&fs->waiting);
+
+	if (due == UINT64_MAX || fs->once || fs->state == FILES_STOPPED)
+		return;
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <= due)
+		return;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, due,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* Reconcile the tracked set with the file system: the source of truth. */
+static void
+scan(struct files *fs, bool first)
+{
+	struct tracked	*k;
+	char		*path;
+	bool		 walked;
+	int		 fd;
+
+	if (first)
+		set_state(fs, FILES_FIRST);
+	successors_reset(fs->succ);
+	/* Truncations first: a copytruncate copy found by the walk is then
+	 * recognised by the original's previous head. */
+	for (k = fs->list; k != NULL; k = k->next) {
+		k->seen = false;
+		if (k->truncate_pending || tailer_is_open(k->t))
+			refresh(fs, k);
+	}
+	copies_scan_begin(&fs->waiting);
+	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
+	if (!walked && !fs->warned_dir) {
+		log_warn("[%s] cannot read directory %s: %s; will retry",
+		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
+		fs->warned_dir = true;
+	}
+	while (walked && copies_vanished(&fs->waiting, &fd, &path))
+		adopt_held(fs, fd, path);
+	openfail_sweep(&fs->fails, fs->fc->name, false);
+	files_follow_gone(fs, walked && orphans_pending(fs));
+	if (walked)
+		set_state(fs, FILES_RUNNING);
+	else if (fs->state == FILES_FIRST)
+		set_state(fs, FILES_UNWALKED);
+	for (k = fs->list; k != NULL; k = k->next) {
+		if (!k->seen && !k->gone) {
+			k->gone = true;
+			k->scan_size = UINT64_MAX;
+			log_info("%s (inode %ju) is gone from its path; "
+			    "reading it to the end", tailer_path(k->t),
+			    (uintmax_t)tailer_ino(k->t));
+		}
+	}
+	files_drop_finished(fs);
+	files_balance_fds(fs);
+	wholefile_scanned(fs->wf, walked);
+	reaper_scanned(fs->reap);
+	wake_for_held(fs);
+}
+
+/*
+ * readCoalesceMillis: after a write is read on its event, the watches
+ * pause and the files are read on a timer of that period, as long as a
+ * scan finds them changed.  The first scan that finds nothing new puts the
+ * watches back and looks once more, for a write made in between.  The
+ * cost is then per period, not per write, at a server's pace (issue 25).
+ */
+static bool
+coalescing(const struct files *fs)
+{
+	return fs->fc->read_coalesce_ms > 0 && !fs->once &&
+	    fs->state != FILES_STOPPED &&
+	    fs->ntracked <= COALESCE_MAX_FILES;
+}
+
+static void
+coalesce_next(struct files *fs)
+{
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <=
+	    (uint64_t)fs->fc->read_coalesce_ms)
+		return;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+	    (uint64_t)fs->fc->read_coalesce_ms,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* After a scan with the watches paused: keep reading on the timer while
+ * files change, else watch again. */
+static void
+coalesce_after_scan(struct files *fs, uint64_t grew)
+{
+	struct tracked	*k;
+
+	if (fs->watcher == NULL || !watcher_paused(fs->watcher))
+		return;
+	if (fs->grew != grew && coalescing(fs)) {
+		coalesce_next(fs);
+		return;
+	}
+	watcher_pause(fs->watcher, false);
+	for (k = fs->list; k != NULL; k = k->next)
+		refresh(fs, k);
+}
+
+static void
+on_rescan_timer(uv_timer_t *h)
+{
+	struct files	*fs = container_of(h, struct files, rescan_timer);
+	uint64_t	 grew = fs->grew;
+
+	scan(fs, false);
+	coalesce_after_scan(fs, grew);
+	fs->readable(fs->arg);
+}
+
+void
+files_fs_event(void *arg, const char *dir, const char *name, int events)
+{
+	struct files	*fs = arg;
+	struct tracked	*k;
+	const char	*p;
+	size_t		 n = strlen(dir);
+
+	if (fs->state == FILES_STOPPED)
+		return;
+	/* A write to a tracked file: just read it.  Anything else (a new
+	 * name, a rename, a deletion): rescan soon, coalescing bursts. */
+	if (name != NULL && (events & UV_CHANGE) && !(events & UV_RENAME)) {
+		for (k = fs->list; k != NULL; k = k->next) {
+			p = tailer_path(k->t);
+			if (k->gone || !tailer_is_open(k->t) ||
+			    strncmp(p, dir, n) != 0 || p[n] != '/' ||
+			    strcmp(p + n + 1, name) != 0)
+				continue;
+			refresh(fs, k);
+			if (coalescing(fs)) {
+				watcher_pause(fs->watcher, true);
+				coalesce_next(fs);
+			}
+			fs->readable(fs->arg);
+			return;
+		}
+	}
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
+	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+/* --- start and stop ----------------------------------------------------- */
+
+void
+files_start(struct files *fs)
+{
+	files_spool_resume(fs);
+	scan(fs, true);
+	if (!fs->once)
+		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
+		    (uint64_t)fs->fc->rescan_interval_ms,
+		    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+void
+files_stop(struct files *fs)
+{
+	set_state(fs, FILES_STOPPED);
+	uv_timer_stop(&fs->rescan_timer);
+	wholefile_stop(fs->wf);
+	watcher_free(fs->watcher);
+	fs->watcher = NULL;
+}
