@@ -21,7 +21,6 @@ batch_new(struct mem_budget *mem)
 	b = xcalloc(1, sizeof(*b));
 	buf_init(&b->data);
 	buf_init(&b->keys);
-	buf_init(&b->body);
 	b->mem = mem;
 	b->created_ms = mono_ms();
 	return b;
@@ -35,7 +34,6 @@ batch_free(struct batch *b)
 	if (b == NULL)
 		return;
 	mem_release(b->mem, b->charged);
-	buf_cleanup(&b->body);
 	buf_cleanup(&b->data);
 	buf_cleanup(&b->keys);
 	for (i = 0; i < b->nsegs; i++)
@@ -43,14 +41,7 @@ batch_free(struct batch *b)
 	free(b->segs);
 	free(b->acked);
 	free(b->recs);
-	free(b->sent_idx);
 	free(b);
-}
-
-void
-batch_drop_body(struct batch *b)
-{
-	buf_cleanup(&b->body);
 }
 
 int

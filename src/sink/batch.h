@@ -3,9 +3,17 @@
  *
  * Hand-over: the flow creates a batch and fills it (batch_add); from
  * sink_submit() until the sink's done callback the sink owns it (the flow
- * must not touch it; the sink builds bodies in it and schedules its
- * retries); the done callback hands it back, delivered or cancelled, and
- * the flow frees it.  A batch holds no handle, so batch_free is immediate.
+ * must not touch it); the done callback hands it back, delivered or
+ * cancelled, and the flow frees it.  A batch holds no handle, so
+ * batch_free is immediate.
+ *
+ * struct batch is the records and nothing else: the flow writes it while
+ * it fills it, the sink only marks records done (batch_mark_done) and
+ * merges batches (batch_absorb).  What the sink keeps about a batch while
+ * it owns it (its attempts, the request on the wire, its place in the
+ * queues, its sequence-number pin) is the sink's own struct sink_batch
+ * (sink/sinkq.h, private to sink/), which points to the batch and is
+ * freed when the batch is handed back.
  *
  * Every record belongs to a segment: one file's range in the batch (file id
  * and name, the watermark range), so that an acknowledgement moves the
@@ -26,9 +34,6 @@
 #include <stdint.h>
 
 #include "base/util.h"
-
-struct seqsnap;
-struct sink;
 
 struct batch_rec {
 	uint32_t	 off;		/* into data */
@@ -61,7 +66,7 @@ struct batch {
 	struct batch_rec *recs;
 	size_t		 nrecs;
 	size_t		 caprecs;
-	size_t		 ndone;
+	size_t		 ndone;		/* batch_mark_done, batch_absorb */
 	size_t		 done_bytes;	/* data of the records done */
 	struct batch_seg *segs;
 	size_t		 nsegs;
@@ -69,30 +74,11 @@ struct batch {
 	uint64_t	 created_ms;
 	struct mem_budget *mem;		/* charged for data, keys, body */
 	size_t		 charged;
-	/* The sink's, while it owns the batch. */
-	struct sink	*sink;		/* the owner */
-	unsigned	 attempt;
-	bool		 sending;	/* a request is in flight */
-	uint64_t	 sent_ms;
-	uint64_t	 sent_seq;	/* the sink's count of sends, at this one */
-	uint64_t	 due_ms;	/* when a scheduled send is due */
-	struct buf	 body;		/* body of the request in flight */
-	size_t		*sent_idx;	/* record index of each body entry */
-	size_t		 nsent;
-	size_t		 limit;		/* records per request after a split */
-	bool		 remnant;	/* waits to resend records a reply
-					   failed one by one: may ride in
-					   another batch's request */
-	struct batch	*next;		/* the sink's queues */
-	struct batch	*all_next;	/* every batch the sink holds */
-	struct batch	*all_prev;
-	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
 	/* Records of batches it absorbed that were acknowledged there:
-	 * bytes of their files a restart must not send again. */
+	 * bytes of their files a restart must not send again (written by
+	 * batch_absorb only; the flow reads them when it is handed back). */
 	struct batch_acked *acked;
 	size_t		 nacked;
-	bool		 uncertain;	/* an attempt ended without a verdict:
-					   it may have landed */
 };
 
 /* A new, empty batch charging its memory to mem (may be NULL). */
@@ -128,9 +114,5 @@ size_t		 batch_undone(const struct batch *, size_t *bytes);
  * BATCH_MAX_SEGS.
  */
 void		 batch_absorb(struct batch *dst, struct batch *src);
-
-/* Release the body of the last request (its memory stays charged: it was
- * reserved with each record). */
-void		 batch_drop_body(struct batch *);
 
 #endif

@@ -71,32 +71,57 @@ putbody_ctype(const struct putbody *pb)
 	return pb->fmt->ctype;
 }
 
-/* The body of the records not yet done (at most b->limit of them). */
+void
+putbody_req_init(struct putbody_req *req)
+{
+	buf_init(&req->body);
+	req->sent_idx = NULL;
+	req->nsent = 0;
+}
+
+void
+putbody_req_cleanup(struct putbody_req *req)
+{
+	buf_cleanup(&req->body);
+	free(req->sent_idx);
+	req->sent_idx = NULL;
+	req->nsent = 0;
+}
+
+void
+putbody_req_drop_body(struct putbody_req *req)
+{
+	buf_cleanup(&req->body);
+}
+
+/* The body of the records not yet done (at most limit of them). */
 static void
-write_records(const struct body_format *fmt, struct batch *b,
-    const char *stream, const char *stream_id)
+write_records(const struct body_format *fmt, const struct batch *b,
+    size_t limit, const char *stream, const char *stream_id,
+    struct putbody_req *req)
 {
 	const struct batch_rec *r;
 	size_t		 i;
 
-	buf_cleanup(&b->body);
-	buf_alloc_exact(&b->body, (fmt->base64 ?
+	buf_cleanup(&req->body);
+	buf_alloc_exact(&req->body, (fmt->base64 ?
 	    codec_base64_len(b->data.len) : b->data.len) + b->keys.len +
 	    (b->nrecs - b->ndone) * fmt->entry_overhead + 128);
-	fmt->begin(&b->body, stream, stream_id);
-	b->sent_idx = xrealloc(b->sent_idx, b->nrecs * sizeof(*b->sent_idx));
-	b->nsent = 0;
+	fmt->begin(&req->body, stream, stream_id);
+	req->sent_idx = xrealloc(req->sent_idx, b->nrecs *
+	    sizeof(*req->sent_idx));
+	req->nsent = 0;
 	for (i = 0; i < b->nrecs; i++) {
 		r = &b->recs[i];
 		if (r->done)
 			continue;
-		if (b->limit > 0 && b->nsent == b->limit)
+		if (limit > 0 && req->nsent == limit)
 			break;
-		fmt->add(&b->body, b->data.data + r->off, r->len,
+		fmt->add(&req->body, b->data.data + r->off, r->len,
 		    b->keys.data + r->key);
-		b->sent_idx[b->nsent++] = i;
+		req->sent_idx[req->nsent++] = i;
 	}
-	fmt->end(&b->body);
+	fmt->end(&req->body);
 }
 
 /*
@@ -104,7 +129,7 @@ write_records(const struct body_format *fmt, struct batch *b,
  * block or zstd frame (signed as sent) and fill the two headers DIS needs.
  */
 static int
-compress_body(const struct putbody *pb, struct batch *b,
+compress_body(const struct putbody *pb, struct buf *body,
     struct putbody_headers *hdrs)
 {
 	struct buf	 z;
@@ -114,15 +139,15 @@ compress_body(const struct putbody *pb, struct batch *b,
 	if (pb->zip == CODEC_ZIP_NONE)
 		return 0;
 	buf_init(&z);
-	rc = codec_compress(pb->zip, b->body.data, b->body.len, &z);
+	rc = codec_compress(pb->zip, body->data, body->len, &z);
 	if (rc != 0) {
 		buf_cleanup(&z);
-		buf_cleanup(&b->body);
+		buf_cleanup(body);
 		return rc;
 	}
-	snprintf(hdrs->len, sizeof(hdrs->len), "%zu", b->body.len);
-	buf_cleanup(&b->body);
-	b->body = z;
+	snprintf(hdrs->len, sizeof(hdrs->len), "%zu", body->len);
+	buf_cleanup(body);
+	*body = z;
 	hdrs->h[0].name = "Content-Encoding";
 	hdrs->h[0].value = codec_zip_name(pb->zip);
 	hdrs->h[1].name = pb->zip == CODEC_ZIP_LZ4 ?
@@ -133,11 +158,12 @@ compress_body(const struct putbody *pb, struct batch *b,
 }
 
 int
-putbody_build(const struct putbody *pb, struct batch *b, const char *stream,
-    const char *stream_id, struct putbody_headers *hdrs)
+putbody_build(const struct putbody *pb, const struct batch *b, size_t limit,
+    const char *stream, const char *stream_id, struct putbody_req *req,
+    struct putbody_headers *hdrs)
 {
-	write_records(pb->fmt, b, stream, stream_id);
-	return compress_body(pb, b, hdrs);
+	write_records(pb->fmt, b, limit, stream, stream_id, req);
+	return compress_body(pb, &req->body, hdrs);
 }
 
 int

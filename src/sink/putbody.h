@@ -1,7 +1,7 @@
 /*
  * The PutRecords request of a batch (body.serialize.type, body.compress.*):
- * the records not yet done, at most the batch's split limit, written as
- * JSON (codec) or protobuf (pbuf) into the batch's body, then lz4- or
+ * the records not yet done, at most a split limit of them, written as
+ * JSON (codec) or protobuf (pbuf) into a struct putbody_req, then lz4- or
  * zstd-compressed when configured, with the headers DIS needs for that.
  * Also parses the reply in the same format.
  */
@@ -32,12 +32,32 @@ struct putbody_headers {
 };
 
 /*
- * Write b's request for stream (or stream_id when not "") into b->body
- * and b->sent_idx / b->nsent; compress it when configured and fill *hdrs.
- * 0, or a negative errno (the compressor failed; b->body is freed).
+ * One request built from a batch: its body, and the batch's record index
+ * of each entry (a reply answers the entries by position).  The sink
+ * embeds one per batch it holds; putbody_req_init, putbody_req_cleanup.
  */
-int		 putbody_build(const struct putbody *, struct batch *b,
-		    const char *stream, const char *stream_id,
+struct putbody_req {
+	struct buf	 body;		/* as sent (compressed when configured) */
+	size_t		*sent_idx;	/* record index of each entry */
+	size_t		 nsent;
+};
+
+void		 putbody_req_init(struct putbody_req *);
+void		 putbody_req_cleanup(struct putbody_req *);
+/* Release the body once the request ended (the entries stay, for the
+ * reply; its memory stays charged to the batch, which reserved it with
+ * each record). */
+void		 putbody_req_drop_body(struct putbody_req *);
+
+/*
+ * Write the request of b's records not yet done (at most limit of them, 0:
+ * all) for stream (or stream_id when not "") into req; compress it when
+ * configured and fill *hdrs.  0, or a negative errno (the compressor
+ * failed; req->body is freed).
+ */
+int		 putbody_build(const struct putbody *, const struct batch *b,
+		    size_t limit, const char *stream, const char *stream_id,
+		    struct putbody_req *req,
 		    struct putbody_headers *hdrs) WARN_UNUSED;
 
 /*

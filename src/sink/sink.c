@@ -13,9 +13,18 @@
  * credential, permission and stream errors pause the flow behind one slow
  * probe.  Nothing is ever dropped here.
  *
+ * What a reply says is sinkreply.c's verdict (pure); this file alone acts
+ * on it: retries on the timer, requeues, the pause and its probe, the
+ * window (aimd.c's arithmetic), hand-backs, the request's metrics and
+ * logs.  The records of a 200 it has sinkrecs.c settle (acknowledged,
+ * dead-lettered, kept), which calls nothing back.
+ *
  * Batches the sink owns are on the wire, in the timed queue (a retry, the
  * pacing gap or the paused probe, all on one timer), or waiting (before the
- * stream is described, or behind the probe while paused).
+ * stream is described, or behind the probe while paused): sinkq.c, which
+ * holds the sink's half of each batch (struct sink_batch; batch.h holds the
+ * records, the flow's half).  DescribeStream is sinkdesc.c's, which reports
+ * what it finds through callbacks.
  */
 #include "config.h"
 
@@ -24,32 +33,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
-#include "records/deadletter.h"
+#include "sink/aimd.h"
 #include "sink/batch.h"
 #include "sink/putbody.h"
 #include "sink/seqmark.h"
 #include "sink/sink.h"
+#include "sink/sinkdesc.h"
+#include "sink/sinkq.h"
+#include "sink/sinkrecs.h"
+#include "sink/sinkreply.h"
 #include "wire/codec.h"
-#include "wire/codec_read.h"
 #include "wire/retry.h"
 
-#include "sink/sink_int.h"
+#define HALT_LOG_EVERY_MS	60000
 
-#define DESCRIBE_RETRY_MS	1000
+struct sink {
+	uv_loop_t	*loop;
+	struct disapi	*api;
+	const struct conf *conf;
+	const struct conf_flow *fc;
+	struct putbody	*body;		/* body.serialize.type, compress */
+	struct metrics_flow *m;		/* the flow's counters */
+	struct sinkrecs	 recs;		/* where records' outcomes go */
+	struct sink_cbs	 cbs;
+	enum sink_state	 state;
+	bool		 described;	/* the stream's type is known */
+	struct sinkdesc	*desc;		/* DescribeStream */
+	size_t		 request_cap;
+	struct sinkq	 q;		/* the batches held */
+	struct sink_batch *probe;	/* PAUSED: the batch that probes */
+	size_t		 inflight;	/* on the wire */
+	struct aimd	 aimd;		/* the window allowed out, the pacing */
+	uint64_t	 sent_seq;	/* requests sent so far */
+	uint64_t	 next_send_ms;
+	struct seqmark	*seq;		/* sequence numbers seen, pins */
+	uv_timer_t	 timer;		/* the head of the timed queue */
+	uint64_t	 last_halt_log_ms;
+};
 
-static void	describe(struct sink *);
+static void	try_send(struct sink *, struct sink_batch *);
+static void	on_seed(int32_t, int64_t, void *);
+static void	on_described(const char *, void *);
+static void	on_desc_halt(long, const char *, const char *, void *);
+static void	on_desc_ended(void *);
 
 static const char *const state_names[] = {
 	"describing", "ready", "paused", "closing",
 };
 
 /* The one place the state changes. */
-void
+static void
 sink_set_state(struct sink *s, enum sink_state st)
 {
 	if (s->state == st)
@@ -68,35 +108,34 @@ set_caps(struct sink *s, const char *type)
 	    (size_t)s->fc->max_buffer_bytes);
 }
 
-double
-sink_max_window(const struct sink *s)
-{
-	return s->fc->ordered ? 1.0 : (double)s->fc->max_in_flight;
-}
-
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct deadletter *dlq,
     struct metrics_flow *m, const struct sink_cbs *cbs)
 {
 	struct sink	*s;
+	struct sinkdesc_cbs desc_cbs = { on_seed, on_described, on_desc_halt,
+	    on_desc_ended, NULL };
 
 	s = xcalloc(1, sizeof(*s));
+	desc_cbs.arg = s;
 	s->loop = loop;
 	s->api = api;
 	s->conf = conf;
 	s->fc = fc;
-	s->dlq = dlq;
 	s->m = m;
 	s->cbs = *cbs;
 	s->state = SINK_DESCRIBING;
 	s->body = putbody_new(conf);
-	s->describe_path = xasprintf("streams/%s/", fc->stream);
+	s->desc = sinkdesc_new(loop, api, conf, fc, m, &desc_cbs);
 	uv_timer_init(loop, &s->timer);
-	uv_timer_init(loop, &s->describe_timer);
-	s->open_handles = 2;
-	s->window = sink_max_window(s);
+	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
 	s->seq = seqmark_new();
+	s->recs.flow = fc->name;
+	s->recs.stream = fc->stream;
+	s->recs.dlq = dlq;
+	s->recs.m = m;
+	s->recs.seq = s->seq;
 	set_caps(s, fc->stream_type);
 	return s;
 }
@@ -111,13 +150,13 @@ sink_start(struct sink *s)
 		sink_set_state(s, SINK_READY);
 		return;
 	}
-	describe(s);
+	sinkdesc_start(s->desc);
 }
 
 size_t
 sink_pending(const struct sink *s)
 {
-	return s->pending;
+	return s->q.pending;
 }
 
 size_t
@@ -125,13 +164,13 @@ sink_inflight(const struct sink *s)
 {
 	/* A DescribeStream on the wire too: its reply reaches the sink, so
 	 * a reload frees a drained flow only once it ended. */
-	return s->inflight + (s->describing ? 1 : 0);
+	return s->inflight + (sinkdesc_busy(s->desc) ? 1 : 0);
 }
 
 size_t
 sink_window(const struct sink *s)
 {
-	return s->window < 1.0 ? 1 : (size_t)s->window;
+	return aimd_window(&s->aimd);
 }
 
 enum sink_state
@@ -152,96 +191,67 @@ sink_record_cap(const struct sink *s)
 	return s->request_cap;
 }
 
-/* --- the queues --------------------------------------------------------- */
+/* --- the queues (sinkq.c) --------------------------------------------- */
 
-/* b leaves the list of the batches the sink holds. */
+/* Hand the batch back to the flow (delivered or not). */
 static void
-unlink_all(struct sink *s, struct batch *b)
+hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
 {
-	if (b->all_prev != NULL)
-		b->all_prev->all_next = b->all_next;
-	else
-		s->all = b->all_next;
-	if (b->all_next != NULL)
-		b->all_next->all_prev = b->all_prev;
-	b->all_next = b->all_prev = NULL;
-}
-
-void
-sink_hand_back(struct sink *s, struct batch *b, bool delivered)
-{
-	s->pending--;
-	unlink_all(s, b);
-	seqsnap_unpin(b->pin);
-	b->pin = NULL;
-	s->cbs.done(b, delivered, s->cbs.arg);
-}
-
-void
-sink_enqueue(struct sink *s, struct batch *b)
-{
-	struct batch	**pp;
-
-	b->next = NULL;
-	for (pp = &s->waiting; *pp != NULL; pp = &(*pp)->next)
-		;
-	*pp = b;
+	s->cbs.done(sinkq_take(&s->q, sb), delivered, s->cbs.arg);
 }
 
 static void	on_timer(uv_timer_t *);
 
-/* The due time of a parked remnant: after every other, never a timer. */
-#define PARKED	UINT64_MAX
-
 static void
 arm_timer(struct sink *s)
 {
+	const struct sink_batch *head = sinkq_head(&s->q);
 	uint64_t	 now = mono_ms();
 
-	if (s->timed == NULL || s->timed->due_ms == PARKED) {
+	if (head == NULL || head->due_ms == SINKQ_PARKED) {
 		uv_timer_stop(&s->timer);
 		return;
 	}
 	uv_timer_start(&s->timer, on_timer,
-	    s->timed->due_ms > now ? s->timed->due_ms - now : 0, 0);
+	    head->due_ms > now ? head->due_ms - now : 0, 0);
 }
 
 /* Into the timed queue, in due order. */
 static void
-insert_timed(struct sink *s, struct batch *b)
+insert_timed(struct sink *s, struct sink_batch *sb)
 {
-	struct batch	**pp;
-
-	for (pp = &s->timed; *pp != NULL && (*pp)->due_ms <= b->due_ms;
-	    pp = &(*pp)->next)
-		;
-	b->next = *pp;
-	*pp = b;
-	if (s->timed == b)
+	if (sinkq_insert(&s->q, sb))
 		arm_timer(s);
 }
 
-/* Send b after delay_ms (a retry, the pacing gap, the probe). */
-void
-sink_schedule(struct sink *s, struct batch *b, uint64_t delay_ms)
+/* Send sb after delay_ms (a retry, the pacing gap, the probe). */
+static void
+schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
 {
-	b->due_ms = mono_ms() + delay_ms;
-	insert_timed(s, b);
+	sb->due_ms = mono_ms() + delay_ms;
+	insert_timed(s, sb);
+}
+
+/* Take sb out of the timed queue; whether it was there. */
+static bool
+unschedule(struct sink *s, struct sink_batch *sb)
+{
+	if (!sinkq_remove(&s->q, sb))
+		return false;
+	arm_timer(s);
+	return true;
 }
 
 /*
- * Whether t, in the timed queue, may ride in another batch's request: it
- * waits to resend records that failed one by one (not a whole request
- * that failed: that one is retried as it was), it was not split by a 413,
- * and it leaves room for the segments of the batch that takes it.  Not
- * with ordered = true: there a remnant keeps its place in the window and
- * goes before anything newer, so records reach the stream in file order.
+ * Whether remnants may ride in other batches' requests (sinkq_rider).
+ * Not with ordered = true: there a remnant keeps its place in the window
+ * and goes before anything newer, so records reach the stream in file
+ * order.
  */
 static bool
-rider(const struct sink *s, const struct batch *t)
+riding(const struct sink *s)
 {
-	return s->state == SINK_READY && !s->fc->ordered && t->remnant &&
-	    t->limit == 0 && t->nsegs < BATCH_MAX_SEGS;
+	return s->state == SINK_READY && !s->fc->ordered;
 }
 
 /*
@@ -249,186 +259,115 @@ rider(const struct sink *s, const struct batch *t)
  * own now: only in a place of the window, and when no other batch of the
  * flow waits to leave (for the pacing gap, or a retry), with which it would
  * rather ride.  Otherwise it is parked, and goes when a request ends and
- * it may (sink_release_parked), unless a request takes it first.
+ * it may (release_parked), unless a request takes it first.
  */
 static bool
 remnant_may_go(const struct sink *s)
 {
-	const struct batch *t;
-
-	if (s->inflight >= sink_window(s))
-		return false;
-	for (t = s->timed; t != NULL; t = t->next)
-		if (!t->remnant)
-			return false;
-	return true;
+	return s->inflight < sink_window(s) && sinkq_only_remnants(&s->q);
 }
 
 static void
 on_timer(uv_timer_t *t)
 {
 	struct sink	*s = container_of(t, struct sink, timer);
-	struct batch	*due = NULL, **tail = &due, *b;
-	uint64_t	 now = mono_ms();
+	struct sink_batch *due, *sb;
 
 	/* Take every due batch first: try_send may schedule one again. */
-	while ((b = s->timed) != NULL && b->due_ms <= now) {
-		s->timed = b->next;
-		b->next = NULL;
-		*tail = b;
-		tail = &b->next;
-	}
+	due = sinkq_take_due(&s->q, mono_ms());
 	arm_timer(s);
-	while ((b = due) != NULL) {
-		due = b->next;
-		b->next = NULL;
-		if (rider(s, b) && !remnant_may_go(s)) {
-			b->due_ms = PARKED;
-			insert_timed(s, b);
+	while ((sb = due) != NULL) {
+		due = sb->next;
+		sb->next = NULL;
+		if (riding(s) && sinkq_rider(sb) && !remnant_may_go(s)) {
+			sb->due_ms = SINKQ_PARKED;
+			insert_timed(s, sb);
 		} else
-			sink_try_send(s, b);
+			try_send(s, sb);
 	}
 }
 
-void
-sink_release_parked(struct sink *s)
+/*
+ * A request ended: a remnant whose backoff is over and that was parked
+ * (it had no place, or another batch was about to leave) goes now if it
+ * may, the other remnants that fit riding with it.  Called after the
+ * flow was told (its next batch, if any, goes first and takes them).
+ */
+static void
+release_parked(struct sink *s)
 {
-	struct batch	**pp, *b;
+	struct sink_batch *sb;
 
 	if (s->state != SINK_READY || !remnant_may_go(s))
 		return;
-	for (pp = &s->timed; (b = *pp) != NULL; pp = &b->next)
-		if (b->due_ms == PARKED) {
-			*pp = b->next;
-			b->next = NULL;
-			arm_timer(s);
-			/* The others that fit ride with it. */
-			sink_try_send(s, b);
-			return;
-		}
+	if ((sb = sinkq_take_parked(&s->q)) == NULL)
+		return;
+	arm_timer(s);
+	try_send(s, sb);	/* the others that fit ride with it */
 }
 
 /* Send every parked batch (ready, or no longer paused). */
-void
-sink_release_waiting(struct sink *s)
+static void
+release_waiting(struct sink *s)
 {
-	struct batch	*b;
+	struct sink_batch *sb;
 
-	while ((b = s->waiting) != NULL && s->state == SINK_READY) {
-		s->waiting = b->next;
-		b->next = NULL;
-		sink_try_send(s, b);
-	}
+	while (s->state == SINK_READY &&
+	    (sb = sinkq_pop_waiting(&s->q)) != NULL)
+		try_send(s, sb);
 }
 
-/* Take b out of the timed queue; whether it was there. */
-bool
-sink_unschedule(struct sink *s, struct batch *b)
+/* The next retry delay of sb (full jitter, its attempts counted). */
+static uint64_t
+backoff(struct sink *s, struct sink_batch *sb)
 {
-	struct batch	**pp;
-
-	for (pp = &s->timed; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == b) {
-			*pp = b->next;
-			b->next = NULL;
-			arm_timer(s);
-			return true;
-		}
-	return false;
-}
-
-uint64_t
-sink_backoff(struct sink *s, struct batch *b)
-{
-	return retry_backoff_ms(b->attempt++,
+	return retry_backoff_ms(sb->attempt++,
 	    (uint64_t)s->fc->retry_initial_backoff_ms,
 	    (uint64_t)s->fc->retry_max_backoff_ms, rand_unit());
 }
 
 /* --- remnants riding with other requests ------------------------------- */
 
-
+/* Called for every record the flow batches: nothing timed, no call. */
 size_t
 sink_riders(const struct sink *s, size_t *bytes)
 {
-	const struct batch *t;
-	size_t		 n = 0, tb;
+	size_t	 nb;
 
-	*bytes = 0;
-	for (t = s->timed; t != NULL; t = t->next)
-		if (rider(s, t)) {
-			n += batch_undone(t, &tb);
-			*bytes += tb;
-		}
-	return n;
+	if (s->q.timed == NULL) {
+		*bytes = 0;
+		return 0;
+	}
+	return sinkq_riders(&s->q, riding(s), &nb, bytes);
 }
 
 bool
 sink_has_room(const struct sink *s)
 {
-	const struct batch *t;
-	size_t		 riders = 0;
+	size_t	 nb = 0, bytes;
 
-	for (t = s->timed; t != NULL; t = t->next)
-		riders += rider(s, t);
-	return s->pending - riders < sink_window(s);
+	if (s->q.timed != NULL)
+		(void)sinkq_riders(&s->q, riding(s), &nb, &bytes);
+	return s->q.pending - nb < sink_window(s);
 }
 
 /*
- * t, absorbed into b, leaves the sink's list; what it pinned and its
- * uncertainty are b's now.  b may hold a pin of its own (an earlier
- * attempt of b's without a verdict), from before t's or after: b keeps
- * the least of both, so the floors stay below every record of either
- * that may have landed.
+ * Before sb's request is built: the remnants that fit take their place in
+ * it (sinkq_absorb_riders), within maxBufferSizeRecords, the request cap
+ * and BATCH_MAX_SEGS, so one full request goes instead of sb and a small
+ * request per remnant.  Without this, per-record throttling shrinks every
+ * retry (500, then 100, 20, 4, 1 records) while the remnants hold the
+ * window's places.
  */
 static void
-forget(struct sink *s, struct batch *t, struct batch *b)
+absorb_riders(struct sink *s, struct sink_batch *sb)
 {
-	unlink_all(s, t);
-	b->pin = seqsnap_join(b->pin, t->pin);
-	t->pin = NULL;
-	b->uncertain = b->uncertain || t->uncertain;
-}
+	size_t		 n, taken, nb;
 
-/*
- * Before b's request is built: the remnants that fit take their place in
- * it, oldest first (the timed queue is in due order), within
- * maxBufferSizeRecords, the request cap and BATCH_MAX_SEGS.  Each is merged
- * into b (batch_absorb: b's delivery acknowledges its ranges too) and
- * freed, so one full request goes instead of b and a small request per
- * remnant.  Without this, per-record throttling shrinks every retry (500,
- * then 100, 20, 4, 1 records) while the remnants hold the window's places.
- */
-static void
-absorb_riders(struct sink *s, struct batch *b)
-{
-	struct batch	**pp, *t;
-	size_t		 n, bytes, tn, tbytes, taken = 0, nb = 0;
-
-	n = batch_undone(b, &bytes);
-	for (pp = &s->timed; (t = *pp) != NULL;) {
-		if (t == b || !rider(s, t)) {
-			pp = &t->next;
-			continue;
-		}
-		tn = batch_undone(t, &tbytes);
-		if (n + tn > (size_t)s->fc->max_buffer_records ||
-		    bytes + tbytes > s->request_cap ||
-		    b->nsegs + t->nsegs > BATCH_MAX_SEGS) {
-			pp = &t->next;
-			continue;
-		}
-		*pp = t->next;
-		t->next = NULL;
-		batch_absorb(b, t);
-		forget(s, t, b);
-		batch_free(t);		/* its records and ranges are b's */
-		s->pending--;
-		n += tn;
-		bytes += tbytes;
-		taken += tn;
-		nb++;
-	}
+	if (!riding(s))
+		return;
+	nb = sinkq_absorb_riders(&s->q, sb, (size_t)s->fc->max_buffer_records,
+	    s->request_cap, &taken, &n);
 	if (nb == 0)
 		return;
 	arm_timer(s);
@@ -437,18 +376,293 @@ absorb_riders(struct sink *s, struct batch *b)
 	    nb == 1 ? "" : "es", n);
 }
 
+/* --- halts and pauses --------------------------------------------------- */
+
+/* Delivery needs the operator: last error, ERROR once a minute, halt cb. */
+static void
+sink_halt(struct sink *s, long status, const char *code, const char *msg)
+{
+	uint64_t	 now = mono_ms();
+	char		 reason[512];
+
+	if (status == 0)	/* not a reply: msg says it all */
+		snprintf(reason, sizeof(reason), "stream [%s]: %s",
+		    s->fc->stream, msg);
+	else if (status == 407 && s->conf->proxy_host[0] != '\0')
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP 407 from "
+		    "the proxy %s:%lld: %s", s->fc->stream,
+		    s->conf->proxy_host, s->conf->proxy_port,
+		    retry_halt_hint(status, code));
+	else
+		snprintf(reason, sizeof(reason), "stream [%s]: HTTP %ld %s "
+		    "%s: %s", s->fc->stream, status, code, msg,
+		    retry_halt_hint(status, code));
+	metrics_set_error(s->m, code[0] ? code : "HTTP", reason, wall_s());
+	if (s->cbs.once)
+		log_error("delivery stopped for %s; data stays on disk for "
+		    "the next run", reason);
+	else if (s->last_halt_log_ms == 0 ||
+	    now - s->last_halt_log_ms >= HALT_LOG_EVERY_MS) {
+		log_error("delivery paused for %s; data stays on disk and "
+		    "is retried every %lld s", reason, s->conf->paused_retry_s);
+		s->last_halt_log_ms = now;
+	}
+	if (s->cbs.halt != NULL)
+		s->cbs.halt(reason, s->cbs.arg);
+}
+
+/* PAUSED: sb probes after delay, or waits behind the probe. */
+static void
+pause_behind_probe(struct sink *s, struct sink_batch *sb, uint64_t delay)
+{
+	sink_set_state(s, SINK_PAUSED);
+	if (s->probe == NULL || s->probe == sb) {
+		s->probe = sb;
+		schedule(s, sb, delay);
+	} else
+		sinkq_enqueue(&s->q, sb);
+}
+
+/* Delivery works again: the probe waiting for its slow retry goes now. */
+static void
+resume(struct sink *s, const char *what)
+{
+	struct sink_batch *probe = s->probe;
+
+	if (s->state != SINK_PAUSED)
+		return;
+	log_info("%s [%s] resumed", what, s->fc->stream);
+	s->last_halt_log_ms = 0;
+	s->probe = NULL;
+	sink_set_state(s, SINK_READY);
+	if (probe != NULL && unschedule(s, probe))
+		try_send(s, probe);
+}
+
+/* --- throttling (aimd.c) ---------------------------------------------- */
+
+/* What the verdict says of the throttling; a decrease is counted. */
+static void
+adapt(struct sink *s, const struct sink_batch *sb, enum sinkreply_aimd a)
+{
+	if (a == SINKREPLY_AIMD_HALVE || a == SINKREPLY_AIMD_LESS)
+		s->m->throttled++;
+	aimd_adapt(&s->aimd, a, sb->sent_seq, s->sent_seq);
+}
+
+/* --- replies: the verdict applied --------------------------------------- */
+
+/* Every record of sb is done: hand it back delivered. */
+static bool
+finish_if_done(struct sink *s, struct sink_batch *sb)
+{
+	if (sb->b->ndone < sb->b->nrecs)
+		return false;
+	if (s->probe == sb)
+		s->probe = NULL;
+	hand_back(s, sb, true);
+	return true;
+}
+
+/*
+ * What the attempt says about where sb's records are: with a verdict on
+ * each of them (an error DIS answered took none, a 200 that parses says
+ * which it took), sb no longer pins the sequence numbers (seqmark.h),
+ * unless an earlier attempt left it uncertain; without one (no reply, a
+ * 5xx, a 200 that does not parse) they may have landed, and sb stays
+ * pinned and uncertain until it is handed back.
+ */
+static void
+landed(struct sink_batch *sb, const struct sinkreply_verdict *v)
+{
+	if (v->uncertain)
+		sb->uncertain = true;
+	if (sb->uncertain)
+		return;
+	seqsnap_unpin(sb->pin);
+	sb->pin = NULL;
+}
+
+/* SPLIT: the next requests carry at most v->split_limit records. */
+static void
+split(struct sink *s, struct sink_batch *sb, const struct sinkreply_verdict *v)
+{
+	sb->limit = v->split_limit;
+	log_warn("PutRecords to [%s]: HTTP %ld %s: sending %zu records per "
+	    "request", s->fc->stream, v->status, v->code, sb->limit);
+	schedule(s, sb, 0);
+}
+
+/* DEAD: the lone record refused is a dead letter, and the rest of a split
+ * batch goes now; one that cannot be written is retried. */
+static void
+dead_one(struct sink *s, struct sink_batch *sb,
+    const struct sinkreply_verdict *v)
+{
+	if (sb->req.nsent == 1 && sinkrecs_dead_one(&s->recs, sb->b,
+	    v->dead_idx, v->code[0] ? v->code : "HTTP", v->msg) == 0) {
+		sb->limit = 0;
+		if (!finish_if_done(s, sb))
+			schedule(s, sb, 0);
+		return;
+	}
+	schedule(s, sb, backoff(s, sb));
+}
+
+/* No reply, or an error reply: the whole request is judged. */
+static void
+request_failed(struct sink *s, struct sink_batch *sb,
+    const struct sinkreply_verdict *v)
+{
+	uint64_t	 delay;
+
+	landed(sb, v);
+	s->m->requests_failed++;
+	s->m->records_retried += sb->req.nsent;
+	if (v->error != NULL) {
+		metrics_set_error(s->m, "NETWORK", v->error, wall_s());
+		delay = backoff(s, sb);
+		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
+		    " ms", s->fc->stream, v->error, delay);
+		schedule(s, sb, delay);
+		return;
+	}
+	if (v->action != SINKREPLY_PAUSE)
+		metrics_set_error(s->m, v->code[0] ? v->code : "HTTP", v->msg,
+		    wall_s());
+	switch (v->action) {
+	case SINKREPLY_PAUSE:
+		sink_halt(s, v->status, v->code, v->msg);
+		pause_behind_probe(s, sb, v->pause_ms);
+		return;
+	case SINKREPLY_SPLIT:
+		split(s, sb, v);
+		return;
+	case SINKREPLY_DEAD:
+		dead_one(s, sb, v);
+		return;
+	default:
+		break;
+	}
+	adapt(s, sb, v->aimd);
+	delay = MAX(backoff(s, sb), v->min_delay_ms);
+	log_warn("PutRecords to [%s] failed: HTTP %ld %s %s; %s in %" PRIu64
+	    " ms", s->fc->stream, v->status, v->code, v->msg,
+	    retry_action_name(v->retry), delay);
+	schedule(s, sb, delay);
+}
+
+/*
+ * A 200 whose body acknowledges no record: not a PutRecords reply (an HTML
+ * page, truncated JSON) or one for another number of records.  Nothing of
+ * it is believed; the whole request goes again.
+ */
+static void
+unacknowledged(struct sink *s, struct sink_batch *sb,
+    const struct http_response *r, const struct sinkreply_verdict *v)
+{
+	char	 why[96];
+
+	s->m->requests_failed++;
+	s->m->replies_unacknowledged++;
+	s->m->records_retried += sb->req.nsent;
+	if (v->entries >= 0)
+		snprintf(why, sizeof(why), "the reply acknowledges %d of %zu "
+		    "records", v->entries, sb->req.nsent);
+	else
+		snprintf(why, sizeof(why), "unparsable reply (%zu bytes)",
+		    r->bodylen);
+	metrics_set_error(s->m, "REPLY", why, wall_s());
+	log_warn("PutRecords to [%s]: %s; resending all %zu", s->fc->stream,
+	    why, sb->req.nsent);
+	schedule(s, sb, backoff(s, sb));
+}
+
+static void
+records_replied(struct sink *s, struct sink_batch *sb,
+    const struct http_response *r, const struct sinkreply_verdict *v)
+{
+	size_t		 throttled = 0;
+	bool		 retry;
+
+	landed(sb, v);
+	if (v->action == SINKREPLY_UNACKED) {
+		unacknowledged(s, sb, r, v);
+		return;
+	}
+	s->m->records_failed += v->nfail;
+	retry = sinkrecs_settle(&s->recs, sb->b, &sb->req, v, sb->sent_ms,
+	    &throttled);
+	adapt(s, sb, throttled == 0 ? v->aimd :
+	    sinkreply_aimd(v->throttled + throttled, sb->req.nsent));
+	if (finish_if_done(s, sb))
+		return;
+	if (!retry) {
+		/* A split batch: the next part goes now. */
+		sb->attempt = 0;
+		try_send(s, sb);
+		return;
+	}
+	/* Records failed one by one: they go again after the backoff, in a
+	 * request of their own only when nothing else of the flow waits to
+	 * leave, else in the first request with room for them (remnant_may_go,
+	 * absorb_riders).  Meanwhile the batch takes no place in the window,
+	 * so the flow's next batch can be that request. */
+	sb->remnant = true;
+	schedule(s, sb, backoff(s, sb));
+}
+
+/* http_done_cb of a PutRecords request; arg is the sink_batch. */
+static void
+on_put_done(const struct http_response *r, void *arg)
+{
+	struct sink_batch *sb = arg;
+	struct sink	*s = sb->sink;
+	struct sinkreply_opts o;
+	struct sinkreply_verdict v;
+
+	s->inflight--;
+	putbody_req_drop_body(&sb->req);
+	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
+		hand_back(s, sb, false);
+		return;
+	}
+	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
+	    0);
+	metrics_observe_latency(&s->m->latency, r->seconds);
+	o.body = s->body;
+	o.retriable = s->conf->retriable_codes;
+	o.paused_ms = (uint64_t)s->conf->paused_retry_s * 1000;
+	o.renewing = disapi_renewing(s->api);
+	sinkreply_judge(r, &sb->req, &o, &v);
+	if (v.action == SINKREPLY_RECORDS || v.action == SINKREPLY_UNACKED) {
+		if (s->probe == sb)
+			s->probe = NULL;
+		if (s->described)
+			resume(s, "delivery to");
+		records_replied(s, sb, r, &v);
+		release_waiting(s);
+	} else
+		request_failed(s, sb, &v);
+	sinkreply_verdict_cleanup(&v);
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
+	release_parked(s);
+}
+
 /* --- sending ------------------------------------------------------------ */
 
 static void
-send_batch(struct sink *s, struct batch *b)
+send_batch(struct sink *s, struct sink_batch *sb)
 {
 	struct putbody_headers zh;
 	struct disapi_call c;
 	int		 rc;
 
-	if (b->limit == 0)
-		absorb_riders(s, b);
-	rc = putbody_build(s->body, b, s->fc->stream, s->fc->stream_id, &zh);
+	if (sb->limit == 0)
+		absorb_riders(s, sb);
+	rc = putbody_build(s->body, sb->b, sb->limit, s->fc->stream,
+	    s->fc->stream_id, &sb->req, &zh);
 	if (rc == 0 && s->cbs.sending != NULL)
 		s->cbs.sending(s->cbs.arg);
 	if (rc == 0) {
@@ -456,256 +670,132 @@ send_batch(struct sink *s, struct batch *b)
 		c.method = "POST";
 		c.path = "records/";
 		c.ctype = putbody_ctype(s->body);
-		c.body = b->body.data;
-		c.bodylen = b->body.len;
+		c.body = sb->req.body.data;
+		c.bodylen = sb->req.body.len;
 		c.extra = zh.h;
 		c.nextra = zh.n;
-		rc = disapi_send(s->api, &c, sinkreply_done, b);
+		rc = disapi_send(s->api, &c, on_put_done, sb);
 	}
 	if (rc == -EKEYEXPIRED) {
 		/* No valid keys (yet): paused, nothing sent, retried soon. */
-		batch_drop_body(b);
-		sinkreply_halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
-		sinkreply_pause(s, b, MIN(sink_backoff(s, b),
+		putbody_req_drop_body(&sb->req);
+		sink_halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
+		pause_behind_probe(s, sb, MIN(backoff(s, sb),
 		    (uint64_t)s->conf->paused_retry_s * 1000));
 		return;
 	}
 	if (rc != 0) {
-		batch_drop_body(b);
+		putbody_req_drop_body(&sb->req);
 		log_error("cannot send to [%s]: %s; retrying",
 		    s->fc->stream, strerror(-rc));
 		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
-		sink_schedule(s, b, sink_backoff(s, b));
+		schedule(s, sb, backoff(s, sb));
 		return;
 	}
-	b->sending = true;
-	b->sent_ms = mono_ms();
-	b->sent_seq = ++s->sent_seq;
+	sb->sent_ms = mono_ms();
+	sb->sent_seq = ++s->sent_seq;
 	s->inflight++;
 	/* Its records land after every one acknowledged so far. */
-	if (b->pin == NULL)
-		b->pin = seqmark_pin(s->seq);
+	if (sb->pin == NULL)
+		sb->pin = seqmark_pin(s->seq);
 }
 
 /*
- * Send b now, later (pacing), or park it: before the stream is described,
+ * Send sb now, later (pacing), or park it: before the stream is described,
  * and while paused, when another batch is the probe.
  */
-void
-sink_try_send(struct sink *s, struct batch *b)
+static void
+try_send(struct sink *s, struct sink_batch *sb)
 {
 	uint64_t	 now;
 
 	if (s->state == SINK_DESCRIBING || (s->state == SINK_PAUSED &&
-	    (!s->described || (s->probe != NULL && s->probe != b)))) {
-		sink_enqueue(s, b);
+	    (!s->described || (s->probe != NULL && s->probe != sb)))) {
+		sinkq_enqueue(&s->q, sb);
 		return;
 	}
 	if (s->state == SINK_PAUSED)
-		s->probe = b;
+		s->probe = sb;
 	now = mono_ms();
 	if (s->next_send_ms > now) {
-		sink_schedule(s, b, s->next_send_ms - now);
+		schedule(s, sb, s->next_send_ms - now);
 		return;
 	}
-	s->next_send_ms = now + s->pace_ms;
-	send_batch(s, b);
+	s->next_send_ms = now + s->aimd.pace_ms;
+	send_batch(s, sb);
 }
 
 void
 sink_submit(struct sink *s, struct batch *b)
 {
-	b->sink = s;
-	b->next = NULL;
-	b->all_prev = NULL;
-	b->all_next = s->all;
-	if (s->all != NULL)
-		s->all->all_prev = b;
-	s->all = b;
-	s->pending++;
-	sink_try_send(s, b);
+	try_send(s, sinkq_add(&s->q, s, b));
 }
 
-/* --- DescribeStream ----------------------------------------------------- */
+/* --- DescribeStream (sinkdesc.c) -------------------------------------- */
 
 static void
-on_describe_timer(uv_timer_t *t)
-{
-	describe(container_of(t, struct sink, describe_timer));
-}
-
-static void
-describe_again(struct sink *s, uint64_t delay)
-{
-	uv_timer_start(&s->describe_timer, on_describe_timer, delay, 0);
-}
-
-static uint64_t
-describe_backoff(struct sink *s)
-{
-	return retry_backoff_ms(s->describe_attempt++, DESCRIBE_RETRY_MS,
-	    30000, rand_unit());
-}
-
-/*
- * Each partition's newest record before anything of this run can land in
- * it (the sink waits for the stream to be described before it sends).
- */
-static void
-seed_partitions(struct sink *s, const struct http_response *r)
-{
-	struct codec_stream st;
-	int32_t		 part;
-	size_t		 i;
-
-	memset(&st, 0, sizeof(st));
-	if (codec_parse_stream(r->body, r->bodylen, &st) == 0)
-		for (i = 0; i < st.nparts; i++) {
-			part = codec_partition_index(st.parts[i].id,
-			    strlen(st.parts[i].id));
-			if (st.parts[i].seq_next >= 0)
-				seqmark_seed(s->seq, part,
-				    st.parts[i].seq_next - 1);
-		}
-	codec_stream_cleanup(&st);
-}
-
-static void
-describe_replied(struct sink *s, const struct http_response *r)
-{
-	struct stream_info si;
-
-	if (codec_parse_describe(r->body, r->bodylen, &si) != 0) {
-		log_warn("DescribeStream [%s]: unparsable reply; retrying",
-		    s->fc->stream);
-		metrics_set_error(s->m, "REPLY",
-		    "unparsable DescribeStream reply", wall_s());
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	if (strcmp(si.status, "CREATING") == 0) {
-		log_info("DISStream %s is CREATING; waiting", s->fc->stream);
-		describe_again(s, DESCRIBE_RETRY_MS);
-		return;
-	}
-	if (strcmp(si.status, "RUNNING") != 0 && si.status[0] != '\0') {
-		sink_set_state(s, SINK_PAUSED);
-		sinkreply_halt(s, 200, "", si.status);
-		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	seed_partitions(s, r);
-	if (s->state == SINK_PAUSED)
-		log_info("DISStream %s is available again", s->fc->stream);
-	set_caps(s, si.type[0] ? si.type : s->fc->stream_type);
-	log_info("DISStream %s type is %s", s->fc->stream,
-	    si.type[0] ? si.type : s->fc->stream_type);
-	s->described = true;
-	s->last_halt_log_ms = 0;
-	sink_set_state(s, SINK_READY);
-	sink_release_waiting(s);
-}
-
-static void
-describe_failed(struct sink *s, const struct http_response *r)
-{
-	char		 code[32] = "", msg[160] = "";
-	enum retry_action a;
-
-	if (r->result != HTTP_OK) {
-		/* DNS, connect, TLS: the most common misconfiguration. */
-		metrics_set_error(s->m, "NETWORK",
-		    r->error ? r->error : "error", wall_s());
-		log_warn("DescribeStream [%s] failed: %s; retrying",
-		    s->fc->stream, r->error ? r->error : "error");
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
-	    sizeof(msg));
-	a = sinkreply_classify(s, r->status, code);
-	if (a == RETRY_HALT || a == RETRY_HARD) {
-		sink_set_state(s, SINK_PAUSED);
-		sinkreply_halt(s, r->status, code, msg);
-		describe_again(s, a == RETRY_HARD ? HARD_RETRY_MS :
-		    (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	metrics_set_error(s->m, code[0] ? code : "HTTP", msg, wall_s());
-	log_warn("DescribeStream [%s] failed: HTTP %ld %s %s; retrying",
-	    s->fc->stream, r->status, code, msg);
-	describe_again(s, describe_backoff(s));
-}
-
-static void
-on_describe_done(const struct http_response *r, void *arg)
+on_seed(int32_t part, int64_t last, void *arg)
 {
 	struct sink	*s = arg;
 
-	s->describing = false;
-	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING)
-		return;
-	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
-	    0);
-	if (r->result == HTTP_OK && r->status == 200)
-		describe_replied(s, r);
-	else
-		describe_failed(s, r);
-	if (s->cbs.ended != NULL)
-		s->cbs.ended(s->cbs.arg);
+	seqmark_seed(s->seq, part, last);
 }
 
 static void
-describe(struct sink *s)
+on_described(const char *type, void *arg)
 {
-	struct disapi_call c;
-	int		 rc;
+	struct sink	*s = arg;
 
-	if (s->state == SINK_CLOSING || s->describing)
-		return;
-	memset(&c, 0, sizeof(c));
-	c.method = "GET";
-	c.path = s->describe_path;
-	rc = disapi_send(s->api, &c, on_describe_done, s);
-	if (rc == -EKEYEXPIRED) {
-		sink_set_state(s, SINK_PAUSED);
-		sinkreply_halt(s, 0, "CREDENTIALS", disapi_key_error(s->api));
-		describe_again(s, describe_backoff(s));
-		return;
-	}
-	if (rc != 0) {
-		log_error("DescribeStream [%s]: %s", s->fc->stream,
-		    strerror(-rc));
-		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
-		describe_again(s, (uint64_t)s->conf->paused_retry_s * 1000);
-		return;
-	}
-	s->describing = true;
+	set_caps(s, type);
+	s->described = true;
+	s->last_halt_log_ms = 0;
+	sink_set_state(s, SINK_READY);
+	release_waiting(s);
+}
+
+static void
+on_desc_halt(long status, const char *code, const char *msg, void *arg)
+{
+	struct sink	*s = arg;
+
+	sink_set_state(s, SINK_PAUSED);
+	sink_halt(s, status, code, msg);
+}
+
+static void
+on_desc_ended(void *arg)
+{
+	struct sink	*s = arg;
+
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
 }
 
 /* --- teardown ----------------------------------------------------------- */
 
 static void
-give_back_list(struct sink *s, struct batch *list)
+give_back_list(struct sink *s, struct sink_batch *list)
 {
-	struct batch	*b;
+	struct sink_batch *sb;
 
-	while ((b = list) != NULL) {
-		list = b->next;
-		b->next = NULL;
-		sink_hand_back(s, b, false);
+	while ((sb = list) != NULL) {
+		list = sb->next;
+		sb->next = NULL;
+		hand_back(s, sb, false);
 	}
 }
 
 void
 sink_cancel(struct sink *s)
 {
-	struct batch	*w = s->waiting, *t = s->timed;
+	struct sink_batch *w, *t;
 
 	sink_set_state(s, SINK_CLOSING);
 	uv_timer_stop(&s->timer);
-	uv_timer_stop(&s->describe_timer);
-	s->waiting = s->timed = s->probe = NULL;
+	sinkdesc_cancel(s->desc);
+	w = sinkq_take_waiting(&s->q);
+	t = sinkq_take_timed(&s->q);
+	s->probe = NULL;
 	give_back_list(s, w);
 	give_back_list(s, t);
 }
@@ -713,11 +803,7 @@ sink_cancel(struct sink *s)
 static void
 sink_closed(uv_handle_t *h)
 {
-	struct sink	*s = h->data;
-
-	if (--s->open_handles > 0)
-		return;
-	free(s);
+	free(h->data);
 }
 
 void
@@ -731,13 +817,13 @@ sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
     void *arg)
 {
 	struct seqsnap	**pins;
-	struct batch	*b;
+	struct sink_batch *sb;
 	size_t		 n = 0;
 
-	pins = xcalloc(s->pending + 1, sizeof(*pins));
-	for (b = s->all; b != NULL; b = b->all_next)
-		if (n < s->pending)
-			pins[n++] = b->pin;
+	pins = xcalloc(s->q.pending + 1, sizeof(*pins));
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
+		if (n < s->q.pending)
+			pins[n++] = sb->pin;
 	seqmark_floors(s->seq, pins, n, cb, arg);
 	free(pins);
 }
@@ -746,19 +832,19 @@ void
 sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
     void *arg)
 {
-	const struct batch *b;
+	const struct sink_batch *sb;
 
-	for (b = s->all; b != NULL; b = b->all_next)
-		fn(b, arg);
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
+		fn(sb->b, arg);
 }
 
 bool
 sink_uncertain(const struct sink *s)
 {
-	const struct batch *b;
+	const struct sink_batch *sb;
 
-	for (b = s->all; b != NULL; b = b->all_next)
-		if (b->uncertain && b->ndone < b->nrecs)
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
+		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
 			return true;
 	return false;
 }
@@ -772,9 +858,8 @@ sink_free(struct sink *s)
 	seqmark_free(s->seq);
 	s->seq = NULL;
 	putbody_free(s->body);
-	free(s->describe_path);
+	sinkdesc_free(s->desc);
+	s->desc = NULL;
 	s->timer.data = s;
-	s->describe_timer.data = s;
 	uv_close((uv_handle_t *)&s->timer, sink_closed);
-	uv_close((uv_handle_t *)&s->describe_timer, sink_closed);
 }
