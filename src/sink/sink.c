@@ -35,6 +35,7 @@
 
 #include <uv.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
@@ -75,6 +76,7 @@ struct sink {
 	uint64_t	 next_send_ms;
 	struct seqmark	*seq;		/* sequence numbers seen, pins */
 	uv_timer_t	 timer;		/* the head of the timed queue */
+	struct closer	 closer;	/* freed once the timer is closed */
 	uint64_t	 last_halt_log_ms;
 };
 
@@ -108,6 +110,12 @@ set_caps(struct sink *s, const char *type)
 	    (size_t)s->fc->max_buffer_bytes);
 }
 
+static void
+sink_freed(struct closer *c)
+{
+	free(container_of(c, struct sink, closer));
+}
+
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct deadletter *dlq,
@@ -129,6 +137,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	s->body = putbody_new(conf);
 	s->desc = sinkdesc_new(loop, api, conf, fc, m, &desc_cbs);
 	uv_timer_init(loop, &s->timer);
+	closer_init(&s->closer, sink_freed);
 	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
 	s->seq = seqmark_new();
 	s->recs.flow = fc->name;
@@ -800,12 +809,6 @@ sink_cancel(struct sink *s)
 	give_back_list(s, t);
 }
 
-static void
-sink_closed(uv_handle_t *h)
-{
-	free(h->data);
-}
-
 void
 sink_seed(struct sink *s, int32_t part, int64_t last)
 {
@@ -860,6 +863,6 @@ sink_free(struct sink *s)
 	putbody_free(s->body);
 	sinkdesc_free(s->desc);
 	s->desc = NULL;
-	s->timer.data = s;
-	uv_close((uv_handle_t *)&s->timer, sink_closed);
+	closer_close(&s->closer, (uv_handle_t *)&s->timer);
+	closer_release(&s->closer);
 }

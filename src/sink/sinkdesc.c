@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/util.h"
@@ -35,7 +36,17 @@ struct sinkdesc {
 	bool		 cancelled;
 	unsigned	 attempt;
 	uv_timer_t	 timer;
+	struct closer	 closer;	/* freed once the timer is closed */
 };
+
+static void
+freed(struct closer *c)
+{
+	struct sinkdesc	*d = container_of(c, struct sinkdesc, closer);
+
+	free(d->path);
+	free(d);
+}
 
 struct sinkdesc *
 sinkdesc_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
@@ -52,6 +63,7 @@ sinkdesc_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->cbs = *cbs;
 	d->path = xasprintf("streams/%s/", fc->stream);
 	uv_timer_init(loop, &d->timer);
+	closer_init(&d->closer, freed);
 	return d;
 }
 
@@ -238,21 +250,12 @@ sinkdesc_cancel(struct sinkdesc *d)
 	uv_timer_stop(&d->timer);
 }
 
-static void
-closed(uv_handle_t *h)
-{
-	struct sinkdesc	*d = h->data;
-
-	free(d->path);
-	free(d);
-}
-
 void
 sinkdesc_free(struct sinkdesc *d)
 {
 	if (d == NULL)
 		return;
 	sinkdesc_cancel(d);
-	d->timer.data = d;
-	uv_close((uv_handle_t *)&d->timer, closed);
+	closer_close(&d->closer, (uv_handle_t *)&d->timer);
+	closer_release(&d->closer);
 }
