@@ -258,42 +258,10 @@ reply_err(size_t i, enum http_result result, const char *error)
 	queue(i, result, 0, NULL, error);
 }
 
-/*
- * A 200 PutRecords reply: one word per record of the request, "-" for
- * acknowledged or its error code ("- DIS.4303 -").
- */
-static char *
-put_reply(const char *codes)
-{
-	struct buf	 b;
-	char		 tok[32];
-	const char	*p = codes;
-	int		 n, failed = 0, i = 0;
-
-	buf_init(&b);
-	buf_addstr(&b, "{\"records\":[");
-	while (sscanf(p, "%31s%n", tok, &n) == 1) {
-		p += n;
-		if (strcmp(tok, "-") == 0)
-			buf_printf(&b, "%s{\"partition_id\":"
-			    "\"shardId-0000000000\",\"sequence_number\":"
-			    "\"%d\"}", i ? "," : "", i);
-		else {
-			buf_printf(&b, "%s{\"error_code\":\"%s\","
-			    "\"error_message\":\"failed with %s\"}",
-			    i ? "," : "", tok, tok);
-			failed++;
-		}
-		i++;
-	}
-	buf_printf(&b, "],\"failed_record_count\":%d}", failed);
-	return b.data;
-}
-
 static void
 reply_put(size_t i, const char *codes)
 {
-	char	*body = put_reply(codes);
+	char	*body = tu_put_reply(codes, 0, 0);
 
 	reply(i, 200, body);
 	free(body);

@@ -88,42 +88,10 @@ judge(long status, const char *body, size_t n)
 	sinkreply_judge(&r, request(n, 3), &opts, &v);
 }
 
-/*
- * A 200 reply for codes: "-" an acknowledged record (partition 1, the
- * sequence number 100 + its position), else its error code.  New.
- */
-static char *
-put_reply(const char *codes)
-{
-	struct buf	 b;
-	char		 tok[32];
-	const char	*p = codes;
-	int		 n, failed = 0, i = 0;
-
-	buf_init(&b);
-	buf_addstr(&b, "{\"records\":[");
-	while (sscanf(p, "%31s%n", tok, &n) == 1) {
-		p += n;
-		if (strcmp(tok, "-") == 0)
-			buf_printf(&b, "%s{\"partition_id\":"
-			    "\"shardId-0000000001\",\"sequence_number\":"
-			    "\"%d\"}", i ? "," : "", 100 + i);
-		else {
-			buf_printf(&b, "%s{\"error_code\":\"%s\","
-			    "\"error_message\":\"failed with %s\"}",
-			    i ? "," : "", tok, tok);
-			failed++;
-		}
-		i++;
-	}
-	buf_printf(&b, "],\"failed_record_count\":%d}", failed);
-	return b.data;
-}
-
 static void
 judge_put(const char *codes, size_t n)
 {
-	char	*body = put_reply(codes);
+	char	*body = tu_put_reply(codes, 1, 100);
 
 	judge(200, body, n);
 	free(body);

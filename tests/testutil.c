@@ -229,3 +229,31 @@ tu_loop_close(uv_loop_t *loop)
 	ck_assert_int_eq(uv_loop_close(loop), 0);
 	ck_assert_msg(left == 0, "%d handle(s) left open", left);
 }
+
+char *
+tu_put_reply(const char *codes, int part, int seq0)
+{
+	struct buf	 b;
+	char		 tok[32];
+	const char	*p = codes;
+	int		 n, failed = 0, i = 0;
+
+	buf_init(&b);
+	buf_addstr(&b, "{\"records\":[");
+	while (sscanf(p, "%31s%n", tok, &n) == 1) {
+		p += n;
+		if (strcmp(tok, "-") == 0)
+			buf_printf(&b, "%s{\"partition_id\":"
+			    "\"shardId-%010d\",\"sequence_number\":"
+			    "\"%d\"}", i ? "," : "", part, seq0 + i);
+		else {
+			buf_printf(&b, "%s{\"error_code\":\"%s\","
+			    "\"error_message\":\"failed with %s\"}",
+			    i ? "," : "", tok, tok);
+			failed++;
+		}
+		i++;
+	}
+	buf_printf(&b, "],\"failed_record_count\":%d}", failed);
+	return b.data;
+}

@@ -66,4 +66,11 @@ bool	 tu_run_until(uv_loop_t *loop, const bool *done, unsigned ms);
  */
 void	 tu_loop_close(uv_loop_t *loop);
 
+/*
+ * A 200 PutRecords reply: one word per record of the request, "-" for
+ * acknowledged (on partition part, sequence number seq0 + its position)
+ * or its error code ("- DIS.4303 -").  New; free() it.
+ */
+char	*tu_put_reply(const char *codes, int part, int seq0);
+
 #endif

@@ -88,17 +88,24 @@ grep -q "created app f1" "$TMP/follow.err" || fail "no 'created app f1'"
 [ "$(grep -c . "$TMP/follow.err")" = 1 ] ||
 	fail "read wrote more to stderr: $(cat "$TMP/follow.err")"
 
+# into_head OUT READ-ARGS...: disagent read READ-ARGS... | head -n 5 >OUT;
+# the reader ends with status 0 once head has left, and head got 5 lines.
+into_head() {
+	_out=$1; shift
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	"$DISAGENT" read -c "$TMP/agent.ini" "$@" >"$TMP/fifo" \
+	    2>"$_out.err" &
+	READ_PID=$!
+	E2E_PIDS="$E2E_PIDS $READ_PID"
+	head -n 5 <"$TMP/fifo" >"$_out"
+	wait_for 30 "read to end after head left" not_running "$READ_PID"
+	_rc=0; wait "$READ_PID" || _rc=$?
+	[ "$_rc" = 0 ] || fail "read $* | head exited $_rc"
+	[ "$(wc -l <"$_out")" = 5 ] || fail "head got $(wc -l <"$_out") lines"
+}
+
 # Into head: EPIPE ends it, and what it flushed is committed.
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-"$DISAGENT" read -c "$TMP/agent.ini" s1 --follow --app f2 >"$TMP/fifo" \
-    2>"$TMP/head.err" &
-READ_PID=$!
-E2E_PIDS="$E2E_PIDS $READ_PID"
-head -n 5 <"$TMP/fifo" >"$TMP/head"
-wait_for 30 "read to end after head left" not_running "$READ_PID"
-rc=0; wait "$READ_PID" || rc=$?
-[ "$rc" = 0 ] || fail "read --follow --app | head exited $rc"
-[ "$(wc -l <"$TMP/head")" = 5 ] || fail "head got $(wc -l <"$TMP/head") lines"
+into_head "$TMP/head" s1 --follow --app f2
 control GET /_test/apps | "$PYTHON3" -c '
 import json, sys
 cps = json.load(sys.stdin)["apps"]["f2"]["checkpoints"]["s1"]
@@ -117,16 +124,7 @@ with open(sys.argv[1], "a") as f:
 PY
 "$DISAGENT" -c "$TMP/agent.ini" --once >>"$TMP/agent.log" 2>&1 ||
 	fail "--once exited $?"
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-"$DISAGENT" read -c "$TMP/agent.ini" s2 --app f3 >"$TMP/fifo" \
-    2>"$TMP/head3.err" &
-READ_PID=$!
-E2E_PIDS="$E2E_PIDS $READ_PID"
-head -n 5 <"$TMP/fifo" >"$TMP/head3"
-wait_for 30 "read to end after head left" not_running "$READ_PID"
-rc=0; wait "$READ_PID" || rc=$?
-[ "$rc" = 0 ] || fail "read --app | head exited $rc"
-[ "$(wc -l <"$TMP/head3")" = 5 ] || fail "head got $(wc -l <"$TMP/head3") lines"
+into_head "$TMP/head3" s2 --app f3
 control GET /_test/apps >"$TMP/apps3.json"
 "$PYTHON3" - "$TMP/apps3.json" <<'PY' ||
 import json, sys
