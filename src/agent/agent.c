@@ -108,8 +108,10 @@ report(struct agent *a)
 	size_t		 i;
 
 	m = xcalloc(a->nflows ? a->nflows : 1, sizeof(*m));
-	for (i = 0; i < a->nflows; i++)
+	for (i = 0; i < a->nflows; i++) {
+		flow_log_puts(a->flows[i]);
 		m[i] = flow_metrics(a->flows[i]);
+	}
 	progress_report(&a->progress, m, a->nflows, mono_ms() - a->start_ms);
 	free(m);
 }

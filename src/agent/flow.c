@@ -660,6 +660,12 @@ flow_name(const struct flow *f)
 	return f->fc->name;
 }
 
+void
+flow_log_puts(struct flow *f)
+{
+	sink_log_puts(f->sink);
+}
+
 const struct metrics_flow *
 flow_metrics(struct flow *f)
 {

@@ -67,6 +67,8 @@ bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
 /* The flow's counters, gauges updated (borrowed until the next call). */
 const struct metrics_flow *flow_metrics(struct flow *);
+/* The flow's summed "Put N records" line, if requests were summed. */
+void		 flow_log_puts(struct flow *);
 /* Resume reading if it stopped for the memory budget and memory is free. */
 void		 flow_kick(struct flow *);
 /* Refresh the registry entries of every tracked file (TTL). */

@@ -853,10 +853,18 @@ sink_uncertain(const struct sink *s)
 }
 
 void
+sink_log_puts(struct sink *s)
+{
+	if (s != NULL)
+		sinkrecs_log_puts(&s->recs);
+}
+
+void
 sink_free(struct sink *s)
 {
 	if (s == NULL)
 		return;
+	sinkrecs_log_puts(&s->recs);
 	sink_cancel(s);
 	seqmark_free(s->seq);
 	s->seq = NULL;

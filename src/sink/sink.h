@@ -129,5 +129,8 @@ void		 sink_each(const struct sink *,
  * landed all the same (an attempt ended without a verdict).
  */
 bool		 sink_uncertain(const struct sink *);
+/* The answered requests whose INFO lines were summed (more than a few a
+ * second), as one line; the progress report calls it. */
+void		 sink_log_puts(struct sink *);
 
 #endif

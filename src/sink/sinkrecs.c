@@ -110,14 +110,28 @@ sinkrecs_dead_one(const struct sinkrecs *k, struct batch *b, size_t i,
 /* --- a reply's records -------------------------------------------------- */
 
 static void
-log_put(const struct sinkrecs *k, size_t n, size_t nfail,
+log_put(struct sinkrecs *k, size_t n, size_t nfail,
     const struct codec_result *res, uint64_t ms)
 {
-	size_t	 i;
+	struct puttally	*t = &k->tally;
+	uint64_t	 now;
+	size_t		 i;
 
 	if (nfail == 0) {
-		log_info("Put %zu records to [%s] spend %" PRIu64 "ms",
-		    n, k->stream, ms);
+		now = mono_ms();
+		if (now - t->sec_ms >= 1000) {
+			t->sec_ms = now;
+			t->lines = 0;
+		}
+		if (t->lines < PUT_LINES_PER_S) {
+			t->lines++;
+			log_info("Put %zu records to [%s] spend %" PRIu64 "ms",
+			    n, k->stream, ms);
+			return;
+		}
+		t->reqs++;
+		t->recs += n;
+		t->ms += ms;
 		return;
 	}
 	for (i = 0; i < n && res[i].code[0] == '\0'; i++)
@@ -128,8 +142,23 @@ log_put(const struct sinkrecs *k, size_t n, size_t nfail,
 	    i < n ? res[i].message : "");
 }
 
+void
+sinkrecs_log_puts(struct sinkrecs *k)
+{
+	struct puttally	*t = &k->tally;
+
+	if (t->reqs == 0)
+		return;
+	log_info("Put %zu records to [%s] spend %" PRIu64 "ms on average, in "
+	    "%zu requests (more than %d a second: summed since the last such "
+	    "line)", t->recs, k->stream, t->ms / t->reqs, t->reqs,
+	    PUT_LINES_PER_S);
+	t->reqs = t->recs = 0;
+	t->ms = 0;
+}
+
 bool
-sinkrecs_settle(const struct sinkrecs *k, struct batch *b,
+sinkrecs_settle(struct sinkrecs *k, struct batch *b,
     const struct putbody_req *req, const struct sinkreply_verdict *v,
     uint64_t sent_ms, size_t *throttled)
 {

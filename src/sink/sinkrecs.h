@@ -21,13 +21,29 @@ struct putbody_req;
 struct seqmark;
 struct sinkreply_verdict;
 
-/* Where the records' outcomes go, all borrowed. */
+/*
+ * The "Put N records to [S] spend Tms" INFO lines: at most
+ * PUT_LINES_PER_S a second; the requests past them are summed into one
+ * line of the same form, logged by sinkrecs_log_puts() (the progress
+ * report, a stop).  WARN lines (failed records) always go out.
+ */
+#define PUT_LINES_PER_S	4
+struct puttally {
+	uint64_t	 sec_ms;	/* mono_ms() the current second began */
+	unsigned	 lines;		/* INFO lines logged in it */
+	size_t		 reqs;		/* summed since the last sum logged */
+	size_t		 recs;
+	uint64_t	 ms;
+};
+
+/* Where the records' outcomes go, all borrowed but the tally. */
 struct sinkrecs {
 	const char	*flow;		/* the flow's name */
 	const char	*stream;
 	struct deadletter *dlq;
 	struct metrics_flow *m;
 	struct seqmark	*seq;
+	struct puttally	 tally;
 };
 
 /*
@@ -37,7 +53,7 @@ struct sinkrecs {
  * must be resent; *throttled: the refused records that could not be
  * written and that DIS throttled (DIS.4303), which the window counts too.
  */
-bool		 sinkrecs_settle(const struct sinkrecs *, struct batch *b,
+bool		 sinkrecs_settle(struct sinkrecs *, struct batch *b,
 		    const struct putbody_req *req,
 		    const struct sinkreply_verdict *v, uint64_t sent_ms,
 		    size_t *throttled);
@@ -48,5 +64,7 @@ bool		 sinkrecs_settle(const struct sinkrecs *, struct batch *b,
  */
 int		 sinkrecs_dead_one(const struct sinkrecs *, struct batch *b,
 		    size_t i, const char *code, const char *msg);
+/* The requests summed since the last such line, as one INFO line. */
+void		 sinkrecs_log_puts(struct sinkrecs *);
 
 #endif
