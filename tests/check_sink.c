@@ -389,7 +389,7 @@ on_halt(const char *reason, void *arg)
 static struct batch *
 mk_batch(const char *tag, size_t n)
 {
-	struct batch	*b = batch_new(NULL);
+	struct batch	*b = batch_new(NULL, NULL);
 	char		 rec[16];
 	uint16_t	 seg;
 	size_t		 i;

@@ -90,6 +90,7 @@ struct flow {
 	struct registry	*reg;
 	char		 err[256];	/* why flow_start fails */
 	struct batch	*cur;		/* being filled */
+	struct batch_size last_size;	/* of the last one handed on */
 	struct buf	 key;		/* partition key being built */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
@@ -161,6 +162,7 @@ flush_cur(struct flow *f)
 		return false;
 	f->cur = NULL;
 	uv_timer_stop(&f->age_timer);
+	batch_size_of(b, &f->last_size);
 	sink_submit(f->sink, b);
 	return true;
 }
@@ -341,7 +343,7 @@ on_record(void *arg, const struct source_rec *r)
 		return 1;
 	}
 	if (f->cur == NULL) {
-		f->cur = batch_new(f->mem);
+		f->cur = batch_new(f->mem, &f->last_size);
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}

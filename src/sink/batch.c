@@ -13,8 +13,13 @@
 #include "wire/codec.h"
 #include "wire/pbuf.h"
 
+/* A size hint's caps: past them the arrays grow as before. */
+#define LIKE_MAX_RECS	10000
+#define LIKE_MAX_DATA	(1024u * 1024)
+#define LIKE_MAX_KEYS	(256u * 1024)
+
 struct batch *
-batch_new(struct mem_budget *mem)
+batch_new(struct mem_budget *mem, const struct batch_size *like)
 {
 	struct batch	*b;
 
@@ -23,7 +28,21 @@ batch_new(struct mem_budget *mem)
 	buf_init(&b->keys);
 	b->mem = mem;
 	b->created_ms = mono_ms();
+	if (like != NULL && like->nrecs > 0) {
+		b->caprecs = MIN(like->nrecs, LIKE_MAX_RECS);
+		b->recs = xcalloc(b->caprecs, sizeof(*b->recs));
+		buf_reserve_exact(&b->data, MIN(like->data, LIKE_MAX_DATA));
+		buf_reserve_exact(&b->keys, MIN(like->keys, LIKE_MAX_KEYS));
+	}
 	return b;
+}
+
+void
+batch_size_of(const struct batch *b, struct batch_size *sz)
+{
+	sz->nrecs = b->nrecs;
+	sz->data = b->data.len;
+	sz->keys = b->keys.len;
 }
 
 void

@@ -81,8 +81,23 @@ struct batch {
 	size_t		 nacked;
 };
 
-/* A new, empty batch charging its memory to mem (may be NULL). */
-struct batch	*batch_new(struct mem_budget *mem);
+/* How big a batch grew: what the next one of its flow is sized for. */
+struct batch_size {
+	size_t		 nrecs;
+	size_t		 data;
+	size_t		 keys;
+};
+
+/*
+ * A new, empty batch charging its memory to mem (may be NULL), its arrays
+ * made for a batch like *like at once (capped), instead of grown by
+ * doubling as the records come (NULL: grown).  What is made but not
+ * filled is not charged.
+ */
+struct batch	*batch_new(struct mem_budget *mem,
+		    const struct batch_size *like);
+/* b's size, for the next batch_new(). */
+void		 batch_size_of(const struct batch *, struct batch_size *);
 /* Free it and release its memory (NULL-safe). */
 void		 batch_free(struct batch *);
 
