@@ -105,6 +105,8 @@ struct files {
 	size_t		 nspool_done;
 	size_t		 nspool;	/* spool files tracked */
 	uint64_t	 grew;		/* refreshes that found a change */
+	uint64_t	 ev_since;	/* uv_now of the events window's start */
+	size_t		 ev_count;	/* writes to tracked files in it */
 	enum files_state state;
 	bool		 once;
 	bool		 warned_fds;

@@ -344,11 +344,19 @@ scan(struct files *fs, bool first)
 }
 
 /*
- * readCoalesceMillis: after a write is read on its event, the watches
- * pause and the files are read on a timer of that period, as long as a
- * scan finds them changed.  The first scan that finds nothing new puts the
- * watches back and looks once more, for a write made in between.  The
- * cost is then per period, not per write, at a server's pace (issue 25).
+ * readCoalesceMillis: once writes come faster than a scan costs, the
+ * watches pause and the files are read on a timer of that period, as long
+ * as a scan finds enough of them changed.  A scan that finds too few puts
+ * the watches back and looks once more, for a write made in between.  The
+ * cost is then per period, not per write, at a server's pace (issue 25);
+ * at a slow pace each write is cheaper to read on its event than a scan
+ * of every file each period (100 files written 50 times a second in all:
+ * 0.25 CPU-s against 0.14 in 15 s when every pace paused).
+ *
+ * A scan stats every tracked file, an event reads one: the watches pause
+ * when a window has seen a quarter as many writes as there are files (at
+ * least 4), and stay paused while each scan finds an eighth of the files
+ * changed (at least one).
  */
 static bool
 coalescing(const struct files *fs)
@@ -356,6 +364,21 @@ coalescing(const struct files *fs)
 	return fs->fc->read_coalesce_ms > 0 && !fs->once &&
 	    fs->state != FILES_STOPPED &&
 	    fs->ntracked <= COALESCE_MAX_FILES;
+}
+
+/* A write to a tracked file was seen: whether to pause the watches. */
+static bool
+coalesce_now(struct files *fs)
+{
+	uint64_t	 now = uv_now(fs->loop);
+
+	if (!coalescing(fs))
+		return false;
+	if (now - fs->ev_since >= (uint64_t)fs->fc->read_coalesce_ms) {
+		fs->ev_since = now;
+		fs->ev_count = 0;
+	}
+	return ++fs->ev_count >= MAX(4, fs->ntracked / 4);
 }
 
 static void
@@ -379,10 +402,14 @@ coalesce_after_scan(struct files *fs, uint64_t grew)
 
 	if (fs->watcher == NULL || !watcher_paused(fs->watcher))
 		return;
-	if (fs->grew != grew && coalescing(fs)) {
+	if (fs->grew - grew >= MAX(1, fs->ntracked / 8) && coalescing(fs)) {
 		coalesce_next(fs);
 		return;
 	}
+	log_debug("[%s] %ju files changed in the last %lld ms: watched again",
+	    fs->fc->name, (uintmax_t)(fs->grew - grew),
+	    fs->fc->read_coalesce_ms);
+	fs->ev_count = 0;
 	watcher_pause(fs->watcher, false);
 	for (k = fs->list; k != NULL; k = k->next)
 		refresh(fs, k);
@@ -419,7 +446,12 @@ files_fs_event(void *arg, const char *dir, const char *name, int events)
 			    strcmp(p + n + 1, name) != 0)
 				continue;
 			refresh(fs, k);
-			if (coalescing(fs)) {
+			if (coalesce_now(fs)) {
+				log_debug("[%s] %zu writes in %lld ms: watches "
+				    "paused, files read every %lld ms",
+				    fs->fc->name, fs->ev_count,
+				    fs->fc->read_coalesce_ms,
+				    fs->fc->read_coalesce_ms);
 				watcher_pause(fs->watcher, true);
 				coalesce_next(fs);
 			}
