@@ -486,6 +486,30 @@ START_TEST(reads_its_file_and_hands_the_records_to_the_sink)
 }
 END_TEST
 
+/*
+ * Reads come in passes (readCoalesceMillis reads a window's lines at
+ * once): a batch that one more pass like the last would overflow goes
+ * out at the end of its pass, not a pass later, when its oldest record
+ * would have waited two windows.  Here passes of 4 records, batches of
+ * 10, an age timer a minute away: the second pass sends 8.
+ */
+START_TEST(a_batch_the_next_pass_would_overflow_goes_at_once)
+{
+	write_log("");
+	start(10, "maxBufferAgeMillis = 60000\n");
+	append_log("b1\nb2\nb3\nb4\n");
+	wait_until(W_READ, 4, "the first pass read");
+	ck_assert_uint_eq(h.nreqs, 0);
+	append_log("b5\nb6\nb7\nb8\n");
+	wait_reqs(1);
+	ck_assert_str_eq(records_of(0), "b1 b2 b3 b4 b5 b6 b7 b8");
+	reply_ok(0);
+	wait_offset(24);
+	stop_flow();
+	ck_assert_uint_eq(h.nreqs, 1);
+}
+END_TEST
+
 START_TEST(commits_only_what_is_acknowledged)
 {
 	write_log("b1\nb2\nb3\nb4\n");
@@ -644,6 +668,7 @@ flow_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, reads_its_file_and_hands_the_records_to_the_sink);
+	tcase_add_test(tc, a_batch_the_next_pass_would_overflow_goes_at_once);
 	tcase_add_test(tc, commits_only_what_is_acknowledged);
 	tcase_add_test(tc, stop_sends_what_is_batched_and_leaves_nothing_open);
 	tcase_add_test(tc, cancel_with_requests_on_the_wire_commits_nothing);

@@ -91,6 +91,7 @@ struct flow {
 	char		 err[256];	/* why flow_start fails */
 	struct batch	*cur;		/* being filled */
 	struct batch_size last_size;	/* of the last one handed on */
+	size_t		 pass_recs;	/* records the pump's pass took */
 	struct buf	 key;		/* partition key being built */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
@@ -360,6 +361,7 @@ on_record(void *arg, const struct source_rec *r)
 		source_extend(f->src, r, f->cur->segs[seg].range);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, r->off, r->end);
+	f->pass_recs++;
 	if (r->known)
 		source_passed(f->src, r);
 	ratelimit_take(&f->rl, len);
@@ -469,6 +471,7 @@ on_sending(void *arg)
 /* --- the pump ----------------------------------------------------------- */
 
 static void	schedule_pump(struct flow *);
+static bool	next_pass_overflows(const struct flow *);
 
 static void
 pump(struct flow *f)
@@ -478,12 +481,29 @@ pump(struct flow *f)
 
 	if (stopping(f))
 		return;
+	f->pass_recs = 0;
 	all_read = source_read(f->src, &budget, record_cap(f));
 	if (budget == 0 && f->window == WINDOW_OPEN)
 		schedule_pump(f);
 	else if (all_read && f->once && !flush_cur(f))
 		set_window(f, WINDOW_FULL);
+	else if (all_read && next_pass_overflows(f))
+		(void)flush_cur(f);	/* else the age timer, or the next end */
 	check_drained(f);
+}
+
+/*
+ * Everything readable is read, and one more pass like this one would
+ * overflow the current batch (reads coalesced per readCoalesceMillis come
+ * in passes of a window's lines): send it now rather than a window later,
+ * when the next pass fills it and its oldest record has waited two
+ * windows.  Passes of a record or two (reads on events) never get here.
+ */
+static bool
+next_pass_overflows(const struct flow *f)
+{
+	return f->cur != NULL && f->cur->nrecs > 0 && f->pass_recs > 1 &&
+	    f->cur->nrecs + f->pass_recs > (size_t)f->fc->max_buffer_records;
 }
 
 static void
