@@ -122,7 +122,7 @@ def resolve(defs, vtype, chain):
     """The struct whose field the chain's last link names, or None; None
     too for `v->p[i]` with p a pointer: that writes what p points to,
     not the field."""
-    links = LINK.findall(chain)
+    links = LINK.findall(re.sub(r"\[[^\]\[]*\]", "[]", chain))
     cur = vtype
     for k, (_, field) in enumerate(links):
         d = defs.get(cur)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # src/ keeps its layers (src/LAYERS): every #include "folder/x.h" points to
-# the file's own folder or one LAYERS puts below it.  The check itself is
+# the file's own folder or one LAYERS puts below it, and no file of it is
+# over 900 lines.  The check itself is
 # checked: an upward include planted in a copy of src/ must fail it, named
 # by file and line.
 set -eu
@@ -38,4 +39,8 @@ rc=0
 "$PYTHON3" "$check" "$tmp/src" >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "stray.h: only main.c" "$tmp/out" || {
 	echo "FAIL: a file beside main.c is not refused" >&2; cat "$tmp/out" >&2; exit 1; }
+# And no source file grows past 900 lines (issue 22): split it by concept.
+long=$(find "$top_srcdir/src" -name '*.[ch]' -exec wc -l {} + |
+    awk '$2 != "total" && $1 > 900 { print $2 ": " $1 " lines" }')
+[ -z "$long" ] || { echo "FAIL: over 900 lines:" >&2; echo "$long" >&2; exit 1; }
 echo "PASS: layering"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/acked.h"
 #include "agent/flow.h"
 #include "agent/source.h"
 #include "base/closer.h"
@@ -386,14 +387,6 @@ retry_cur(struct flow *f)
 		set_window(f, WINDOW_FULL);
 }
 
-static void	collect_acked(const struct batch *, void *);
-static int	acked_cmp(const void *, const void *);
-
-struct acked_list {
-	struct files_acked *v;
-	size_t		 n;
-	size_t		 cap;
-};
 
 /* A batch handed back undelivered: its records acknowledged so far stay
  * known (files_keep_acked), for the next save and a successor. */
@@ -402,9 +395,8 @@ keep_acked(struct flow *f, const struct batch *b)
 {
 	struct acked_list l = { NULL, 0, 0 };
 
-	collect_acked(b, &l);
-	if (l.n > 1)
-		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	acked_add_batch(b, &l);
+	acked_sort(&l);
 	source_keep_acked(f->src, l.v, l.n);
 	free(l.v);
 }
@@ -790,50 +782,6 @@ flow_stream_key(const struct flow *f)
 	return f->stream_key;
 }
 
-static void
-add_acked(struct acked_list *l, uint64_t file, uint64_t start, uint64_t end)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 64;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
-	l->v[l->n].file = file;
-	l->v[l->n].start = start;
-	l->v[l->n++].end = end;
-}
-
-/* The records of b acknowledged so far (and those of the batches it
- * absorbed), as bytes of their files. */
-static void
-collect_acked(const struct batch *b, void *arg)
-{
-	struct acked_list *l = arg;
-	const struct batch_rec *r;
-	size_t		 i;
-
-	for (i = 0; i < b->nacked; i++)
-		add_acked(l, b->acked[i].file, b->acked[i].start,
-		    b->acked[i].end);
-	if (b->ndone == 0)
-		return;
-	for (i = 0; i < b->nrecs; i++) {
-		r = &b->recs[i];
-		if (r->done)
-			add_acked(l, b->segs[r->seg].file, r->file_off,
-			    r->file_end);
-	}
-}
-
-static int
-acked_cmp(const void *a, const void *b)
-{
-	const struct files_acked *x = a, *y = b;
-
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 void
 flow_publish(struct flow *f)
 {
@@ -841,9 +789,8 @@ flow_publish(struct flow *f)
 
 	if (f->src == NULL)
 		return;
-	sink_each(f->sink, collect_acked, &l);
-	if (l.n > 1)
-		qsort(l.v, l.n, sizeof(*l.v), acked_cmp);
+	sink_each(f->sink, acked_add_batch, &l);
+	acked_sort(&l);
 	source_publish(f->src, l.v, l.n);
 	free(l.v);
 }
