@@ -20,6 +20,7 @@
 
 #include "agent/acked.h"
 #include "agent/flow.h"
+#include "agent/pace.h"
 #include "agent/source.h"
 #include "base/closer.h"
 #include "base/hash.h"
@@ -93,6 +94,7 @@ struct flow {
 	struct batch	*cur;		/* being filled */
 	struct batch_size last_size;	/* of the last one handed on */
 	size_t		 pass_recs;	/* records the pump's pass took */
+	struct pace	 pace;		/* of coalesced reads */
 	struct buf	 key;		/* partition key being built */
 	struct mem_budget *mem;
 	struct metrics_flow m;		/* the flow's counters */
@@ -363,6 +365,7 @@ on_record(void *arg, const struct source_rec *r)
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
 	    (uint16_t)seg, r->off, r->end);
 	f->pass_recs++;
+	pace_record(&f->pace);
 	if (r->known)
 		source_passed(f->src, r);
 	ratelimit_take(&f->rl, len);
@@ -469,17 +472,20 @@ static void
 pump(struct flow *f)
 {
 	size_t		 budget = PUMP_BUDGET;
-	bool		 all_read;
+	bool		 all_read, now = false;
 
 	if (stopping(f))
 		return;
 	f->pass_recs = 0;
+	pace_pump(&f->pace, f->src);
 	all_read = source_read(f->src, &budget, record_cap(f));
+	if (all_read)
+		now = pace_read_all(&f->pace, f->src, f->fc);
 	if (budget == 0 && f->window == WINDOW_OPEN)
 		schedule_pump(f);
 	else if (all_read && f->once && !flush_cur(f))
 		set_window(f, WINDOW_FULL);
-	else if (all_read && next_pass_overflows(f))
+	else if (all_read && (now || next_pass_overflows(f)))
 		(void)flush_cur(f);	/* else the age timer, or the next end */
 	check_drained(f);
 }

@@ -181,3 +181,17 @@ source_restart_pending(struct source *s)
 {
 	return s->ops->restart_pending != NULL && s->ops->restart_pending(s);
 }
+
+uint64_t
+source_passes(const struct source *s, uint64_t *gap_ms)
+{
+	*gap_ms = 0;
+	return s->ops->passes != NULL ? s->ops->passes(s, gap_ms) : 0;
+}
+
+void
+source_pace(struct source *s, uint64_t ms)
+{
+	if (s->ops->pace != NULL)
+		s->ops->pace(s, ms);
+}

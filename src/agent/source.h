@@ -109,6 +109,9 @@ struct source_ops {
 	void		(*publish)(struct source *,
 			    const struct files_acked *, size_t);
 	bool		(*restart_pending)(struct source *);
+	/* Coalesced reads (files.h: files_passes, files_pace). */
+	uint64_t	(*passes)(const struct source *, uint64_t *gap_ms);
+	void		(*pace)(struct source *, uint64_t ms);
 };
 
 /* The part every kind embeds first; private: use the functions below. */
@@ -205,5 +208,12 @@ void		 source_keep_acked(struct source *, const struct files_acked *,
 void		 source_publish(struct source *, const struct files_acked *,
 		    size_t);
 bool		 source_restart_pending(struct source *);
+/*
+ * Reads coalesced in passes (files.h: files_passes, files_pace): the
+ * number of the last pass (0: none; always for the journal) and the ms of
+ * writes it found; and the period the flow would rather have.
+ */
+uint64_t	 source_passes(const struct source *, uint64_t *gap_ms);
+void		 source_pace(struct source *, uint64_t ms);
 
 #endif

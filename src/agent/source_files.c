@@ -337,6 +337,18 @@ sf_restart_pending(struct source *s)
 	return files_restart_pending(sf_of(s)->files);
 }
 
+static uint64_t
+sf_passes(const struct source *s, uint64_t *gap_ms)
+{
+	return files_passes(csf_of(s)->files, gap_ms);
+}
+
+static void
+sf_pace(struct source *s, uint64_t ms)
+{
+	files_pace(sf_of(s)->files, ms);
+}
+
 static void
 sf_ack(struct source *s, uint64_t origin, uint64_t range)
 {
@@ -451,6 +463,8 @@ static const struct source_ops files_ops = {
 	.keep_acked = sf_keep_acked,
 	.publish = sf_publish,
 	.restart_pending = sf_restart_pending,
+	.passes = sf_passes,
+	.pace = sf_pace,
 };
 
 struct source *

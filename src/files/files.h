@@ -83,6 +83,19 @@ struct tailer	*files_find(struct files *, uint64_t id);
 /* Save t's committed offset (and fingerprint) in the registry. */
 void		 files_commit(struct files *, struct tailer *);
 
+/*
+ * Coalesced reads (readCoalesceMillis, files_scan.c): the number of the
+ * last pass made with the watches paused (0: none yet, or the watches
+ * are on) and the ms of
+ * writes it found (since the pass before, or since the pause).  A reader
+ * that would rather take them at a longer period asks with files_pace
+ * (ms, or 0 for readCoalesceMillis; never shorter than it): the next pass
+ * comes that long after the last, and the period falls back to
+ * readCoalesceMillis when the watches are back.
+ */
+uint64_t	 files_passes(const struct files *, uint64_t *gap_ms);
+void		 files_pace(struct files *, uint64_t ms);
+
 /* Call fn for every open tailer until it returns false. */
 void		 files_each_open(struct files *,
 		    bool (*fn)(struct tailer *, void *), void *arg);

@@ -107,6 +107,14 @@ struct files {
 	uint64_t	 grew;		/* refreshes that found a change */
 	uint64_t	 ev_since;	/* uv_now of the events window's start */
 	size_t		 ev_count;	/* writes to tracked files in it */
+	/* Coalesced passes (files_scan.c): how many, when the last began,
+	 * the time since the one before (or since the pause), and the
+	 * period the reader asked for (files_pace; 0: readCoalesceMillis). */
+	uint64_t	 passes;
+	uint64_t	 pass_at;
+	uint64_t	 pass_gap;
+	uint64_t	 pace_ms;
+	bool		 pass_timer;	/* the rescan timer is the next pass */
 	enum files_state state;
 	bool		 once;
 	bool		 warned_fds;

@@ -289,6 +289,7 @@ wake_for_held(struct files *fs)
 	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
 	    uv_timer_get_due_in(&fs->rescan_timer) <= due)
 		return;
+	fs->pass_timer = false;
 	uv_timer_start(&fs->rescan_timer, on_rescan_timer, due,
 	    (uint64_t)fs->fc->rescan_interval_ms);
 }
@@ -381,16 +382,53 @@ coalesce_now(struct files *fs)
 	return ++fs->ev_count >= MAX(4, fs->ntracked / 4);
 }
 
+/* The period of the passes: readCoalesceMillis, or the reader's. */
+static uint64_t
+pass_period(const struct files *fs)
+{
+	return MAX((uint64_t)fs->fc->read_coalesce_ms, fs->pace_ms);
+}
+
+/* The next pass, a period after the last (or after the pause). */
 static void
 coalesce_next(struct files *fs)
 {
+	uint64_t	 since = uv_now(fs->loop) - fs->pass_at;
+	uint64_t	 due = pass_period(fs);
+
+	due = due > since ? due - since : 0;
 	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
-	    uv_timer_get_due_in(&fs->rescan_timer) <=
-	    (uint64_t)fs->fc->read_coalesce_ms)
+	    uv_timer_get_due_in(&fs->rescan_timer) <= due)
 		return;
-	uv_timer_start(&fs->rescan_timer, on_rescan_timer,
-	    (uint64_t)fs->fc->read_coalesce_ms,
+	fs->pass_timer = true;
+	uv_timer_start(&fs->rescan_timer, on_rescan_timer, due,
 	    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+uint64_t
+files_passes(const struct files *fs, uint64_t *gap_ms)
+{
+	*gap_ms = fs->pass_gap;
+	if (fs->watcher == NULL || !watcher_paused(fs->watcher) ||
+	    !coalescing(fs))
+		return 0;
+	return fs->passes;
+}
+
+void
+files_pace(struct files *fs, uint64_t ms)
+{
+	if (fs->pace_ms == ms)
+		return;
+	fs->pace_ms = ms;
+	/* The next pass is re-armed for the new period; a scan a watcher
+	 * event asked for sooner stays. */
+	if (fs->pass_timer && fs->watcher != NULL &&
+	    watcher_paused(fs->watcher) && coalescing(fs)) {
+		fs->pass_timer = false;
+		uv_timer_stop(&fs->rescan_timer);
+		coalesce_next(fs);
+	}
 }
 
 /* After a scan with the watches paused: keep reading on the timer while
@@ -410,6 +448,7 @@ coalesce_after_scan(struct files *fs, uint64_t grew)
 	    fs->fc->name, (uintmax_t)(fs->grew - grew),
 	    fs->fc->read_coalesce_ms);
 	fs->ev_count = 0;
+	fs->pace_ms = 0;
 	watcher_pause(fs->watcher, false);
 	for (k = fs->list; k != NULL; k = k->next)
 		refresh(fs, k);
@@ -419,8 +458,14 @@ static void
 on_rescan_timer(uv_timer_t *h)
 {
 	struct files	*fs = container_of(h, struct files, rescan_timer);
-	uint64_t	 grew = fs->grew;
+	uint64_t	 grew = fs->grew, now = uv_now(fs->loop);
 
+	fs->pass_timer = false;
+	if (fs->watcher != NULL && watcher_paused(fs->watcher)) {
+		fs->passes++;
+		fs->pass_gap = now - fs->pass_at;
+		fs->pass_at = now;
+	}
 	scan(fs, false);
 	coalesce_after_scan(fs, grew);
 	fs->readable(fs->arg);
@@ -453,12 +498,14 @@ files_fs_event(void *arg, const char *dir, const char *name, int events)
 				    fs->fc->read_coalesce_ms,
 				    fs->fc->read_coalesce_ms);
 				watcher_pause(fs->watcher, true);
+				fs->pass_at = uv_now(fs->loop);
 				coalesce_next(fs);
 			}
 			fs->readable(fs->arg);
 			return;
 		}
 	}
+	fs->pass_timer = false;
 	uv_timer_start(&fs->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
 	    (uint64_t)fs->fc->rescan_interval_ms);
 }
