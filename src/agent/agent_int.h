@@ -84,6 +84,10 @@ struct agent {
 	struct reg_run	*prev_run;	/* the state file's, once replaced */
 	int64_t		 land_by_ms;	/* what the state on disk covers */
 	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
+	/* The timer's save on the thread pool (registry_save_start): what
+	 * it covers, and when it began. */
+	int64_t		 flight_land_by;
+	uint64_t	 flight_t0;
 	bool		 took_run;	/* prev_run is taken */
 	bool		 saving;	/* in a save: no other, no timer */
 };

@@ -1,7 +1,10 @@
 /*
  * The state saves (agent_int.h).  The save timer the registry's dirty
  * callback arms writes the registry checkpointIntervalMillis after a
- * change, and a failed save is retried.
+ * change, and a failed save is retried.  The timer's saves go to the disk
+ * on the thread pool (registry_save_start), so the loop never sleeps in
+ * their fsyncs; every other save (the lease's, a reload's, the stop's)
+ * is synchronous, and waits for one under way first.
  *
  * Every save also writes what a restart needs not to send anything twice:
  * per file the bytes acknowledged past its committed offset (the flows
@@ -36,6 +39,9 @@
 #define SAVE_RETRY_MS	1000
 
 static void	on_save_timer(uv_timer_t *);
+static void	on_registry_dirty(void *);
+static void	save_failed(struct agent *);
+static void	saved(struct agent *);
 
 static int	save_state_as(struct agent *, bool, bool);
 
@@ -155,6 +161,9 @@ agent_lease(struct agent *a, const struct flow *f)
 
 	if (a->state == AGENT_FINISHING || a->saving)
 		return;
+	/* A save under way counts once it is on disk (a->land_by_ms is
+	 * the last finished one's): a request it would cover waits for it
+	 * below, in the save that comes first. */
 	/* The stream's floors must be on disk before its first request:
 	 * a save made before its stream was described had none. */
 	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
@@ -169,6 +178,7 @@ agent_lease(struct agent *a, const struct flow *f)
 	if (covered && known)
 		return;
 	a->saving = true;
+	registry_save_wait(a->reg);
 	prepare_save(a, false);
 	if (registry_save(a->reg, true) == 0) {
 		a->land_by_ms = registry_run(a->reg)->land_by_ms;
@@ -196,11 +206,11 @@ static int
 save_state_as(struct agent *a, bool force, bool clean)
 {
 	uint64_t	 t0 = mono_ms();
-	size_t		 i;
 	int		 rc;
 	bool		 writes;
 
 	a->saving = true;
+	registry_save_wait(a->reg);
 	prepare_save(a, clean);
 	writes = force || registry_dirty(a->reg);
 	rc = registry_save(a->reg, force);
@@ -211,27 +221,84 @@ save_state_as(struct agent *a, bool force, bool clean)
 	}
 	a->save_cost_ms = mono_ms() - t0;
 	if (rc != 0) {
-		log_error("state not saved; will retry");
-		if (a->state != AGENT_FINISHING)
-			uv_timer_start(&a->save_timer, on_save_timer,
-			    SAVE_RETRY_MS, 0);
+		save_failed(a);
 		return rc;
 	}
-	/* Whole files whose complete mark is now on disk can go, spool files
-	 * whose entry is gone from it (only while running: the flows of a
-	 * stop are on their way out, as those a reload drains). */
+	saved(a);
+	return rc;
+}
+
+static void
+save_failed(struct agent *a)
+{
+	log_error("state not saved; will retry");
+	if (a->state != AGENT_FINISHING)
+		uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
+}
+
+/*
+ * Whole files whose complete mark is now on disk can go, spool files
+ * whose entry is gone from it (only while running: the flows of a stop
+ * are on their way out, as those a reload drains).
+ */
+static void
+saved(struct agent *a)
+{
+	size_t	 i;
+
 	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
 		for (i = 0; i < a->nflows; i++)
 			flow_saved(a->flows[i]);
 		agent_check_soon(a);		/* --once: cleanups may settle it */
 	}
-	return rc;
 }
 
+/* The timer's save is on disk, or failed (the registry is dirty again). */
+static void
+on_flight_done(int rc, void *arg)
+{
+	struct agent	*a = arg;
+
+	a->save_cost_ms = mono_ms() - a->flight_t0;
+	if (rc != 0) {
+		save_failed(a);
+		return;
+	}
+	/* A synchronous save since then has covered as much or more. */
+	a->land_by_ms = MAX(a->land_by_ms, a->flight_land_by);
+	a->saved_ms = MAX(a->saved_ms, a->flight_t0);
+	saved(a);
+	if (registry_dirty(a->reg))
+		on_registry_dirty(a);
+}
+
+/*
+ * The timer's save: to memory now, to the disk on the thread pool.  One
+ * at a time; a change made meanwhile arms the timer again when it ends.
+ */
 static void
 on_save_timer(uv_timer_t *t)
 {
-	(void)agent_save_state(container_of(t, struct agent, save_timer), false);
+	struct agent	*a = container_of(t, struct agent, save_timer);
+	uint64_t	 t0 = mono_ms();
+	int		 rc;
+
+	if (registry_saving(a->reg) || a->saving)
+		return;
+	if (!registry_dirty(a->reg)) {
+		(void)agent_save_state(a, false);	/* nothing to write */
+		return;
+	}
+	a->saving = true;
+	prepare_save(a, false);
+	a->flight_land_by = registry_run(a->reg)->land_by_ms;
+	a->flight_t0 = t0;
+	rc = registry_save_start(a->reg, &a->loop, on_flight_done, a);
+	a->saving = false;
+	if (rc < 0) {
+		a->save_cost_ms = mono_ms() - t0;
+		save_failed(a);
+	}
 }
 
 /*

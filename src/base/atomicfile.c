@@ -34,6 +34,20 @@ failed(struct atomicfile *af, const char *op, const char *file, int err)
 	return af->err;
 }
 
+static int
+create(struct atomicfile *af)
+{
+	af->fd = open(af->tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC,
+	    af->mode);
+	if (af->fd == -1)
+		return failed(af, "create", af->tmp, -errno);
+	/* A reader running as another user must not depend on the umask. */
+	if ((af->flags & ATOMICFILE_EXACT_MODE) && fchmod(af->fd, af->mode) ==
+	    -1)
+		return failed(af, "chmod", af->tmp, -errno);
+	return 0;
+}
+
 int
 atomicfile_open(struct atomicfile *af, const char *path, mode_t mode,
     unsigned flags)
@@ -43,14 +57,9 @@ atomicfile_open(struct atomicfile *af, const char *path, mode_t mode,
 	af->path = xstrdup(path);
 	af->tmp = xasprintf("%s.tmp", path);
 	af->flags = flags;
+	af->mode = mode;
 	buf_init(&af->b);
-	af->fd = open(af->tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, mode);
-	if (af->fd == -1)
-		return failed(af, "create", af->tmp, -errno);
-	/* A reader running as another user must not depend on the umask. */
-	if ((flags & ATOMICFILE_EXACT_MODE) && fchmod(af->fd, mode) == -1)
-		return failed(af, "chmod", af->tmp, -errno);
-	return 0;
+	return (flags & ATOMICFILE_DEFER) ? 0 : create(af);
 }
 
 static int
@@ -58,6 +67,8 @@ flush(struct atomicfile *af)
 {
 	int	 r;
 
+	if (af->flags & ATOMICFILE_DEFER)
+		return af->err;		/* written by the commit */
 	if (af->err == 0 && af->b.len > 0) {
 		r = write_all(af->fd, af->b.data, af->b.len);
 		if (r < 0)
@@ -74,6 +85,10 @@ atomicfile_write(struct atomicfile *af, const void *p, size_t n)
 
 	if (af->err != 0)
 		return af->err;
+	if (af->flags & ATOMICFILE_DEFER) {
+		buf_add(&af->b, p, n);
+		return 0;
+	}
 	if (af->b.len + n > CHUNK && flush(af) != 0)
 		return af->err;
 	if (n >= CHUNK) {
@@ -94,6 +109,12 @@ atomicfile_pwrite(struct atomicfile *af, uint64_t off, const void *p,
 
 	if (flush(af) != 0)
 		return af->err;
+	if (af->flags & ATOMICFILE_DEFER) {
+		if (off > af->b.len || n > af->b.len - off)
+			return failed(af, "write", af->tmp, -EINVAL);
+		memcpy(af->b.data + off, p, n);
+		return 0;
+	}
 	w = pwrite(af->fd, p, n, (off_t)off);
 	if (w == -1)
 		return failed(af, "write", af->tmp, -errno);
@@ -135,11 +156,20 @@ int
 atomicfile_commit(struct atomicfile *af, void (*before_rename)(void *),
     void *arg)
 {
-	int	 fd = af->fd;
+	int	 fd;
 	int	 r;
 
 	if (flush(af) != 0)
 		return af->err;
+	if (af->flags & ATOMICFILE_DEFER) {
+		if (create(af) != 0)
+			return af->err;
+		r = write_all(af->fd, af->b.data, af->b.len);
+		buf_cleanup(&af->b);
+		if (r < 0)
+			return failed(af, "write", af->tmp, r);
+	}
+	fd = af->fd;
 	if ((af->flags & ATOMICFILE_SYNC) && fsync(fd) == -1)
 		return failed(af, "fsync", af->tmp, -errno);
 	af->fd = -1;

@@ -21,6 +21,12 @@
 
 #define ATOMICFILE_SYNC		0x1	/* fsync the file, then the directory */
 #define ATOMICFILE_EXACT_MODE	0x2	/* mode whatever the umask (fchmod) */
+/*
+ * Nothing touches the disk before atomicfile_commit: the content is kept
+ * in memory, and path.tmp made by the commit, which may then run on
+ * another thread (registry_save_start).
+ */
+#define ATOMICFILE_DEFER	0x4
 
 /*
  * One replacement in progress.  Private but for op and file: after a call
@@ -35,6 +41,7 @@ struct atomicfile {
 	int		 fd;
 	int		 err;		/* first error; ends the writes */
 	unsigned	 flags;
+	mode_t		 mode;
 	bool		 done;		/* renamed over path */
 	struct buf	 b;		/* written at 64 KiB */
 };

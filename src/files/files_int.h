@@ -100,8 +100,9 @@ struct files {
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
-	char		**spool_done;	/* delivered spool files, removed after
-					   the next save */
+	struct spool_done *spool_done;	/* delivered spool files, removed
+					   once a save without their
+					   entries is on disk */
 	size_t		 nspool_done;
 	size_t		 nspool;	/* spool files tracked */
 	uint64_t	 grew;		/* refreshes that found a change */
@@ -124,6 +125,11 @@ struct files {
 	size_t		 nscratch;
 	files_cb	 readable;
 	void		*arg;
+};
+
+struct spool_done {
+	char		*file;
+	uint64_t	 change;	/* registry_changes() without its entry */
 };
 
 struct orphan {

@@ -223,24 +223,35 @@ files_spool_finished(struct files *fs, struct tracked *k)
 	 * disk: a crash before that finds it named, and sends it again. */
 	fs->spool_done = xrealloc(fs->spool_done,
 	    (fs->nspool_done + 1) * sizeof(*fs->spool_done));
-	fs->spool_done[fs->nspool_done++] = xstrdup(e->spool->file);
+	fs->spool_done[fs->nspool_done].file = xstrdup(e->spool->file);
 	registry_remove(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
+	fs->spool_done[fs->nspool_done++].change = registry_changes(fs->reg);
 }
 
 void
 files_spool_saved(struct files *fs)
 {
-	size_t	 i;
+	struct spool_done *d;
+	size_t		 i, kept = 0;
 
 	for (i = 0; i < fs->nspool_done; i++) {
-		if (unlink(fs->spool_done[i]) != 0 && errno != ENOENT)
+		d = &fs->spool_done[i];
+		/* Removed after the save began: the file stays named on disk
+		 * until the next one. */
+		if (!registry_change_saved(fs->reg, d->change)) {
+			fs->spool_done[kept++] = *d;
+			continue;
+		}
+		if (unlink(d->file) != 0 && errno != ENOENT)
 			log_warn("[%s] cannot remove spool file %s: %s",
-			    fs->fc->name, fs->spool_done[i], strerror(errno));
-		free(fs->spool_done[i]);
+			    fs->fc->name, d->file, strerror(errno));
+		free(d->file);
 	}
-	free(fs->spool_done);
-	fs->spool_done = NULL;
-	fs->nspool_done = 0;
+	fs->nspool_done = kept;
+	if (kept == 0) {
+		free(fs->spool_done);
+		fs->spool_done = NULL;
+	}
 }
 
 void
@@ -251,7 +262,7 @@ files_spool_free(struct files *fs)
 	/* Not removed: the next start's sweep removes them, once the state
 	 * file that no longer names them is the one it reads. */
 	for (i = 0; i < fs->nspool_done; i++)
-		free(fs->spool_done[i]);
+		free(fs->spool_done[i].file);
 	free(fs->spool_done);
 	fs->spool_done = NULL;
 	fs->nspool_done = 0;

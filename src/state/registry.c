@@ -5,10 +5,11 @@
  * (atomicfile.c: path.tmp, fsync, rename, directory fsync) and keeps the
  * previous generation as path.bak (a hard link, or a copy where links are
  * not supported), made just before the rename, so a complete state file
- * exists at every instant.  Loading uses path, or path.bak when path is
- * missing or corrupt; a file that fails to load is set aside as
- * path.corrupt-<time>, and when both are bad the agent refuses to start
- * rather than start silently from zero.
+ * exists at every instant (registry_save.c, which can also leave the
+ * disk's part to the loop's thread pool).  Loading uses path, or
+ * path.bak when path is missing or corrupt; a file that fails to load is
+ * set aside as path.corrupt-<time>, and when both are bad the agent
+ * refuses to start rather than start silently from zero.
  */
 #include "config.h"
 
@@ -27,24 +28,10 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "state/registry.h"
+#include "state/registry_int.h"
 #include "state/regtable.h"
 #include "state/statefile.h"
 
-struct registry {
-	char		*path;
-	char		*bak;		/* path.bak: the previous generation */
-	char		*baktmp;	/* path.bak.tmp: link staged for .bak */
-	char		*lockpath;	/* path.lock */
-	int		 lock_fd;	/* -1 until registry_lock */
-	struct reg_table tab;
-	bool		 dirty;
-	uint64_t	 changes;	/* every change so far */
-	uint64_t	 saved;		/* changes written by the last save */
-	uint64_t	 added;		/* entries made so far */
-	uint64_t	 added_saved;	/* of them written by the last save */
-	void		(*on_dirty)(void *);
-	void		*on_dirty_arg;
-};
 
 /* --- lifetime and lookup ----------------------------------------------- */
 
@@ -68,6 +55,9 @@ registry_free(struct registry *reg)
 {
 	if (reg == NULL)
 		return;
+	if (reg->flight != NULL)
+		reg->flight->done = NULL;	/* its owner goes too */
+	registry_save_wait(reg);
 	regtable_cleanup(&reg->tab);
 	if (reg->lock_fd >= 0)
 		close(reg->lock_fd);	/* and with it the lock */
@@ -682,70 +672,5 @@ registry_peek(struct registry *reg, bool *from_bak)
 	if (r == 0)
 		regtable_swap(&reg->tab, &t);
 	regtable_cleanup(&t);
-	return r;
-}
-
-/* --- saving ------------------------------------------------------------ */
-
-/*
- * Make path.bak the current path (if any) without path ever missing: stage
- * a link as path.bak.tmp and rename it over path.bak, or copy path to
- * path.bak where links are not supported.  Failure is only a warning: the
- * new state matters more than the old one.  Called by the commit between
- * the new file's fsync and its rename.
- */
-static void
-keep_backup(void *arg)
-{
-	struct registry	*reg = arg;
-	int		 r = 0;
-
-	if (unlink(reg->baktmp) == -1 && errno != ENOENT)
-		r = -errno;
-	if (r == 0 && link(reg->path, reg->baktmp) == -1) {
-		r = -errno;
-		if (r == -ENOENT)
-			return;		/* no previous generation */
-		if (r == -EPERM || r == -ENOTSUP || r == -EOPNOTSUPP ||
-		    r == -EMLINK || r == -EXDEV) {
-			r = atomicfile_copy(reg->path, reg->bak, 0600,
-			    ATOMICFILE_SYNC);
-			goto done;
-		}
-	}
-	if (r == 0 && rename(reg->baktmp, reg->bak) == -1)
-		r = -errno;
-	/* rename() of two links to one file does nothing: drop the stage. */
-	unlink(reg->baktmp);
-done:
-	if (r < 0)
-		log_warn("cannot keep %s as %s: %s", reg->path, reg->bak,
-		    strerror(-r));
-}
-
-int
-registry_save(struct registry *reg, bool force)
-{
-	struct atomicfile af;
-	int		 r;
-
-	if (!reg->dirty && !force) {
-		reg->saved = reg->changes;
-		return 0;
-	}
-	r = atomicfile_open(&af, reg->path, 0600, ATOMICFILE_SYNC);
-	if (r == 0)
-		r = statefile_write(&af, &reg->tab);
-	if (r == 0)
-		r = atomicfile_commit(&af, keep_backup, reg);
-	if (r == 0) {
-		reg->dirty = false;
-		reg->saved = reg->changes;
-		reg->added_saved = reg->added;
-		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
-	} else
-		log_error("cannot save state: %s %s: %s", af.op, af.file,
-		    strerror(-r));
-	atomicfile_cleanup(&af);
 	return r;
 }

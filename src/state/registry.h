@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
 #include "base/util.h"
 
 /* Bytes [start, end) of a file. */
@@ -286,9 +288,9 @@ void		 registry_set_spool(struct registry *, struct reg_entry *e,
 
 /*
  * Whether what e holds now is in the state file: e was read from it, or a
- * save succeeded after e's complete mark was set.  Saves are synchronous,
- * so a caller that marked e and then saw registry_save return 0 (or was
- * told so by whoever saved) may act on the durable mark.
+ * save succeeded after e's complete mark was set.  A caller that marked e
+ * and then saw registry_save return 0 (or was told so by whoever saved,
+ * registry_save_start's callback included) may act on the durable mark.
  */
 bool		 registry_durable(const struct registry *,
 		    const struct reg_entry *e);
@@ -330,5 +332,35 @@ bool		 registry_unsaved_entries(const struct registry *);
  * that the next load would refuse.
  */
 int		 registry_save(struct registry *, bool force) WARN_UNUSED;
+
+/*
+ * The same save without waiting for the disk: the state is written to
+ * memory now, and to path.tmp, fsync'd and renamed (with path.bak kept)
+ * on loop's thread pool, so the loop does not sleep in the fsyncs.  The
+ * registry counts as saved at the moment it was written to memory; what
+ * changes meanwhile makes it dirty again.  done(rc, arg) is called on the
+ * loop once the file is on disk (rc 0) or the save failed (a negative
+ * errno, logged; the registry is dirty again).  Returns 0 when the save
+ * is under way, 1 when nothing was dirty (nothing to write, done is not
+ * called), or a negative errno of the write to memory (logged).  One save
+ * at a time: a save under way is waited for first, by this call, by
+ * registry_save and by registry_free (registry_save_wait).
+ */
+int		 registry_save_start(struct registry *, uv_loop_t *,
+		    void (*done)(int, void *), void *arg);
+/* Whether a registry_save_start is under way. */
+bool		 registry_saving(const struct registry *);
+/*
+ * Wait for the save under way, if any, and take its result (the counts of
+ * what is saved); its done callback still comes from the loop.
+ */
+void		 registry_save_wait(struct registry *);
+/*
+ * The registry's change count now, and whether the change it counted was
+ * in a save that succeeded: a file the state names no more (a delivered
+ * spool file) may go once the state without it is on disk.
+ */
+uint64_t	 registry_changes(const struct registry *);
+bool		 registry_change_saved(const struct registry *, uint64_t);
 
 #endif
