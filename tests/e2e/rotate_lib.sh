@@ -77,6 +77,36 @@ PY
 	wait_for 20 "the writer to start" test -s "$TMP/writer.count"
 }
 
+# paced_writer DIR FILES RATE SECONDS: in the background (PACED_PID),
+# append to DIR/f1.log ... DIR/fFILES.log in turn, RATE lines a second
+# each, for SECONDS: "T=<write time ns> fNN n=NNNNNN payload".
+paced_writer() {
+	"$PYTHON3" - "$@" <<'PY' &
+import os, sys, time
+d, files, rate, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), \
+    float(sys.argv[4])
+fds = [os.open(os.path.join(d, "f%d.log" % (i + 1)),
+               os.O_WRONLY | os.O_APPEND) for i in range(files)]
+per_s = files * rate
+start = time.monotonic()
+for j in range(int(secs * per_s)):
+    due = start + j / per_s
+    now = time.monotonic()
+    if due > now:
+        time.sleep(due - now)
+    os.write(fds[j % files], b"T=%019d f%02d n=%06d %s\n" % (
+        time.time_ns(), j % files, j // files, b"p" * 40))
+PY
+	PACED_PID=$!
+}
+
+# main_switches: voluntary context switches of the agent's main thread so
+# far (each a sleep its loop woke from).
+main_switches() {
+	awk '/^voluntary_ctxt_switches/ { print $2 }' \
+	    "/proc/$AGENT_PID/task/$AGENT_PID/status"
+}
+
 # writer_count: lines the writer has written so far.
 writer_count() {
 	cat "$TMP/writer.count" 2>/dev/null || echo 0

@@ -36,34 +36,14 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
     "readCoalesceMillis = 100" "rescanIntervalMillis = 60000" \
     "maxBufferAgeMillis = $AGE" "maxBufferSizeRecords = 500"
 
-switches() {
-	awk '/^voluntary_ctxt_switches/ { print $2 }' \
-	    "/proc/$AGENT_PID/task/$AGENT_PID/status"
-}
-
 start_agent "$TMP/agent.ini"
 wait_for 30 "the stream described" grep -q "type is COMMON" "$TMP/agent.log"
-"$PYTHON3" - "$TMP/logs" $FILES $RATE $SECONDS_ <<'PY' &
-import os, sys, time
-d, files, rate, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), \
-    float(sys.argv[4])
-fds = [os.open(os.path.join(d, "f%d.log" % (i + 1)),
-               os.O_WRONLY | os.O_APPEND) for i in range(files)]
-per_s = files * rate
-start = time.monotonic()
-for j in range(int(secs * per_s)):
-    due = start + j / per_s
-    now = time.monotonic()
-    if due > now:
-        time.sleep(due - now)
-    os.write(fds[j % files], b"T=%019d f%02d n=%06d %s\n" % (
-        time.time_ns(), j % files, j // files, b"p" * 40))
-PY
-writer=$!
+paced_writer "$TMP/logs" $FILES $RATE $SECONDS_
+writer=$PACED_PID
 sleep 2		# paused, and the pace found
-a=$(switches)
+a=$(main_switches)
 sleep 4
-b=$(switches)
+b=$(main_switches)
 wait "$writer" || fail "the writer failed"
 per_s=$(( (b - a) / 4 ))
 echo "main thread: $per_s voluntary switches/s while $FILES files were" \
