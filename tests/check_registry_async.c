@@ -264,6 +264,32 @@ START_TEST(a_failed_background_save_leaves_the_registry_dirty)
 }
 END_TEST
 
+/* A state the write to memory refuses (a line the reader would refuse)
+ * starts nothing, says why, and stays dirty; the file stays as it was. */
+START_TEST(a_save_that_cannot_be_written_starts_nothing)
+{
+	struct registry	*reg = registry_new(spath);
+	char		*path;
+
+	set_offset(reg, 1, 100);
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	path = xmalloc(2 * 1024 * 1024);
+	memset(path, 'a', 2 * 1024 * 1024 - 1);
+	path[2 * 1024 * 1024 - 1] = '\0';
+	(void)registry_set(reg, "app", 2049, 7, 0, 0, path, 1);
+	free(path);
+	set_offset(reg, 1, 200);
+	ck_assert_int_eq(registry_save_start(reg, &loop, on_done, NULL),
+	    -EMSGSIZE);
+	ck_assert(!registry_saving(reg));
+	ck_assert(registry_dirty(reg));
+	ck_assert_uint_eq(offset_on_disk(1), 100);
+	registry_free(reg);
+	tu_loop_close(&loop);
+	ck_assert_int_eq(res.calls, 0);
+}
+END_TEST
+
 START_TEST(nothing_dirty_starts_nothing)
 {
 	struct registry	*reg = registry_new(spath);
@@ -308,6 +334,7 @@ registry_async_suite(void)
 	tcase_add_test(tc, a_background_save_leaves_the_loop_running);
 	tcase_add_test(tc, a_synchronous_save_waits_for_the_one_under_way);
 	tcase_add_test(tc, a_failed_background_save_leaves_the_registry_dirty);
+	tcase_add_test(tc, a_save_that_cannot_be_written_starts_nothing);
 	tcase_add_test(tc, nothing_dirty_starts_nothing);
 	tcase_add_test(tc, registry_free_waits_and_drops_the_callback);
 	suite_add_tcase(s, tc);

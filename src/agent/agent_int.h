@@ -88,6 +88,7 @@ struct agent {
 	 * it covers, and when it began. */
 	int64_t		 flight_land_by;
 	uint64_t	 flight_t0;
+	bool		 flight_new_floors; /* a stream's first floors */
 	bool		 took_run;	/* prev_run is taken */
 	bool		 saving;	/* in a save: no other, no timer */
 };

@@ -70,6 +70,22 @@ keep_backup(void *arg)
 		backup_failed(reg, r);
 }
 
+/* What a save of changes (and of added entries) wrote, or why not. */
+static void
+took(struct registry *reg, const struct atomicfile *af, int r,
+    uint64_t changes, uint64_t added)
+{
+	if (r == 0) {
+		reg->saved = changes;
+		reg->added_saved = added;
+		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
+	} else {
+		reg->dirty = true;
+		log_error("cannot save state: %s %s: %s", af->op, af->file,
+		    strerror(-r));
+	}
+}
+
 int
 registry_save(struct registry *reg, bool force)
 {
@@ -86,14 +102,9 @@ registry_save(struct registry *reg, bool force)
 		r = statefile_write(&af, &reg->tab);
 	if (r == 0)
 		r = atomicfile_commit(&af, keep_backup, reg);
-	if (r == 0) {
+	if (r == 0)
 		reg->dirty = false;
-		reg->saved = reg->changes;
-		reg->added_saved = reg->added;
-		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
-	} else
-		log_error("cannot save state: %s %s: %s", af.op, af.file,
-		    strerror(-r));
+	took(reg, &af, r, reg->changes, reg->added);
 	atomicfile_cleanup(&af);
 	return r;
 }
@@ -135,15 +146,7 @@ flight_apply(struct reg_flight *fl)
 	reg->flight = NULL;
 	if (fl->bak_err < 0)
 		backup_failed(reg, fl->bak_err);
-	if (fl->rc == 0) {
-		reg->saved = fl->changes;
-		reg->added_saved = fl->added;
-		log_debug("saved %zu entries to %s", reg->tab.n, reg->path);
-	} else {
-		reg->dirty = true;
-		log_error("cannot save state: %s %s: %s", fl->af.op,
-		    fl->af.file, strerror(-fl->rc));
-	}
+	took(reg, &fl->af, fl->rc, fl->changes, fl->added);
 	atomicfile_cleanup(&fl->af);
 }
 
@@ -194,13 +197,9 @@ registry_save_start(struct registry *reg, uv_loop_t *loop,
 	pthread_cond_init(&fl->cv, NULL);
 	reg->dirty = false;	/* a change from now on is not in this save */
 	reg->flight = fl;
-	if ((r = uv_queue_work(loop, &fl->req, flight_work, flight_after)) !=
-	    0) {
-		log_warn("cannot save state in the background (%s): saving "
-		    "now", uv_strerror(r));
-		flight_work(&fl->req);
-		flight_after(&fl->req, 0);
-	}
+	/* Fails only without a work function. */
+	if ((r = uv_queue_work(loop, &fl->req, flight_work, flight_after)) != 0)
+		fatalx("uv_queue_work: %s", uv_strerror(r));
 	return 0;
 }
 
