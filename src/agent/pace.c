@@ -32,7 +32,7 @@ pace_read_all(struct pace *p, struct source *src, const struct conf_flow *fc)
 
 	if (p->seen == 0)
 		return false;
-	if (p->gap > 0 && p->total >= 2 && period > 0) {
+	if (p->gap > 0 && p->total >= 2) {
 		want = p->gap * (uint64_t)fc->max_buffer_records * 4 /
 		    (5 * (uint64_t)p->total);
 		cap = MIN((uint64_t)fc->max_buffer_age_ms, 10 * period);

@@ -86,8 +86,8 @@ void		 files_commit(struct files *, struct tailer *);
 /*
  * Coalesced reads (readCoalesceMillis, files_scan.c): the number of the
  * last pass made with the watches paused (0: none yet, or the watches
- * are on) and the ms of
- * writes it found (since the pass before, or since the pause).  A reader
+ * are on) and the ms of writes it found (since the pass before, or since
+ * the pause).  A reader
  * that would rather take them at a longer period asks with files_pace
  * (ms, or 0 for readCoalesceMillis; never shorter than it): the next pass
  * comes that long after the last, and the period falls back to

@@ -107,6 +107,14 @@ main_switches() {
 	    "/proc/$AGENT_PID/task/$AGENT_PID/status"
 }
 
+# switches_per_s SECONDS: the main thread's voluntary switches a second
+# over the next SECONDS.
+switches_per_s() {
+	_a=$(main_switches)
+	sleep "$1"
+	echo $(( ($(main_switches) - _a) / $1 ))
+}
+
 # writer_count: lines the writer has written so far.
 writer_count() {
 	cat "$TMP/writer.count" 2>/dev/null || echo 0

@@ -41,11 +41,8 @@ wait_for 30 "the stream described" grep -q "type is COMMON" "$TMP/agent.log"
 paced_writer "$TMP/logs" $FILES $RATE $SECONDS_
 writer=$PACED_PID
 sleep 2		# paused, and the pace found
-a=$(main_switches)
-sleep 4
-b=$(main_switches)
+per_s=$(switches_per_s 4)
 wait "$writer" || fail "the writer failed"
-per_s=$(( (b - a) / 4 ))
 echo "main thread: $per_s voluntary switches/s while $FILES files were" \
     "appended $RATE times a second each"
 [ "$per_s" -le "$LIMIT" ] ||
