@@ -540,6 +540,82 @@ START_TEST(parse_put_shortcut_agrees_with_the_full_parser)
 END_TEST
 
 /*
+ * DIS's own record shape, {"partition_id":"..","sequence_number":".."}, is
+ * read by a byte-pattern path; every record must come out as the general
+ * reader reads it (the same text with a space after each colon takes the
+ * general path), near misses included, with the last sequence number of
+ * each partition parsed and the others -1.
+ */
+START_TEST(parse_put_dis_shape_reads_as_the_general_reader)
+{
+	static const char *const recs[] = {
+		"{\"partition_id\":\"shardId-0000000002\","
+		    "\"sequence_number\":\"41\"}",
+		"{\"partition_id\":\"shardId-0000000001\","
+		    "\"sequence_number\":\"7\"}",
+		"{\"partition_id\":\"shardId-0000000002\","
+		    "\"sequence_number\":\"42\"}",
+		/* near misses: the general reader decides */
+		"{\"partition_id\":\"shardId-0000000003\","
+		    "\"sequence_number\":\"x9\"}",
+		"{\"partition_id\":\"shardId-000000000\\/4\","
+		    "\"sequence_number\":\"5\"}",
+		"{\"partition_id\":\"shardId-0000000001\","
+		    "\"sequence_number\":\"8\",\"error_code\":\"\"}",
+		"{\"partition_id\":\"\",\"sequence_number\":\"3\"}",
+		"{\"partition_id\":\"shardId-0000000005\","
+		    "\"sequence_number\":\"\"}",
+		"{\"partition_id\":\"shardId-0000000006\","
+		    "\"sequence_number\":\"12\"}",
+	};
+	enum { N = sizeof(recs) / sizeof(recs[0]) };
+	struct codec_result fast[N], slow[N];
+	struct buf	 a, b;
+	const char	*r;
+	size_t		 i;
+
+	buf_init(&a);
+	buf_init(&b);
+	buf_addstr(&a, "{\"failed_record_count\":0,\"records\":[");
+	buf_addstr(&b, "{\"failed_record_count\": 0, \"records\": [");
+	for (i = 0; i < N; i++) {
+		buf_addstr(&a, i ? "," : "");
+		buf_addstr(&b, i ? ", " : "");
+		buf_addstr(&a, recs[i]);
+		for (r = recs[i]; *r != '\0'; r++) {
+			buf_addc(&b, *r);
+			if (*r == ':')
+				buf_addc(&b, ' ');
+		}
+	}
+	buf_addstr(&a, "]}");
+	buf_addstr(&b, "]}");
+	ck_assert(codec_all_acknowledged(a.data, a.len, fast, N));
+	ck_assert(codec_all_acknowledged(b.data, b.len, slow, N));
+	for (i = 0; i < N; i++) {
+		ck_assert_msg(fast[i].partition == slow[i].partition,
+		    "record %zu: partition %d, general %d", i,
+		    (int)fast[i].partition, (int)slow[i].partition);
+		ck_assert_msg(fast[i].seq == slow[i].seq,
+		    "record %zu: seq %lld, general %lld", i,
+		    (long long)fast[i].seq, (long long)slow[i].seq);
+	}
+	ck_assert_int_eq(fast[0].partition, 2);
+	ck_assert_int_eq(fast[0].seq, -1);		/* not the last of 2 */
+	ck_assert_int_eq(fast[2].seq, 42);
+	ck_assert_int_eq(fast[1].seq, -1);
+	ck_assert_int_eq(fast[5].seq, 8);
+	ck_assert_int_eq(fast[4].partition, -1);	/* escaped: unknown */
+	ck_assert_int_eq(fast[8].partition, 6);
+	ck_assert_int_eq(fast[8].seq, 12);
+	/* Cut inside the shape: not a reply. */
+	ck_assert(!codec_all_acknowledged(a.data, 60, fast, N));
+	buf_cleanup(&a);
+	buf_cleanup(&b);
+}
+END_TEST
+
+/*
  * The shortcut scans strings 16 bytes at a time: a control character,
  * an escape or the closing quote at every offset of a long string must be
  * seen exactly where it is.
@@ -602,6 +678,7 @@ codec_suite(void)
 	tcase_add_test(tc, put_entries_counts_a_reply_of_any_length);
 	tcase_add_test(tc, parse_put_shortcut_agrees_with_the_full_parser);
 	tcase_add_test(tc, parse_put_shortcut_long_strings_at_every_offset);
+	tcase_add_test(tc, parse_put_dis_shape_reads_as_the_general_reader);
 	tcase_add_test(tc, parse_put_spec_partial_failure);
 	tcase_add_test(tc, parse_put_mixed_codes_by_position);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);

@@ -67,13 +67,15 @@ int	codec_compress(enum codec_zip, const void *in, size_t n, struct buf *out)
 
 /* One entry of a PutRecords reply, by request position. */
 struct codec_result {
-	char	code[32];	/* "" = acknowledged */
-	char	message[160];	/* truncated */
+	/* What every entry of a reply fills, in its first cache line
+	 * (500 entries a reply; the message is written only on failure). */
 	int32_t	partition;	/* acknowledged: where it went; -1 unknown */
+	uint32_t seq_len;
 	int64_t	seq;		/* its sequence_number there; -1 unknown */
 	/* The parser's: the sequence number's text in the reply. */
 	const char *seq_at;
-	uint32_t seq_len;
+	char	code[32];	/* "" = acknowledged */
+	char	message[160];	/* truncated */
 };
 
 /*
