@@ -28,6 +28,14 @@ wm_cleanup(struct watermark *w)
 	w->n = w->cap = w->head = 0;
 }
 
+/* The ring's index of the i-th range from the head; cap is a power of two
+ * (grow), so a mask, not a division: wm_extend runs for every record. */
+static inline size_t
+slot(const struct watermark *w, uint64_t i)
+{
+	return (size_t)((w->head + i) & (w->cap - 1));
+}
+
 static void
 grow(struct watermark *w)
 {
@@ -37,7 +45,7 @@ grow(struct watermark *w)
 	ncap = w->cap ? w->cap * 2 : 8;
 	nr = xcalloc(ncap, sizeof(*nr));
 	for (i = 0; i < w->n; i++)
-		nr[i] = w->r[(w->head + i) % w->cap];
+		nr[i] = w->r[slot(w, i)];
 	free(w->r);
 	w->r = nr;
 	w->cap = ncap;
@@ -49,8 +57,8 @@ wm_push(struct watermark *w, uint64_t end)
 {
 	if (w->n == w->cap)
 		grow(w);
-	w->r[(w->head + w->n) % w->cap].end = end;
-	w->r[(w->head + w->n) % w->cap].done = false;
+	w->r[slot(w, w->n)].end = end;
+	w->r[slot(w, w->n)].done = false;
 	w->n++;
 	return w->base + w->n - 1;
 }
@@ -60,7 +68,7 @@ wm_extend(struct watermark *w, uint64_t id, uint64_t end)
 {
 	if (id < w->base || id >= w->base + w->n)
 		return;
-	w->r[(w->head + (id - w->base)) % w->cap].end = end;
+	w->r[slot(w, (id - w->base))].end = end;
 }
 
 bool
@@ -74,7 +82,7 @@ wm_skip_to(struct watermark *w, uint64_t end)
 		w->committed = end;
 		return true;
 	}
-	r = &w->r[(w->head + w->n - 1) % w->cap];
+	r = &w->r[slot(w, w->n - 1)];
 	if (end > r->end)
 		r->end = end;
 	return false;
@@ -87,11 +95,11 @@ wm_ack(struct watermark *w, uint64_t id)
 
 	if (id < w->base || id >= w->base + w->n)
 		return false;
-	w->r[(w->head + (id - w->base)) % w->cap].done = true;
+	w->r[slot(w, (id - w->base))].done = true;
 	while (w->n > 0 && w->r[w->head].done) {
 		if (w->r[w->head].end > w->committed)
 			w->committed = w->r[w->head].end;
-		w->head = (w->head + 1) % w->cap;
+		w->head = slot(w, 1);
 		w->n--;
 		w->base++;
 		moved = true;
@@ -110,7 +118,7 @@ wm_done_to(struct watermark *w, uint64_t end)
 		w->committed = end;
 		return true;
 	}
-	r = &w->r[(w->head + w->n - 1) % w->cap];
+	r = &w->r[slot(w, w->n - 1)];
 	if (end <= r->end)
 		return false;
 	if (r->done) {
@@ -118,7 +126,7 @@ wm_done_to(struct watermark *w, uint64_t end)
 		return false;
 	}
 	(void)wm_push(w, end);
-	w->r[(w->head + w->n - 1) % w->cap].done = true;
+	w->r[slot(w, w->n - 1)].done = true;
 	return false;
 }
 
@@ -136,7 +144,7 @@ wm_spans(const struct watermark *w, struct reg_span *out, size_t max)
 	size_t		 i, n = 0;
 
 	for (i = 0; i < w->n; i++) {
-		r = &w->r[(w->head + i) % w->cap];
+		r = &w->r[slot(w, i)];
 		if (r->done && r->end > start) {
 			if (n > 0 && out[n - 1].end == start)
 				out[n - 1].end = r->end;
