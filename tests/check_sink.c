@@ -319,6 +319,33 @@ records_of(size_t i)
 	return out;
 }
 
+/* The partition keys of request i's records, space-separated. */
+static const char *
+keys_of(size_t i)
+{
+	static char	 out[4096];
+	json_error_t	 err;
+	json_t		*root, *recs, *r;
+	const char	*key;
+	size_t		 k, used = 0;
+
+	ck_assert_uint_lt(i, h.nreqs);
+	root = json_loadb(h.reqs[i].body, h.reqs[i].bodylen, 0, &err);
+	ck_assert_msg(root != NULL, "request %zu: %s", i, err.text);
+	recs = json_object_get(root, "records");
+	ck_assert(json_is_array(recs));
+	out[0] = '\0';
+	json_array_foreach(recs, k, r) {
+		key = json_string_value(json_object_get(r, "partition_key"));
+		ck_assert_ptr_nonnull(key);
+		used += (size_t)snprintf(out + used, sizeof(out) - used,
+		    "%s%s", k ? " " : "", key);
+		ck_assert_uint_lt(used, sizeof(out));
+	}
+	json_decref(root);
+	return out;
+}
+
 /* The batches handed back, as "tag:delivered|undelivered ...". */
 static const char *
 done_list(void)
@@ -385,20 +412,23 @@ on_halt(const char *reason, void *arg)
 	snprintf(h.halt_reason, sizeof(h.halt_reason), "%s", reason);
 }
 
-/* Records "<tag>0" .. "<tag><n-1>" of FILE_NAME, REC_BYTES apart. */
+/* Records "<tag>0" .. "<tag><n-1>" of FILE_NAME, REC_BYTES apart; record
+ * i's key is its text and i % 4 '+' ("a0", "a1+", "a2++", ...: keys of
+ * unlike lengths, see keys_of). */
 static struct batch *
 mk_batch(const char *tag, size_t n)
 {
 	struct batch	*b = batch_new(NULL, NULL);
-	char		 rec[16];
+	char		 rec[16], key[24];
 	uint16_t	 seg;
 	size_t		 i;
 
 	seg = batch_add_seg(b, 1, FILE_NAME, 7);
 	for (i = 0; i < n; i++) {
 		snprintf(rec, sizeof(rec), "%s%zu", tag, i);
-		batch_add(b, rec, strlen(rec), "k", seg, i * REC_BYTES,
-		    (i + 1) * REC_BYTES);
+		snprintf(key, sizeof(key), "%s%.*s", rec, (int)(i % 4), "+++");
+		batch_add(b, rec, strlen(rec), key, strlen(key), seg,
+		    i * REC_BYTES, (i + 1) * REC_BYTES);
 	}
 	return b;
 }
@@ -711,6 +741,33 @@ END_TEST
  * them acknowledges their ranges, and the remnant is never handed back on
  * its own.  A remnant holds no place in the window.
  */
+/*
+ * A batch's key lengths come from where the next key starts while the keys
+ * lie in the order of the records; a batch that absorbed another's records
+ * in front of its own has them out of order, and every length must still
+ * be its key's.
+ */
+START_TEST(key_lengths_hold_after_an_absorb)
+{
+	struct batch	*a = mk_batch("a", 4), *b = mk_batch("b", 3);
+	size_t		 i;
+
+	for (i = 0; i < a->nrecs; i++)
+		ck_assert_uint_eq(batch_key_len(a, i),
+		    strlen(a->keys.data + a->recs[i].key));
+	batch_mark_done(a, 0);
+	batch_mark_done(a, 2);
+	batch_absorb(b, a);
+	ck_assert_uint_eq(b->nrecs, 5);
+	for (i = 0; i < b->nrecs; i++)
+		ck_assert_msg(batch_key_len(b, i) ==
+		    strlen(b->keys.data + b->recs[i].key), "record %zu", i);
+	ck_assert_str_eq(b->keys.data + b->recs[1].key, "a3+++");
+	batch_free(a);
+	batch_free(b);
+}
+END_TEST
+
 START_TEST(failed_records_ride_in_the_next_request)
 {
 	size_t	 bytes;
@@ -731,6 +788,9 @@ START_TEST(failed_records_ride_in_the_next_request)
 	submit("b", 3);
 	ck_assert_uint_eq(h.nreqs, 2);
 	ck_assert_str_eq(records_of(1), "a1 a3 b0 b1 b2");
+	/* Each with its own key, though a's now lie after b's. */
+	ck_assert_str_eq(keys_of(0), "a0 a1+ a2++ a3+++");
+	ck_assert_str_eq(keys_of(1), "a1+ a3+++ b0 b1+ b2++");
 	ck_assert_uint_eq(sink_pending(h.sink), 1);
 	ck_assert_uint_eq(sink_riders(h.sink, &bytes), 0);
 	reply_put(1, "- - - - -");
@@ -1100,6 +1160,7 @@ sink_suite(void)
 	tcase_add_test(tc, entity_too_large_halves_the_requests);
 	tcase_add_test(tc, lone_record_still_too_large_is_dead_lettered);
 	tcase_add_test(tc, failed_records_are_resent_alone);
+	tcase_add_test(tc, key_lengths_hold_after_an_absorb);
 	tcase_add_test(tc, failed_records_ride_in_the_next_request);
 	tcase_add_test(tc, a_rider_keeps_its_pin_acks_and_uncertainty);
 	tcase_add_test(tc,

@@ -368,7 +368,7 @@ on_record(void *arg, const struct source_rec *r)
 	else
 		source_extend(f->src, r, f->cur->segs[seg].range);
 	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    (uint16_t)seg, r->off, r->end);
+	    f->key.data ? f->key.len : 0, (uint16_t)seg, r->off, r->end);
 	f->pass_recs++;
 	pace_record(&f->pace);
 	if (r->known)

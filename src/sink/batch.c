@@ -125,10 +125,10 @@ grow_recs(struct batch *b, size_t n)
 
 void
 batch_add(struct batch *b, const char *data, size_t len, const char *key,
-    uint16_t seg, uint64_t file_off, uint64_t file_end)
+    size_t keylen, uint16_t seg, uint64_t file_off, uint64_t file_end)
 {
 	struct batch_rec *r;
-	size_t		 klen = strlen(key) + 1, cost;
+	size_t		 klen = keylen + 1, cost;
 
 	grow_recs(b, 1);
 	r = &b->recs[b->nrecs++];
@@ -207,10 +207,14 @@ batch_absorb(struct batch *dst, struct batch *src)
 	}
 	n = src->nrecs - src->ndone;
 	grow_recs(dst, n);
-	/* Older records first: the records of src go in front. */
-	if (dst->nrecs > 0)
+	/* Older records first: the records of src go in front (their keys
+	 * after dst's). */
+	if (dst->nrecs > 0) {
 		memmove(dst->recs + n, dst->recs,
 		    dst->nrecs * sizeof(*dst->recs));
+		if (n > 0)
+			dst->keys_out_of_order = true;
+	}
 	moved = dst->recs;
 	keep_acked(dst, src);
 	for (i = 0; i < src->nrecs; i++) {

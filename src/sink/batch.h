@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/util.h"
 
@@ -62,7 +63,10 @@ struct batch_seg {
 struct batch {
 	/* Filled by the flow. */
 	struct buf	 data;		/* record bytes, back to back */
-	struct buf	 keys;		/* partition keys */
+	struct buf	 keys;		/* partition keys, each with its NUL */
+	/* The keys are in the order of the records, but for a batch that
+	 * absorbed another's records in front of its own (batch_absorb). */
+	bool		 keys_out_of_order;
 	struct batch_rec *recs;
 	size_t		 nrecs;
 	size_t		 caprecs;
@@ -106,10 +110,21 @@ int		 batch_seg_of(const struct batch *, uint64_t file);
 /* A new segment for file (named name, watermark range); its index. */
 uint16_t	 batch_add_seg(struct batch *, uint64_t file, const char *name,
 		    uint64_t range);
-/* Add a record of segment seg, bytes [file_off, file_end) of its file. */
+/* Add a record of segment seg, bytes [file_off, file_end) of its file;
+ * its key is the klen bytes at key. */
 void		 batch_add(struct batch *, const char *data, size_t len,
-		    const char *key, uint16_t seg, uint64_t file_off,
+		    const char *key, size_t klen, uint16_t seg, uint64_t file_off,
 		    uint64_t file_end);
+/* The length of record i's key: where the next one starts, while they lie
+ * in the order of the records. */
+static inline size_t
+batch_key_len(const struct batch *b, size_t i)
+{
+	if (b->keys_out_of_order)
+		return strlen(b->keys.data + b->recs[i].key);
+	return (i + 1 < b->nrecs ? b->recs[i + 1].key : b->keys.len) -
+	    b->recs[i].key - 1;
+}
 
 /* Record i is acknowledged or dead-lettered. */
 void		 batch_mark_done(struct batch *, size_t i);

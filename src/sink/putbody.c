@@ -23,7 +23,7 @@ struct body_format {
 	bool		 base64;	/* data sent as base64 text */
 	void		(*begin)(struct buf *, const char *, const char *);
 	void		(*add)(struct buf *, const void *, size_t,
-			    const char *);
+			    const char *, size_t);
 	void		(*end)(struct buf *);
 	int		(*parse)(const char *, size_t, struct codec_result *,
 			    size_t);
@@ -32,12 +32,12 @@ struct body_format {
 
 static const struct body_format json_format = {
 	DISAPI_JSON, 40, true,
-	codec_put_begin, codec_put_add, codec_put_end, codec_parse_put,
+	codec_put_begin, codec_put_addn, codec_put_end, codec_parse_put,
 	codec_put_entries,
 };
 static const struct body_format protobuf_format = {
 	PBUF_CONTENT_TYPE, PBUF_ENTRY_OVERHEAD, false,
-	pbuf_put_begin, pbuf_put_add, pbuf_put_end, pbuf_parse_put,
+	pbuf_put_begin, pbuf_put_addn, pbuf_put_end, pbuf_parse_put,
 	pbuf_put_entries,
 };
 
@@ -118,7 +118,7 @@ write_records(const struct body_format *fmt, const struct batch *b,
 		if (limit > 0 && req->nsent == limit)
 			break;
 		fmt->add(&req->body, b->data.data + r->off, r->len,
-		    b->keys.data + r->key);
+		    b->keys.data + r->key, batch_key_len(b, i));
 		req->sent_idx[req->nsent++] = i;
 	}
 	fmt->end(&req->body);

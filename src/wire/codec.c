@@ -198,9 +198,16 @@ void
 codec_put_add(struct buf *out, const void *data, size_t len,
     const char *partition_key)
 {
+	codec_put_addn(out, data, len, partition_key,
+	    partition_key ? strlen(partition_key) : 0);
+}
+
+void
+codec_put_addn(struct buf *out, const void *data, size_t len,
+    const char *partition_key, size_t klen)
+{
 	static const char head[] = "{\"data\":\"";
 	static const char mid[] = "\",\"partition_key\":\"";
-	size_t		 klen = partition_key ? strlen(partition_key) : 0;
 	char		*o;
 
 	buf_reserve(out, codec_base64_len(len) + klen + sizeof(head) +

@@ -36,6 +36,10 @@ void	codec_put_begin(struct buf *out, const char *stream_name,
 	    const char *stream_id);
 void	codec_put_add(struct buf *out, const void *data, size_t len,
 	    const char *partition_key);
+/* The same with the key's length known (klen; the key NUL-terminated all
+ * the same): what a batch's records are written with. */
+void	codec_put_addn(struct buf *out, const void *data, size_t len,
+	    const char *partition_key, size_t klen);
 void	codec_put_end(struct buf *out);
 
 /*

@@ -106,10 +106,17 @@ void
 pbuf_put_add(struct buf *out, const void *data, size_t len,
     const char *partition_key)
 {
-	size_t	 klen, inner;
+	pbuf_put_addn(out, data, len, partition_key,
+	    partition_key != NULL ? strlen(partition_key) : 0);
+}
+
+void
+pbuf_put_addn(struct buf *out, const void *data, size_t len,
+    const char *partition_key, size_t klen)
+{
+	size_t	 inner;
 	char	*o;
 
-	klen = partition_key != NULL ? strlen(partition_key) : 0;
 	inner = 1 + varint_len(len) + len;
 	if (partition_key != NULL)
 		inner += 1 + varint_len(klen) + klen;

@@ -37,6 +37,9 @@ void	pbuf_put_begin(struct buf *out, const char *stream_name,
 	    const char *stream_id);
 void	pbuf_put_add(struct buf *out, const void *data, size_t len,
 	    const char *partition_key);
+/* The same with the key's length known (codec_put_addn). */
+void	pbuf_put_addn(struct buf *out, const void *data, size_t len,
+	    const char *partition_key, size_t klen);
 void	pbuf_put_end(struct buf *out);
 
 /*
