@@ -297,6 +297,65 @@ START_TEST(parse_put_partitions_and_last_sequence_numbers)
 }
 END_TEST
 
+/*
+ * DIS's own entry shape (shardId then sequenceNumber, nothing else) is
+ * read by position; it must read as the general reader reads the same
+ * fields in the other order, and a NUL inside it is still refused.
+ */
+START_TEST(parse_put_dis_shape_reads_as_the_general_reader)
+{
+	static const char *const e[][2] = {
+		{ "shardId-0000000002", "41" }, { "shardId-0000000001", "7" },
+		{ "shardId-0000000002", "42" }, { "3", "900" },
+		{ "", "5" }, { "shardId-0000000001", "" },
+		{ "shardId-0000000004", "x1" },
+	};
+	enum { N = sizeof(e) / sizeof(e[0]) };
+	struct codec_result	 fast[N], slow[N];
+	struct buf		 a, b, x;
+	size_t			 i;
+
+	buf_init(&a);
+	buf_init(&b);
+	failed_count(&a, 0);
+	failed_count(&b, 0);
+	for (i = 0; i < N; i++) {
+		entry_at(&a, e[i][0], e[i][1]);
+		buf_init(&x);
+		strfield(&x, 24, e[i][1]);
+		strfield(&x, 23, e[i][0]);
+		lenfield(&b, 22, x.data, x.len);
+		buf_cleanup(&x);
+	}
+	ck_assert_int_eq(parse_buf(&a, fast, N), 0);
+	ck_assert_int_eq(parse_buf(&b, slow, N), 0);
+	for (i = 0; i < N; i++) {
+		ck_assert_msg(fast[i].partition == slow[i].partition,
+		    "entry %zu: partition %d, general %d", i,
+		    (int)fast[i].partition, (int)slow[i].partition);
+		ck_assert_msg(fast[i].seq == slow[i].seq,
+		    "entry %zu: seq %lld, general %lld", i,
+		    (long long)fast[i].seq, (long long)slow[i].seq);
+		ck_assert_str_eq(fast[i].code, "");
+	}
+	ck_assert_int_eq(fast[2].seq, 42);
+	ck_assert_int_eq(fast[3].partition, 3);
+	ck_assert_int_eq(fast[3].seq, 900);
+	buf_cleanup(&a);
+	/* A NUL in the shard id: not a reply. */
+	buf_init(&a);
+	failed_count(&a, 0);
+	buf_init(&x);
+	lenfield(&x, 23, "shard\0Id-01", 12);
+	strfield(&x, 24, "1");
+	lenfield(&a, 22, x.data, x.len);
+	buf_cleanup(&x);
+	ck_assert_int_eq(parse_buf(&a, fast, 1), -EBADMSG);
+	buf_cleanup(&a);
+	buf_cleanup(&b);
+}
+END_TEST
+
 /* The failure count is the entries', not failedRecordCount's. */
 START_TEST(parse_put_counts_entries_not_the_header)
 {
@@ -672,6 +731,7 @@ pbuf_suite(void)
 	tcase_add_test(tc, parse_put_all_acknowledged);
 	tcase_add_test(tc, parse_put_spec_partial_failure);
 	tcase_add_test(tc, parse_put_partitions_and_last_sequence_numbers);
+	tcase_add_test(tc, parse_put_dis_shape_reads_as_the_general_reader);
 	tcase_add_test(tc, parse_put_counts_entries_not_the_header);
 	tcase_add_test(tc, parse_put_count_mismatch_is_ebadmsg);
 	tcase_add_test(tc, put_entries_counts_a_reply_of_any_length);

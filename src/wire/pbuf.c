@@ -150,9 +150,15 @@ rd_varint(struct rd *r, uint64_t *v)
 	unsigned	 i;
 	unsigned char	 c;
 
-	/* Most keys and lengths of a reply are one byte. */
+	/* Most keys and lengths of a reply are one byte, the entries' keys
+	 * (fields 22..26) two. */
 	if (r->p < r->end && *r->p < 0x80) {
 		*v = *r->p++;
+		return 0;
+	}
+	if (r->end - r->p >= 2 && r->p[1] < 0x80) {
+		*v = (uint64_t)(r->p[0] & 0x7f) | (uint64_t)r->p[1] << 7;
+		r->p += 2;
 		return 0;
 	}
 	for (i = 0; i < VARINT_MAX; i++) {
@@ -261,6 +267,60 @@ rd_string(struct rd *r, unsigned wt, const unsigned char **p, size_t *n)
 	return 0;
 }
 
+/* A field key above 127 and below 16384 as its two varint bytes. */
+#define KEY_LO(k)	((unsigned char)(((k) & 0x7f) | 0x80))
+#define KEY_HI(k)	((unsigned char)((k) >> 7))
+
+/* No zero byte in the n bytes at p: a word at a time (ids of ~18 bytes). */
+static inline bool
+no_nul(const unsigned char *p, size_t n)
+{
+	const uint64_t	 ones = 0x0101010101010101ULL;
+	uint64_t	 w;
+	size_t		 i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (((w - ones) & ~w & (ones << 7)) != 0)
+			return false;
+	}
+	for (; i < n; i++)
+		if (p[i] == '\0')
+			return false;
+	return true;
+}
+
+/*
+ * The entry DIS writes for an acknowledged record, byte for byte: shardId
+ * then sequenceNumber, each shorter than 128 bytes, nothing else.  Read by
+ * position; true when the n bytes at p are exactly that (then *res holds
+ * it as parse_entry would write it), false for anything else (parse_entry
+ * decides, and reads this shape the same).
+ */
+static inline bool
+entry_dis(const unsigned char *p, size_t n, struct codec_result *res,
+    struct codec_part_cache *c)
+{
+	const unsigned char	*q;
+	size_t			 l1, l2;
+
+	if (n < 6 || p[0] != KEY_LO(TAG(F_SHARD_ID, WT_LEN)) ||
+	    p[1] != KEY_HI(TAG(F_SHARD_ID, WT_LEN)) || (l1 = p[2]) >= 0x80 ||
+	    n < 6 + l1)
+		return false;
+	q = p + 3 + l1;
+	if (q[0] != KEY_LO(TAG(F_SEQUENCE, WT_LEN)) ||
+	    q[1] != KEY_HI(TAG(F_SEQUENCE, WT_LEN)) || (l2 = q[2]) >= 0x80 ||
+	    n != 6 + l1 + l2 || !no_nul(p + 3, l1) || !no_nul(q + 3, l2))
+		return false;
+	res->code[0] = res->message[0] = '\0';
+	res->partition = codec_cached_partition(c, (const char *)p + 3, l1);
+	res->seq = -1;			/* codec_last_seqs */
+	res->seq_at = (const char *)q + 3;
+	res->seq_len = (uint32_t)l2;
+	return true;
+}
+
 /*
  * One PutRecordsResultEntry of n bytes at p into *res: 1 when it failed,
  * 0 when acknowledged, -EBADMSG.  The last errorCode and errorMessage
@@ -279,6 +339,8 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res,
 	uint32_t		 f;
 	unsigned		 wt;
 
+	if (entry_dis(p, n, res, c))
+		return 0;
 	while (r.p < r.end) {
 		if (rd_key(&r, &f, &wt) != 0)
 			return -EBADMSG;
