@@ -232,9 +232,7 @@ on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
 		 * failure the transfer ends by its own timeout; -1 would
 		 * abort every transfer. */
 		s = sock_find(h, fd);
-		if (s != NULL)
-			s->events = -1;	/* (re)registered whatever it asks */
-		else
+		if (s == NULL)
 			s = sock_new(h, fd);
 		if (s == NULL)
 			return 0;
@@ -316,7 +314,9 @@ on_poll(uv_poll_t *p, int status, int events)
 		return;
 	}
 	if (status < 0) {
-		/* libuv stopped the poller; let curl fail the connection. */
+		/* libuv stopped the poller (the next watch restarts it,
+		 * whatever it asks); let curl fail the connection. */
+		s->events = -1;
 		h->poll_errors++;
 		log_debug("fd=%d: %s", (int)fd, uv_strerror(status));
 		ev = CURL_CSELECT_ERR;
