@@ -197,7 +197,7 @@ batch_absorb(struct batch *dst, struct batch *src)
 {
 	const struct batch_rec *r;
 	struct batch_rec *moved;
-	const char	*key;
+	struct buf	 keys;
 	size_t		 i, n, klen, cost = 0;
 	uint16_t	 base = (uint16_t)dst->nsegs;
 
@@ -207,34 +207,37 @@ batch_absorb(struct batch *dst, struct batch *src)
 	}
 	n = src->nrecs - src->ndone;
 	grow_recs(dst, n);
-	/* Older records first: the records of src go in front (their keys
-	 * after dst's). */
-	if (dst->nrecs > 0) {
+	/* Older records first: the records of src go in front, and their
+	 * keys before dst's, so that the keys stay in the order of the
+	 * records (batch_key_len). */
+	if (dst->nrecs > 0)
 		memmove(dst->recs + n, dst->recs,
 		    dst->nrecs * sizeof(*dst->recs));
-		if (n > 0)
-			dst->keys_out_of_order = true;
-	}
 	moved = dst->recs;
 	keep_acked(dst, src);
+	buf_init(&keys);
 	for (i = 0; i < src->nrecs; i++) {
 		r = &src->recs[i];
 		if (r->done)
 			continue;
-		key = src->keys.data + r->key;
-		klen = strlen(key) + 1;
+		klen = batch_key_len(src, i) + 1;
 		moved->off = (uint32_t)dst->data.len;
 		moved->len = r->len;
-		moved->key = (uint32_t)dst->keys.len;
+		moved->key = (uint32_t)keys.len;
 		moved->seg = (uint16_t)(base + r->seg);
 		moved->done = false;
 		moved->file_off = r->file_off;
 		moved->file_end = r->file_end;
 		buf_add(&dst->data, src->data.data + r->off, r->len);
-		buf_add(&dst->keys, key, klen);
+		buf_add(&keys, src->keys.data + r->key, klen);
 		cost += rec_cost(r->len, klen);
 		moved++;
 	}
+	for (i = n; i < dst->nrecs + n; i++)
+		dst->recs[i].key += (uint32_t)keys.len;
+	buf_add(&keys, dst->keys.data, dst->keys.len);
+	buf_cleanup(&dst->keys);
+	dst->keys = keys;
 	dst->nrecs += n;
 	dst->charged += cost;
 	mem_charge(dst->mem, cost);

@@ -32,7 +32,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "base/util.h"
 
@@ -63,10 +62,8 @@ struct batch_seg {
 struct batch {
 	/* Filled by the flow. */
 	struct buf	 data;		/* record bytes, back to back */
-	struct buf	 keys;		/* partition keys, each with its NUL */
-	/* The keys are in the order of the records, but for a batch that
-	 * absorbed another's records in front of its own (batch_absorb). */
-	bool		 keys_out_of_order;
+	/* Partition keys, each with its NUL, in the order of the records. */
+	struct buf	 keys;
 	struct batch_rec *recs;
 	size_t		 nrecs;
 	size_t		 caprecs;
@@ -115,13 +112,10 @@ uint16_t	 batch_add_seg(struct batch *, uint64_t file, const char *name,
 void		 batch_add(struct batch *, const char *data, size_t len,
 		    const char *key, size_t klen, uint16_t seg, uint64_t file_off,
 		    uint64_t file_end);
-/* The length of record i's key: where the next one starts, while they lie
- * in the order of the records. */
+/* The length of record i's key: up to where the next one starts. */
 static inline size_t
 batch_key_len(const struct batch *b, size_t i)
 {
-	if (b->keys_out_of_order)
-		return strlen(b->keys.data + b->recs[i].key);
 	return (i + 1 < b->nrecs ? b->recs[i + 1].key : b->keys.len) -
 	    b->recs[i].key - 1;
 }
