@@ -271,35 +271,16 @@ rd_string(struct rd *r, unsigned wt, const unsigned char **p, size_t *n)
 #define KEY_LO(k)	((unsigned char)(((k) & 0x7f) | 0x80))
 #define KEY_HI(k)	((unsigned char)((k) >> 7))
 
-/* No zero byte in the n bytes at p: a word at a time (ids of ~18 bytes). */
-static inline bool
-no_nul(const unsigned char *p, size_t n)
-{
-	const uint64_t	 ones = 0x0101010101010101ULL;
-	uint64_t	 w;
-	size_t		 i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		if (((w - ones) & ~w & (ones << 7)) != 0)
-			return false;
-	}
-	for (; i < n; i++)
-		if (p[i] == '\0')
-			return false;
-	return true;
-}
-
 /*
  * The entry DIS writes for an acknowledged record, byte for byte: shardId
  * then sequenceNumber, each shorter than 128 bytes, nothing else.  Read by
- * position; true when the n bytes at p are exactly that (then *res holds
- * it as parse_entry would write it), false for anything else (parse_entry
- * decides, and reads this shape the same).
+ * position; true when the n bytes at p are exactly that (then the two
+ * strings in *shard and *seq), false for anything else (parse_entry's
+ * loop decides, and reads this shape the same).
  */
 static inline bool
-entry_dis(const unsigned char *p, size_t n, struct codec_result *res,
-    struct codec_part_cache *c)
+entry_dis(const unsigned char *p, size_t n, const unsigned char **shard,
+    size_t *shard_len, const unsigned char **seq, size_t *seq_len)
 {
 	const unsigned char	*q;
 	size_t			 l1, l2;
@@ -311,13 +292,13 @@ entry_dis(const unsigned char *p, size_t n, struct codec_result *res,
 	q = p + 3 + l1;
 	if (q[0] != KEY_LO(TAG(F_SEQUENCE, WT_LEN)) ||
 	    q[1] != KEY_HI(TAG(F_SEQUENCE, WT_LEN)) || (l2 = q[2]) >= 0x80 ||
-	    n != 6 + l1 + l2 || !no_nul(p + 3, l1) || !no_nul(q + 3, l2))
+	    n != 6 + l1 + l2 || memchr(p + 3, '\0', l1) != NULL ||
+	    memchr(q + 3, '\0', l2) != NULL)
 		return false;
-	res->code[0] = res->message[0] = '\0';
-	res->partition = codec_cached_partition(c, (const char *)p + 3, l1);
-	res->seq = -1;			/* codec_last_seqs */
-	res->seq_at = (const char *)q + 3;
-	res->seq_len = (uint32_t)l2;
+	*shard = p + 3;
+	*shard_len = l1;
+	*seq = q + 3;
+	*seq_len = l2;
 	return true;
 }
 
@@ -331,7 +312,7 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res,
     struct codec_part_cache *c)
 {
 	struct rd		 r = { p, p + n };
-	const unsigned char	*code = NULL, *msg = NULL, *s;
+	const unsigned char	*code = NULL, *msg = NULL, *s, *q;
 	size_t			 codelen = 0, msglen = 0, slen;
 	const char		*seq_at = NULL;
 	size_t			 seq_len = 0;
@@ -339,8 +320,12 @@ parse_entry(const unsigned char *p, size_t n, struct codec_result *res,
 	uint32_t		 f;
 	unsigned		 wt;
 
-	if (entry_dis(p, n, res, c))
-		return 0;
+	/* DIS's own shape: the loop below would read it the same. */
+	if (entry_dis(p, n, &s, &slen, &q, &seq_len)) {
+		part = codec_cached_partition(c, (const char *)s, slen);
+		seq_at = (const char *)q;
+		r.p = r.end;
+	}
 	while (r.p < r.end) {
 		if (rd_key(&r, &f, &wt) != 0)
 			return -EBADMSG;
