@@ -287,16 +287,17 @@ unbase64(const char *in, char *out, size_t cap)
 }
 
 /*
- * The records of PutRecords request i, decoded, separated by blanks
- * ("a0 a1"); static, valid until the next call.
+ * Field field of each record of PutRecords request i, separated by blanks
+ * ("a0 a1"), base64-decoded when it is "data"; static, valid until the
+ * next call.
  */
 static const char *
-records_of(size_t i)
+field_of(size_t i, const char *field)
 {
 	static char	 out[4096];
 	json_error_t	 err;
 	json_t		*root, *recs, *r;
-	const char	*data;
+	const char	*v;
 	char		 raw[256];
 	size_t		 k, n, used = 0;
 
@@ -308,42 +309,34 @@ records_of(size_t i)
 	ck_assert(json_is_array(recs));
 	out[0] = '\0';
 	json_array_foreach(recs, k, r) {
-		data = json_string_value(json_object_get(r, "data"));
-		ck_assert_ptr_nonnull(data);
-		n = unbase64(data, raw, sizeof(raw) - 1);
+		v = json_string_value(json_object_get(r, field));
+		ck_assert_msg(v != NULL, "request %zu record %zu: no %s", i,
+		    k, field);
+		if (strcmp(field, "data") == 0) {
+			n = unbase64(v, raw, sizeof(raw) - 1);
+			v = raw;
+		} else
+			n = strlen(v);
 		used += (size_t)snprintf(out + used, sizeof(out) - used,
-		    "%s%.*s", k ? " " : "", (int)n, raw);
+		    "%s%.*s", k ? " " : "", (int)n, v);
 		ck_assert_uint_lt(used, sizeof(out));
 	}
 	json_decref(root);
 	return out;
 }
 
-/* The partition keys of request i's records, space-separated. */
+/* The records of request i, decoded ("a0 a1"). */
+static const char *
+records_of(size_t i)
+{
+	return field_of(i, "data");
+}
+
+/* The partition keys of request i's records. */
 static const char *
 keys_of(size_t i)
 {
-	static char	 out[4096];
-	json_error_t	 err;
-	json_t		*root, *recs, *r;
-	const char	*key;
-	size_t		 k, used = 0;
-
-	ck_assert_uint_lt(i, h.nreqs);
-	root = json_loadb(h.reqs[i].body, h.reqs[i].bodylen, 0, &err);
-	ck_assert_msg(root != NULL, "request %zu: %s", i, err.text);
-	recs = json_object_get(root, "records");
-	ck_assert(json_is_array(recs));
-	out[0] = '\0';
-	json_array_foreach(recs, k, r) {
-		key = json_string_value(json_object_get(r, "partition_key"));
-		ck_assert_ptr_nonnull(key);
-		used += (size_t)snprintf(out + used, sizeof(out) - used,
-		    "%s%s", k ? " " : "", key);
-		ck_assert_uint_lt(used, sizeof(out));
-	}
-	json_decref(root);
-	return out;
+	return field_of(i, "partition_key");
 }
 
 /* The batches handed back, as "tag:delivered|undelivered ...". */
