@@ -19,16 +19,24 @@
 #include "files/watermark.h"
 #include "files/zsource.h"
 
+/*
+ * What few files need, out of line: a restarted file's epoch, a compressed
+ * file's decompressor, a restart's skip plan, and the framing state while
+ * it is not idle (a header to skip, a multi-line record pending, the tail
+ * of a cut line being discarded).
+ */
+struct tailer_rare {
+	uint64_t	 epoch;		/* restarts from 0 so far */
+	struct zsource	*z;		/* a compressed file: read through it */
+	struct skipplan	*plan;		/* what a restart skips, or NULL */
+	bool		 framing;	/* fs is in use (else idle) */
+	struct framer_state fs;		/* records across reads */
+};
+
 /* One per tracked file, idle ones included: keep it small. */
 struct tailer {
 	uint64_t	 id;		/* unique in the process */
-	uint64_t	 epoch;		/* restarts from 0 so far */
 	char		*path;		/* last path it was seen at */
-	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
-	uint32_t	 fp_max;	/* headerBytesLength */
-	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
-	uint32_t	 fp_len;
-	bool		 stalled;	/* nothing to frame until it grows */
 	uint64_t	 dev;
 	uint64_t	 ino;
 	uint64_t	 read_off;	/* next byte to frame */
@@ -36,10 +44,90 @@ struct tailer {
 	uint64_t	 target;	/* --once: stop at this size (or MAX) */
 	uint64_t	 active_ms;	/* last time it had bytes to read */
 	struct watermark wm;		/* committed = wm.committed */
-	struct framer_state fs;		/* records across reads */
-	struct zsource	*z;		/* a compressed file: read through it */
-	struct skipplan	*plan;		/* what a restart skips, or NULL */
+	struct tailer_rare *rare;	/* NULL for nearly every file */
+	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
+	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
+	uint32_t	 fp_max : 31;	/* headerBytesLength */
+	bool		 stalled : 1;	/* nothing to frame until it grows */
+	uint32_t	 fp_len;
 };
+
+/* The epoch of a tailer without a rare part, and the idle framing state. */
+#define EPOCH(t)	((t)->rare != NULL ? (t)->rare->epoch : 0)
+#define ZSRC(t)		((t)->rare != NULL ? (t)->rare->z : NULL)
+#define PLAN(t)		((t)->rare != NULL ? (t)->rare->plan : NULL)
+
+static struct tailer_rare *
+rare(struct tailer *t)
+{
+	if (t->rare == NULL)
+		t->rare = xcalloc(1, sizeof(*t->rare));
+	return t->rare;
+}
+
+/* Free the rare part once it holds nothing. */
+static void
+rare_drop_if_empty(struct tailer *t)
+{
+	struct tailer_rare *r = t->rare;
+
+	if (r != NULL && r->epoch == 0 && r->z == NULL && r->plan == NULL &&
+	    !r->framing) {
+		free(r);
+		t->rare = NULL;
+	}
+}
+
+/* Whether st carries nothing across reads (its counters aside). */
+static bool
+framing_idle(const struct framer_state *st)
+{
+	return st->pending == NULL && !st->has_pending && !st->skipping &&
+	    st->header_left == 0;
+}
+
+/*
+ * The framing state to feed: the rare part's, or *tmp, idle, for the
+ * nearly every file that has none.  fs_put keeps a state that is no longer
+ * idle and lets go of one that is.
+ */
+static struct framer_state *
+fs_get(struct tailer *t, struct framer_state *tmp)
+{
+	if (t->rare != NULL && t->rare->framing)
+		return &t->rare->fs;
+	memset(tmp, 0, sizeof(*tmp));
+	return tmp;
+}
+
+static void
+fs_put(struct tailer *t, struct framer_state *st, struct framer_state *tmp)
+{
+	if (st == tmp) {
+		if (framing_idle(tmp))
+			return;
+		rare(t)->fs = *tmp;
+		t->rare->framing = true;
+	} else if (framing_idle(st)) {
+		t->rare->framing = false;
+		rare_drop_if_empty(t);
+	}
+}
+
+/* A fresh framing state (at the start of the file: from_start). */
+static void
+fs_reset(struct tailer *t, const struct framer *fr, bool from_start)
+{
+	struct framer_state tmp;
+
+	if (t->rare != NULL && t->rare->framing) {
+		framer_state_cleanup(&t->rare->fs);
+		t->rare->framing = false;
+	}
+	framer_state_init(&tmp, fr, from_start);
+	fs_put(t, &tmp, &tmp);
+	rare_drop_if_empty(t);
+}
 
 static uint64_t	next_id;
 
@@ -72,7 +160,7 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 	t->active_ms = mono_ms();
 	t->target = UINT64_MAX;
 	wm_init(&t->wm, offset);
-	framer_state_init(&t->fs, fr, offset == 0);
+	fs_reset(t, fr, offset == 0);
 	return t;
 }
 
@@ -105,7 +193,7 @@ tailer_take_fd(struct tailer *t)
 {
 	int	 fd = t->fd;
 
-	if (t->z != NULL)
+	if (ZSRC(t) != NULL)
 		return -1;	/* its reads go through the decompressor */
 	t->fd = -1;
 	return fd;
@@ -150,7 +238,7 @@ tailer_open_compressed(const char *path, const struct stat *st,
 	}
 	t = tailer_new_parked(path, st, offset, fp_max, fr);
 	t->fd = fd;
-	t->z = z;
+	rare(t)->z = z;
 	t->size = size;
 	t->fp_len = (uint32_t)MIN((uint64_t)fp_max, size);
 	if (zhead_crc(fd, kind, t->fp_len, &t->fp_crc) != 0)
@@ -177,7 +265,7 @@ tailer_head_crc(const char *path, uint32_t len, uint32_t *crc)
 bool
 tailer_compressed(const struct tailer *t)
 {
-	return t->z != NULL;
+	return ZSRC(t) != NULL;
 }
 
 void
@@ -185,12 +273,16 @@ tailer_free(struct tailer *t)
 {
 	if (t == NULL)
 		return;
-	zsource_free(t->z);
+	if (t->rare != NULL) {
+		zsource_free(t->rare->z);
+		skipplan_free(t->rare->plan);
+		if (t->rare->framing)
+			framer_state_cleanup(&t->rare->fs);
+		free(t->rare);
+	}
 	if (t->fd >= 0)
 		close(t->fd);
-	skipplan_free(t->plan);
 	wm_cleanup(&t->wm);
-	framer_state_cleanup(&t->fs);
 	free(t->path);
 	free(t);
 }
@@ -208,7 +300,7 @@ tailer_trim(struct tailer *t)
 void
 tailer_park(struct tailer *t)
 {
-	if (t->z != NULL)
+	if (ZSRC(t) != NULL)
 		return;		/* reopening would decompress it again */
 	if (t->fd >= 0)
 		close(t->fd);
@@ -275,7 +367,7 @@ tailer_refresh_fingerprint(struct tailer *t)
 {
 	uint32_t	 len, crc;
 
-	if (t->fd < 0 || t->z != NULL || t->fp_len >= t->fp_max ||
+	if (t->fd < 0 || ZSRC(t) != NULL || t->fp_len >= t->fp_max ||
 	    t->size <= t->fp_len)
 		return;
 	len = (uint32_t)MIN((uint64_t)t->fp_max, t->size);
@@ -290,7 +382,7 @@ tailer_head_changed(struct tailer *t)
 {
 	uint32_t	 crc;
 
-	if (t->fd < 0 || t->fp_len == 0 || t->z != NULL)
+	if (t->fd < 0 || t->fp_len == 0 || ZSRC(t) != NULL)
 		return false;
 	if (tailer_fingerprint(t->fd, t->fp_len, &crc) != 0)
 		return true;	/* shorter than its old head */
@@ -303,7 +395,7 @@ tailer_poll(struct tailer *t, bool *truncated)
 	struct stat	 st;
 
 	*truncated = false;
-	if (t->z != NULL)	/* its size is the decompressed one */
+	if (ZSRC(t) != NULL)	/* its size is the decompressed one */
 		return t->size > t->read_off;
 	if (t->fd < 0 || fstat(t->fd, &st) != 0)
 		return false;
@@ -360,8 +452,8 @@ read_at(struct tailer *t, char *dst, size_t len, uint64_t off)
 {
 	ssize_t	 n;
 
-	if (t->z != NULL)
-		return zsource_pread(t->z, dst, len, off);
+	if (ZSRC(t) != NULL)
+		return zsource_pread(t->rare->z, dst, len, off);
 	do
 		n = pread(t->fd, dst, len, (off_t)off);
 	while (n < 0 && errno == EINTR);
@@ -383,7 +475,7 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 	uint64_t	 end = rb->off + rb->b.len, have;
 	ssize_t		 n, more;
 
-	if (rb->owner == t->id && rb->epoch == t->epoch &&
+	if (rb->owner == t->id && rb->epoch == EPOCH(t) &&
 	    rb->off <= t->read_off && t->read_off < end) {
 		have = end - t->read_off;
 		/* Enough for a full record, the rest of the file, or at
@@ -415,7 +507,7 @@ window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
 		buf_added(&rb->b, (size_t)more);
 	}
 	rb->owner = t->id;
-	rb->epoch = t->epoch;
+	rb->epoch = EPOCH(t);
 	rb->off = t->read_off;
 	*p = rb->b.data;
 	return (ssize_t)rb->b.len;
@@ -426,11 +518,12 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
     size_t max, size_t max_record, framer_cb cb, void *arg,
     struct tailer_read *out)
 {
+	struct framer_state tmp, *fs;
 	const char	*p;
 	ssize_t		 n;
 	size_t		 used, want;
-	uint64_t	 cut = t->fs.truncated;
-	bool		 skipping = t->fs.skipping;
+	uint64_t	 cut;
+	bool		 skipping, skips;
 
 	memset(out, 0, sizeof(*out));
 	want = want_bytes(t, max, max_record);
@@ -439,18 +532,23 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	n = window(t, rb, max, want, framer_delim(fr), &p);
 	if (n <= 0)
 		return (long)n;
-	used = framer_feed(fr, &t->fs, p, (size_t)n, t->read_off,
-	    max_record, cb, arg);
-	if (t->fs.truncated != cut)
+	fs = fs_get(t, &tmp);
+	cut = fs->truncated;
+	skipping = fs->skipping;
+	used = framer_feed(fr, fs, p, (size_t)n, t->read_off, max_record,
+	    cb, arg);
+	out->truncated = fs->truncated - cut;
+	skips = fs->skipping;
+	fs_put(t, fs, &tmp);
+	if (out->truncated > 0)
 		log_warn("%s: record longer than %zu bytes near offset %ju "
 		    "truncated", t->path, max_record, (uintmax_t)t->read_off);
 	t->read_off += used;
 	if (used > 0)
 		t->active_ms = mono_ms();
-	out->truncated = t->fs.truncated - cut;
 	/* The tail of a cut line is done once its delimiter is read:
 	 * commit past it, so a restart does not start inside the line. */
-	if ((skipping || out->truncated > 0) && !t->fs.skipping)
+	if ((skipping || out->truncated > 0) && !skips)
 		out->committed = wm_skip_to(&t->wm, t->read_off);
 	return (long)used;
 }
@@ -459,6 +557,7 @@ static int
 read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
     size_t max_record, framer_cb cb, void *arg)
 {
+	struct framer_state tmp, *fs;
 	const char	*p;
 	ssize_t		 n;
 	size_t		 want;
@@ -471,8 +570,10 @@ read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	n = window(t, rb, want, want, -1, &p);
 	if (n <= 0)
 		return (int)n;
-	rc = framer_feed_last(fr, &t->fs, p, (size_t)n, t->read_off,
+	fs = fs_get(t, &tmp);
+	rc = framer_feed_last(fr, fs, p, (size_t)n, t->read_off,
 	    max_record, cb, arg);
+	fs_put(t, fs, &tmp);
 	if (rc == 0)
 		t->read_off += (uint64_t)n;
 	return rc;
@@ -489,10 +590,18 @@ more_to_read(const struct tailer *t)
 	return tailer_readable(t) && !t->stalled;
 }
 
+/* A multi-line record waits for its end (or for quiet). */
+static bool
+pending(const struct tailer *t)
+{
+	return t->rare != NULL && t->rare->framing &&
+	    framer_pending(&t->rare->fs);
+}
+
 bool
 tailer_waits_for_quiet(const struct tailer *t, bool miss_last)
 {
-	return t->fd >= 0 && !more_to_read(t) && (framer_pending(&t->fs) ||
+	return t->fd >= 0 && !more_to_read(t) && (pending(t) ||
 	    (miss_last && t->stalled && t->read_off < t->size));
 }
 
@@ -510,9 +619,12 @@ tailer_flush_quiet(struct tailer *t, struct framer *fr, struct readbuf *rb,
 		if (rc != 0)
 			return rc;
 	}
-	if (framer_pending(&t->fs) && !more_to_read(t) &&
-	    (now == 0 || quiet >= q->flush_ms))
-		return framer_flush(fr, &t->fs, cb, arg);
+	if (pending(t) && !more_to_read(t) &&
+	    (now == 0 || quiet >= q->flush_ms)) {
+		rc = framer_flush(fr, &t->rare->fs, cb, arg);
+		fs_put(t, &t->rare->fs, NULL);
+		return rc;
+	}
 	return 0;
 }
 
@@ -581,8 +693,9 @@ tailer_byte_before(const struct tailer *t, uint64_t offset)
 
 	if (offset == 0 || t->fd < 0)
 		return -1;
-	if (t->z != NULL)
-		return zsource_pread(t->z, &c, 1, offset - 1) == 1 ? c : -1;
+	if (ZSRC(t) != NULL)
+		return zsource_pread(t->rare->z, &c, 1, offset - 1) == 1 ?
+		    c : -1;
 	if (pread(t->fd, &c, 1, (off_t)offset - 1) != 1)
 		return -1;
 	return c;
@@ -591,7 +704,10 @@ tailer_byte_before(const struct tailer *t, uint64_t offset)
 void
 tailer_skip_line(struct tailer *t)
 {
-	framer_state_skip_line(&t->fs);
+	struct framer_state tmp, *fs = fs_get(t, &tmp);
+
+	framer_state_skip_line(fs);
+	fs_put(t, fs, &tmp);
 }
 
 uint64_t
@@ -655,17 +771,16 @@ tailer_active_ms(const struct tailer *t)
 void
 tailer_restart(struct tailer *t, const struct framer *fr)
 {
-	t->epoch++;
+	rare(t)->epoch++;
 	t->read_off = 0;
 	t->stalled = false;
-	framer_state_cleanup(&t->fs);
-	framer_state_init(&t->fs, fr, true);
+	fs_reset(t, fr, true);
 	wm_reset(&t->wm, 0);
 	t->fp_len = 0;
 	tailer_refresh_fingerprint(t);
 	/* What was delivered was the old content's. */
-	skipplan_free(t->plan);
-	t->plan = NULL;
+	skipplan_free(t->rare->plan);
+	t->rare->plan = NULL;
 }
 
 uint64_t
@@ -695,8 +810,11 @@ tailer_skip_to(struct tailer *t, uint64_t end)
 size_t
 tailer_memory(const struct tailer *t)
 {
-	return t->wm.cap * sizeof(*t->wm.r) + framer_state_memory(&t->fs) +
-	    (t->plan != NULL ? skipplan_memory(t->plan) : 0);
+	const struct tailer_rare *r = t->rare;
+
+	return wm_memory(&t->wm) + (r == NULL ? 0 : sizeof(*r) +
+	    (r->framing ? framer_state_memory(&r->fs) : 0) +
+	    (r->plan != NULL ? skipplan_memory(r->plan) : 0));
 }
 
 uint64_t
@@ -720,31 +838,37 @@ tailer_spans(const struct tailer *t, struct reg_span *out, size_t max)
 void
 tailer_set_plan(struct tailer *t, struct skipplan *p)
 {
-	skipplan_free(t->plan);
-	t->plan = p;
+	if (p == NULL && PLAN(t) == NULL)
+		return;
+	skipplan_free(rare(t)->plan);
+	t->rare->plan = p;
 }
 
 struct skipplan *
 tailer_plan(const struct tailer *t)
 {
-	return t->plan;
+	return PLAN(t);
 }
 
 struct skipplan *
 tailer_take_plan(struct tailer *t)
 {
-	struct skipplan	*p = t->plan;
+	struct skipplan	*p = PLAN(t);
 
-	t->plan = NULL;
+	if (p != NULL) {
+		t->rare->plan = NULL;
+		rare_drop_if_empty(t);
+	}
 	return p;
 }
 
 void
 tailer_plan_passed(struct tailer *t, uint64_t off)
 {
-	if (t->plan != NULL && skipplan_done(t->plan, off)) {
-		skipplan_free(t->plan);
-		t->plan = NULL;
+	if (PLAN(t) != NULL && skipplan_done(t->rare->plan, off)) {
+		skipplan_free(t->rare->plan);
+		t->rare->plan = NULL;
+		rare_drop_if_empty(t);
 	}
 }
 

@@ -9,13 +9,22 @@
 #include "files/watermark.h"
 #include "state/registry.h"
 
+/* The ranges in flight: a power-of-two ring (a mask, not a division, as
+ * wm_extend runs for every record), oldest at head. */
+struct wm_ring {
+	uint32_t	 head;
+	uint32_t	 n;
+	uint32_t	 cap;
+	struct wm_range	 r[];
+};
+
+/* The first ring: most files have one or two ranges in flight. */
+#define FIRST_CAP	2
+
 void
 wm_init(struct watermark *w, uint64_t committed)
 {
-	w->r = NULL;
-	w->head = 0;
-	w->n = 0;
-	w->cap = 0;
+	w->ring = NULL;
 	w->base = 0;
 	w->committed = committed;
 }
@@ -23,52 +32,63 @@ wm_init(struct watermark *w, uint64_t committed)
 void
 wm_cleanup(struct watermark *w)
 {
-	free(w->r);
-	w->r = NULL;
-	w->n = w->cap = w->head = 0;
+	if (w->ring != NULL)
+		w->base += w->ring->n;	/* ids are never reused */
+	free(w->ring);
+	w->ring = NULL;
 }
 
-/* The ring's index of the i-th range from the head; cap is a power of two
- * (grow), so a mask, not a division: wm_extend runs for every record. */
-static inline size_t
-slot(const struct watermark *w, uint64_t i)
+/* The i-th range from the oldest. */
+static inline struct wm_range *
+at(const struct watermark *w, uint64_t i)
 {
-	return (size_t)((w->head + i) & (w->cap - 1));
+	struct wm_ring	*g = w->ring;
+
+	return &g->r[(g->head + i) & (g->cap - 1)];
+}
+
+static inline uint32_t
+count(const struct watermark *w)
+{
+	return w->ring != NULL ? w->ring->n : 0;
 }
 
 static void
 grow(struct watermark *w)
 {
-	struct wm_range	*nr;
-	size_t		 i, ncap;
+	struct wm_ring	*g;
+	uint32_t	 i, n = count(w);
 
-	ncap = w->cap ? w->cap * 2 : 8;
-	nr = xcalloc(ncap, sizeof(*nr));
-	for (i = 0; i < w->n; i++)
-		nr[i] = w->r[slot(w, i)];
-	free(w->r);
-	w->r = nr;
-	w->cap = ncap;
-	w->head = 0;
+	g = xmalloc(sizeof(*g) + sizeof(g->r[0]) *
+	    (size_t)(w->ring != NULL ? w->ring->cap * 2 : FIRST_CAP));
+	g->cap = w->ring != NULL ? w->ring->cap * 2 : FIRST_CAP;
+	for (i = 0; i < n; i++)
+		g->r[i] = *at(w, i);
+	g->head = 0;
+	g->n = n;
+	free(w->ring);
+	w->ring = g;
 }
 
 uint64_t
 wm_push(struct watermark *w, uint64_t end)
 {
-	if (w->n == w->cap)
+	struct wm_range	*r;
+
+	if (w->ring == NULL || w->ring->n == w->ring->cap)
 		grow(w);
-	w->r[slot(w, w->n)].end = end;
-	w->r[slot(w, w->n)].done = false;
-	w->n++;
-	return w->base + w->n - 1;
+	r = at(w, w->ring->n++);
+	r->end = end;
+	r->done = false;
+	return w->base + w->ring->n - 1;
 }
 
 void
 wm_extend(struct watermark *w, uint64_t id, uint64_t end)
 {
-	if (id < w->base || id >= w->base + w->n)
+	if (id < w->base || id >= w->base + count(w))
 		return;
-	w->r[slot(w, (id - w->base))].end = end;
+	at(w, id - w->base)->end = end;
 }
 
 bool
@@ -76,13 +96,13 @@ wm_skip_to(struct watermark *w, uint64_t end)
 {
 	struct wm_range	*r;
 
-	if (w->n == 0) {
+	if (count(w) == 0) {
 		if (end <= w->committed)
 			return false;
 		w->committed = end;
 		return true;
 	}
-	r = &w->r[slot(w, w->n - 1)];
+	r = at(w, w->ring->n - 1);
 	if (end > r->end)
 		r->end = end;
 	return false;
@@ -91,16 +111,18 @@ wm_skip_to(struct watermark *w, uint64_t end)
 bool
 wm_ack(struct watermark *w, uint64_t id)
 {
-	bool	 moved = false;
+	struct wm_ring	*g = w->ring;
+	struct wm_range	*r;
+	bool		 moved = false;
 
-	if (id < w->base || id >= w->base + w->n)
+	if (id < w->base || id >= w->base + count(w))
 		return false;
-	w->r[slot(w, (id - w->base))].done = true;
-	while (w->n > 0 && w->r[w->head].done) {
-		if (w->r[w->head].end > w->committed)
-			w->committed = w->r[w->head].end;
-		w->head = slot(w, 1);
-		w->n--;
+	at(w, id - w->base)->done = true;
+	while (g->n > 0 && (r = &g->r[g->head])->done) {
+		if (r->end > w->committed)
+			w->committed = r->end;
+		g->head = (g->head + 1) & (g->cap - 1);
+		g->n--;
 		w->base++;
 		moved = true;
 	}
@@ -112,13 +134,13 @@ wm_done_to(struct watermark *w, uint64_t end)
 {
 	struct wm_range	*r;
 
-	if (w->n == 0) {
+	if (count(w) == 0) {
 		if (end <= w->committed)
 			return false;
 		w->committed = end;
 		return true;
 	}
-	r = &w->r[slot(w, w->n - 1)];
+	r = at(w, w->ring->n - 1);
 	if (end <= r->end)
 		return false;
 	if (r->done) {
@@ -126,14 +148,14 @@ wm_done_to(struct watermark *w, uint64_t end)
 		return false;
 	}
 	(void)wm_push(w, end);
-	w->r[slot(w, w->n - 1)].done = true;
+	at(w, w->ring->n - 1)->done = true;
 	return false;
 }
 
 uint64_t
 wm_last_id(const struct watermark *w)
 {
-	return w->n > 0 ? w->base + w->n - 1 : UINT64_MAX;
+	return count(w) > 0 ? w->base + count(w) - 1 : UINT64_MAX;
 }
 
 size_t
@@ -143,8 +165,8 @@ wm_spans(const struct watermark *w, struct reg_span *out, size_t max)
 	uint64_t	 start = w->committed;
 	size_t		 i, n = 0;
 
-	for (i = 0; i < w->n; i++) {
-		r = &w->r[slot(w, i)];
+	for (i = 0; i < count(w); i++) {
+		r = at(w, i);
 		if (r->done && r->end > start) {
 			if (n > 0 && out[n - 1].end == start)
 				out[n - 1].end = r->end;
@@ -163,14 +185,23 @@ wm_spans(const struct watermark *w, struct reg_span *out, size_t max)
 size_t
 wm_pending(const struct watermark *w)
 {
-	return w->n;
+	return count(w);
+}
+
+size_t
+wm_memory(const struct watermark *w)
+{
+	return w->ring != NULL ? sizeof(*w->ring) +
+	    sizeof(w->ring->r[0]) * w->ring->cap : 0;
 }
 
 void
 wm_reset(struct watermark *w, uint64_t committed)
 {
-	w->base += w->n;
-	w->n = 0;
-	w->head = 0;
+	if (w->ring != NULL) {
+		w->base += w->ring->n;
+		w->ring->n = 0;
+		w->ring->head = 0;
+	}
 	w->committed = committed;
 }

@@ -16,12 +16,15 @@ struct wm_range {
 	bool		 done;
 };
 
+/*
+ * Every tracked file has one, idle ones included, so it is three words: the
+ * ring and its indexes live in one allocation, made by the first wm_push
+ * and freed by wm_cleanup once nothing is in flight (tailer_trim).
+ */
+struct wm_ring;
 struct watermark {
-	struct wm_range	*r;	/* ring of ranges, oldest at head */
-	size_t		 head;
-	size_t		 n;
-	size_t		 cap;
-	uint64_t	 base;	/* id of r[head] */
+	struct wm_ring	*ring;	/* ranges in flight, oldest first; or NULL */
+	uint64_t	 base;	/* id of the oldest range in flight */
 	uint64_t	 committed;
 };
 
@@ -78,6 +81,8 @@ uint64_t	wm_last_id(const struct watermark *);
 struct reg_span;
 size_t		wm_spans(const struct watermark *, struct reg_span *out,
 		    size_t max);
+/* Heap bytes of its ring (0 without one). */
+size_t		wm_memory(const struct watermark *);
 
 /* Ranges pushed and not yet committed. */
 size_t		wm_pending(const struct watermark *);
