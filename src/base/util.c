@@ -64,6 +64,43 @@ xstrndup(const char *s, size_t n)
 	return p;
 }
 
+/* A shared text's count of holders, in the word before the text. */
+static uint32_t *
+rstr_count(char *s)
+{
+	return (uint32_t *)(void *)(s - sizeof(uint32_t));
+}
+
+char *
+rstr_new(const char *s)
+{
+	size_t	 n = strlen(s);
+	char	*p;
+
+	p = xmalloc(sizeof(uint32_t) + n + 1);
+	memcpy(p + sizeof(uint32_t), s, n + 1);
+	*rstr_count(p + sizeof(uint32_t)) = 1;
+	return p + sizeof(uint32_t);
+}
+
+char *
+rstr_hold(char *s)
+{
+	if (*rstr_count(s) == UINT32_MAX)
+		fatalx("rstr_hold: too many holders");
+	(*rstr_count(s))++;
+	return s;
+}
+
+void
+rstr_free(char *s)
+{
+	if (s == NULL)
+		return;
+	if (--*rstr_count(s) == 0)
+		free(s - sizeof(uint32_t));
+}
+
 char *
 xasprintf(const char *fmt, ...)
 {

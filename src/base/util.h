@@ -32,6 +32,17 @@ char	*xstrndup(const char *, size_t);
 char	*xasprintf(const char *, ...) PRINTFLIKE(1, 2);
 
 /*
+ * Shared text: one copy that several owners hold (a tracked file's path,
+ * held by its tailer and by its registry entry).  A plain char * whose
+ * count of holders sits just before it; rstr_free lets go of one hold and
+ * frees the text with the last.  Never free() one, nor rstr_free a text
+ * that xstrdup made.
+ */
+char	*rstr_new(const char *);
+char	*rstr_hold(char *);
+void	 rstr_free(char *);
+
+/*
  * A growable byte buffer.  data is always NUL-terminated (not counted in
  * len) so a buffer holding text can be used as a C string.
  */

@@ -81,8 +81,8 @@ files_commit(struct files *fs, struct tailer *t)
 
 	tailer_refresh_fingerprint(t);
 	tailer_head(t, &crc, &len);
-	e = registry_set(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t),
-	    crc, len, tailer_path(t), tailer_committed(t));
+	e = registry_set_shared(fs->reg, fs->fc->name, tailer_dev(t),
+	    tailer_ino(t), crc, len, tailer_path(t), tailer_committed(t));
 	/* What is known to follow, if the file goes before it is read. */
 	registry_set_size(fs->reg, e, tailer_size(t));
 }

@@ -149,7 +149,7 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 
 	t = xcalloc(1, sizeof(*t));
 	t->id = ++next_id;
-	t->path = xstrdup(path);
+	t->path = rstr_new(path);
 	t->fd = -1;
 	t->dev = (uint64_t)st->st_dev;
 	t->ino = (uint64_t)st->st_ino;
@@ -283,7 +283,7 @@ tailer_free(struct tailer *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	wm_cleanup(&t->wm);
-	free(t->path);
+	rstr_free(t->path);
 	free(t);
 }
 
@@ -645,8 +645,12 @@ tailer_path(const struct tailer *t)
 void
 tailer_rename(struct tailer *t, const char *path)
 {
-	free(t->path);
-	t->path = xstrdup(path);
+	char	*old = t->path;
+
+	if (strcmp(old, path) == 0)
+		return;
+	t->path = rstr_new(path);
+	rstr_free(old);
 }
 
 uint64_t

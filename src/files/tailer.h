@@ -57,7 +57,8 @@ bool		 tailer_compressed(const struct tailer *);
 
 /* Unique in the process, never reused. */
 uint64_t	 tailer_id(const struct tailer *);
-/* The last path it was seen at (borrowed, valid until the next rename). */
+/* The last path it was seen at (borrowed, valid until the next rename):
+ * a shared text (util.h rstr_hold), so the registry holds the same copy. */
 const char	*tailer_path(const struct tailer *);
 void		 tailer_rename(struct tailer *, const char *path);
 uint64_t	 tailer_dev(const struct tailer *);

@@ -138,6 +138,24 @@ replace_str(char **dst, const char *src)
 	return true;
 }
 
+/*
+ * Make *dst (a shared text, util.h) read src: a copy of it, or, when
+ * shared, src itself held once more (a tailer's path: one copy of it for
+ * the two).  True when the text changed.
+ */
+static bool
+replace_path(char **dst, const char *src, bool shared)
+{
+	char	*old = *dst;
+	bool	 same = old != NULL && strcmp(old, src) == 0;
+
+	if (old == src || (same && !shared))
+		return false;
+	*dst = shared ? rstr_hold((char *)(uintptr_t)src) : rstr_new(src);
+	rstr_free(old);
+	return !same;
+}
+
 /* Clean -> dirty: tell the owner once, so it can save soon. */
 static void
 mark_dirty(struct registry *reg)
@@ -205,9 +223,9 @@ trim_acked(struct reg_entry *e, uint64_t offset)
 	known_trim(e);
 }
 
-struct reg_entry *
-registry_set(struct registry *reg, const char *flow, uint64_t dev,
-    uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
+static struct reg_entry *
+set(struct registry *reg, const char *flow, uint64_t dev, uint64_t ino,
+    uint32_t fp_crc, uint32_t fp_len, const char *path, bool shared,
     uint64_t offset)
 {
 	struct reg_entry *e;
@@ -220,7 +238,7 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 		reg->added++;
 		mark_dirty(reg);
 	}
-	changed = replace_str(&e->path, path);
+	changed = replace_path(&e->path, path, shared);
 	changed |= e->fp_crc != fp_crc || e->fp_len != fp_len ||
 	    e->offset != offset || e->updated != now;
 	/* Spans belong to the bytes they were acknowledged in: a file read
@@ -233,6 +251,22 @@ registry_set(struct registry *reg, const char *flow, uint64_t dev,
 	if (changed)
 		mark_dirty(reg);
 	return e;
+}
+
+struct reg_entry *
+registry_set(struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
+    uint64_t offset)
+{
+	return set(reg, flow, dev, ino, fp_crc, fp_len, path, false, offset);
+}
+
+struct reg_entry *
+registry_set_shared(struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino, uint32_t fp_crc, uint32_t fp_len, const char *path,
+    uint64_t offset)
+{
+	return set(reg, flow, dev, ino, fp_crc, fp_len, path, true, offset);
 }
 
 void

@@ -41,7 +41,8 @@ struct reg_entry {
 	uint64_t	 ino;
 	uint32_t	 fp_crc;
 	uint32_t	 fp_len;
-	char		*path;		/* owned; last known path */
+	char		*path;		/* last known path: a shared text
+					   (util.h rstr), maybe its tailer's */
 	uint64_t	 offset;	/* committed offset */
 	uint64_t	 size;		/* its size at the last change (0 or
 					   <= offset: nothing known after) */
@@ -216,6 +217,11 @@ struct reg_entry *registry_find(struct registry *, const char *flow,
  * is saved with its non-ASCII bytes as '?' (JSON cannot carry raw bytes).
  */
 struct reg_entry *registry_set(struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino, uint32_t fp_crc,
+		    uint32_t fp_len, const char *path, uint64_t offset);
+/* The same with path a shared text (util.h rstr, a tailer's path): the
+ * entry holds it instead of a copy of its own. */
+struct reg_entry *registry_set_shared(struct registry *, const char *flow,
 		    uint64_t dev, uint64_t ino, uint32_t fp_crc,
 		    uint32_t fp_len, const char *path, uint64_t offset);
 

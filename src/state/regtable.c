@@ -69,7 +69,7 @@ table_flow(struct reg_table *t, const char *flow)
 static void
 node_free(struct reg_node *nd)
 {
-	free(nd->e.path);
+	rstr_free(nd->e.path);
 	free(nd->e.done);
 	reg_known_free(nd->e.known);
 	free(nd->e.cursor);

@@ -384,7 +384,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 		return "bad acked";
 	}
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
-	e->path = xstrdup(path);
+	e->path = rstr_new(path);
 	e->fp_crc = fcrc;
 	e->fp_len = flen;
 	e->offset = (uint64_t)off;
