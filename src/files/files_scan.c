@@ -59,6 +59,21 @@ orphans_pending(const struct files *fs)
 	return fs->state <= FILES_UNWALKED;
 }
 
+/*
+ * Until a directory has been read, what the scan sees tells which of the
+ * flow's registry entries lost their file (files_follow_gone).  Only a
+ * file with an entry can answer that, so only those are remembered: a
+ * first start remembers nothing, however many files it finds.
+ */
+static void
+seen_first(struct files *fs, const struct stat *st)
+{
+	if (orphans_pending(fs) && registry_find(fs->reg, fs->fc->name,
+	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) != NULL)
+		successors_seen(fs->succ, (uint64_t)st->st_dev,
+		    (uint64_t)st->st_ino);
+}
+
 /* --- copytruncate copies ------------------------------------------------ */
 
 /* copies_next_fn over the tracked list; *it is the next one. */
@@ -198,9 +213,7 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct files	*fs = arg;
 	struct tracked	*k;
 
-	if (orphans_pending(fs))
-		successors_seen(fs->succ, (uint64_t)st->st_dev,
-		    (uint64_t)st->st_ino);
+	seen_first(fs, st);
 	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
@@ -242,9 +255,7 @@ on_other(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 	bool		 z = zsource_name_compressed(path);
 
-	if (orphans_pending(fs))
-		successors_seen(fs->succ, (uint64_t)st->st_dev,
-		    (uint64_t)st->st_ino);
+	seen_first(fs, st);
 	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (k != NULL) {
 		if (!tailer_is_open(k->t) &&

@@ -9,8 +9,8 @@
  * and counted as lost, never dropped silently.
  *
  * A scan collects the compressed files it sees (the candidates) and, at
- * the first scan, every (dev, inode) it sees, so the registry entries of
- * files that are gone can be told apart.
+ * the first scan, the (dev, inode) it sees of each registry entry, so the
+ * entries of files that are gone can be told apart.
  */
 #ifndef DISAGENT_SUCCESSOR_H
 #define DISAGENT_SUCCESSOR_H
@@ -28,7 +28,8 @@ void		 successors_free(struct successors *);
 
 /* A scan begins: forget the candidates (and the inodes seen). */
 void		 successors_reset(struct successors *);
-/* The scan saw the file (dev, ino) at all (first scan only). */
+/* The scan saw the file (dev, ino) at all (first scan only; files_scan.c
+ * tells only of files with a registry entry). */
 void		 successors_seen(struct successors *, uint64_t dev,
 		    uint64_t ino);
 bool		 successors_was_seen(struct successors *, uint64_t dev,
