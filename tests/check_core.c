@@ -15,9 +15,12 @@
 #include <unistd.h>
 
 #include "base/pattern.h"
+#include "base/pool.h"
+#include "base/util.h"
 #include "files/tailer.h"
 #include "files/watcher.h"
 #include "files/watermark.h"
+#include "state/registry.h"
 #include "wire/retry.h"
 #include "testutil.h"
 
@@ -471,6 +474,133 @@ START_TEST(trim_frees_the_ring_of_a_settled_file)
 }
 END_TEST
 
+/* An idle file keeps no framing state: the part of a tailer few files need
+ * exists while a cut line's tail is being discarded, and goes after. */
+START_TEST(cut_line_state_lives_only_while_it_is_needed)
+{
+	char		 path[64], content[200];
+	struct tailer	*t;
+	struct readbuf	 rb = { .owner = 0 };
+	struct got	 g = { .n = 0 };
+	struct tailer_read r;
+	struct framer	*fr = line_framer();
+	size_t		 bare;
+	bool		 trunc;
+
+	memset(content, 'B', 40);
+	strcpy(content + 40, "\nnext\n");
+	t = open_temp(content, path, fr);
+	bare = tailer_memory(t);
+	ck_assert_uint_eq(bare, 0);	/* nothing out of line */
+	buf_init(&rb.b);
+	ck_assert(tailer_poll(t, &trunc));
+	/* 8-byte reads, a 16-byte cap: the first read cuts the line. */
+	ck_assert_int_gt(tailer_read(t, fr, &rb, 8, 16, collect, &g, &r), 0);
+	ck_assert_int_gt(tailer_read(t, fr, &rb, 8, 16, collect, &g, &r), 0);
+	ck_assert_uint_gt(tailer_memory(t), bare);	/* discarding */
+	while (tailer_read(t, fr, &rb, 8, 16, collect, &g, &r) > 0)
+		;
+	ck_assert_str_eq(g.text, "BBBBBBBBBBBBBBBB|next|");
+	ck_assert_uint_eq(tailer_memory(t), bare);	/* gone again */
+	buf_cleanup(&rb.b);
+	tailer_free(t);
+	framer_free(fr);
+	unlink(path);
+}
+END_TEST
+
+/* A registry entry set from a tailer holds the tailer's path itself, and
+ * keeps its text when the tailer moves on to another path. */
+START_TEST(registry_entry_shares_its_tailer_path)
+{
+	struct framer	*fr = line_framer();
+	struct registry	*reg;
+	struct reg_entry *e;
+	struct tailer	*t;
+	char		 path[64], state[64];
+	char		*p;
+
+	strcpy(state, "/tmp/check_core_state.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	strcat(state, "/state.json");
+	reg = registry_new(state);
+	ck_assert_ptr_nonnull(reg);
+	t = open_temp("one\n", path, fr);
+	e = registry_set_shared(reg, "f", tailer_dev(t), tailer_ino(t), 0, 0,
+	    tailer_path(t), 4);
+	ck_assert_ptr_eq(e->path, tailer_path(t));
+	/* The same text from elsewhere changes nothing. */
+	p = xstrdup(path);
+	e = registry_set(reg, "f", tailer_dev(t), tailer_ino(t), 0, 0, p, 4);
+	ck_assert_ptr_eq(e->path, tailer_path(t));
+	free(p);
+	tailer_rename(t, "/elsewhere.log");
+	ck_assert_str_eq(tailer_path(t), "/elsewhere.log");
+	ck_assert_str_eq(e->path, path);
+	e = registry_set_shared(reg, "f", tailer_dev(t), tailer_ino(t), 0, 0,
+	    tailer_path(t), 4);
+	ck_assert_ptr_eq(e->path, tailer_path(t));
+	tailer_free(t);
+	ck_assert_str_eq(e->path, "/elsewhere.log");	/* still held */
+	registry_free(reg);
+	framer_free(fr);
+	unlink(path);
+	*strrchr(state, '/') = '\0';
+	rmdir(state);
+}
+END_TEST
+
+/* --- pools and shared texts -------------------------------------------- */
+
+struct obj112 {
+	uint64_t	 w[14];
+};
+
+START_TEST(pool_objects_are_distinct_zeroed_and_given_back)
+{
+	struct pool	 p = POOL_INITIALIZER(struct obj112);
+	struct obj112	*o[3000];
+	size_t		 i, j;
+
+	for (i = 0; i < 3000; i++) {
+		o[i] = pool_alloc(&p);
+		for (j = 0; j < 14; j++)
+			ck_assert_uint_eq(o[i]->w[j], 0);
+		for (j = 0; j < 14; j++)
+			o[i]->w[j] = i;
+	}
+	for (i = 0; i < 3000; i++)	/* none overlaps another */
+		for (j = 0; j < 14; j++)
+			ck_assert_uint_eq(o[i]->w[j], i);
+	/* 3000 x 112 bytes need six 64 KiB slabs (none in a build with
+	 * AddressSanitizer, where a pool is calloc and free). */
+	ck_assert(p.slabs == 0 || p.slabs >= 6);
+	for (i = 0; i < 3000; i += 2)
+		pool_free(&p, o[i]);
+	for (i = 0; i < 3000; i += 2) {	/* reused, and zeroed again */
+		o[i] = pool_alloc(&p);
+		ck_assert_uint_eq(o[i]->w[13], 0);
+	}
+	for (i = 0; i < 3000; i++)
+		pool_free(&p, o[i]);
+	ck_assert_uint_le(p.slabs, 1);	/* the empty slabs went back */
+	pool_free(&p, NULL);
+}
+END_TEST
+
+START_TEST(shared_text_lives_while_held)
+{
+	char	*a = rstr_new("/var/log/app.log");
+	char	*b = rstr_hold(a);
+
+	ck_assert_ptr_eq(a, b);
+	rstr_free(a);
+	ck_assert_str_eq(b, "/var/log/app.log");	/* one hold left */
+	rstr_free(b);
+	rstr_free(NULL);
+}
+END_TEST
+
 /* --- watcher patterns -------------------------------------------------- */
 
 START_TEST(pattern_globs_in_any_component)
@@ -559,6 +689,12 @@ core_suite(void)
 	tcase_add_test(tc, read_window_is_the_read_size_for_short_lines);
 	tcase_add_test(tc, read_window_grows_for_a_line_longer_than_a_read);
 	tcase_add_test(tc, trim_frees_the_ring_of_a_settled_file);
+	tcase_add_test(tc, cut_line_state_lives_only_while_it_is_needed);
+	tcase_add_test(tc, registry_entry_shares_its_tailer_path);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pool");
+	tcase_add_test(tc, pool_objects_are_distinct_zeroed_and_given_back);
+	tcase_add_test(tc, shared_text_lives_while_held);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watcher");
 	tcase_add_test(tc, pattern_globs_in_any_component);

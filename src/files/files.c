@@ -20,6 +20,7 @@
 #include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/pool.h"
 #include "conf/conf.h"
 #include "files/copies.h"
 #include "files/files.h"
@@ -87,6 +88,9 @@ files_commit(struct files *fs, struct tailer *t)
 	registry_set_size(fs->reg, e, tailer_size(t));
 }
 
+/* Every flow's tracked records, one per file. */
+static struct pool trackeds = POOL_INITIALIZER(struct tracked);
+
 struct tracked *
 files_link(struct files *fs, struct tailer *t, bool gone)
 {
@@ -100,7 +104,7 @@ files_link(struct files *fs, struct tailer *t, bool gone)
 	}
 	if (fs->once || fs->wf != NULL)
 		tailer_set_target(t, tailer_size(t));
-	k = xcalloc(1, sizeof(*k));
+	k = pool_alloc(&trackeds);
 	k->t = t;
 	k->gone = gone;
 	k->seen = true;
@@ -137,7 +141,7 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	forget_ino(fs, k);
 	wholefile_untracked(fs->wf, tailer_id(k->t));
 	tailer_free(k->t);
-	free(k);
+	pool_free(&trackeds, k);
 }
 
 /* --- tracking ----------------------------------------------------------- */

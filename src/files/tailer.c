@@ -14,6 +14,7 @@
 
 #include "base/crc32.h"
 #include "base/log.h"
+#include "base/pool.h"
 #include "files/skipplan.h"
 #include "files/tailer.h"
 #include "files/watermark.h"
@@ -130,6 +131,7 @@ fs_reset(struct tailer *t, const struct framer *fr, bool from_start)
 }
 
 static uint64_t	next_id;
+static struct pool tailers = POOL_INITIALIZER(struct tailer);
 
 static void
 fingerprint_now(struct tailer *t)
@@ -147,7 +149,7 @@ tailer_new_parked(const char *path, const struct stat *st, uint64_t offset,
 {
 	struct tailer	*t;
 
-	t = xcalloc(1, sizeof(*t));
+	t = pool_alloc(&tailers);
 	t->id = ++next_id;
 	t->path = rstr_new(path);
 	t->fd = -1;
@@ -284,7 +286,7 @@ tailer_free(struct tailer *t)
 		close(t->fd);
 	wm_cleanup(&t->wm);
 	rstr_free(t->path);
-	free(t);
+	pool_free(&tailers, t);
 }
 
 void

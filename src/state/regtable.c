@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "base/util.h"
 #include "state/regtable.h"
 
@@ -20,6 +21,9 @@ struct reg_node {
 	uint64_t		 hash;
 	struct reg_node		*next;
 };
+
+/* Every table's nodes (a registry holds one per file it knows). */
+static struct pool nodes = POOL_INITIALIZER(struct reg_node);
 
 static uint64_t
 mix64(uint64_t z)
@@ -76,7 +80,7 @@ node_free(struct reg_node *nd)
 	if (nd->e.spool != NULL)
 		free(nd->e.spool->file);
 	free(nd->e.spool);
-	free(nd);
+	pool_free(&nodes, nd);
 }
 
 void
@@ -178,7 +182,7 @@ regtable_add(struct reg_table *t, const char *flow, uint64_t dev,
 
 	if (t->n + 1 > t->nb / 4 * 3)
 		table_grow(t);
-	nd = xcalloc(1, sizeof(*nd));
+	nd = pool_alloc(&nodes);
 	nd->e.flow = table_flow(t, flow);
 	nd->e.dev = dev;
 	nd->e.ino = ino;

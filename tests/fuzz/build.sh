@@ -87,7 +87,7 @@ conv="jackson jackson_parse re logparse convert convert_build deadletter codec \
 # (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
 for f in util log crc32 codec_read pbuf $confparts $conv importyml importyml_put \
     ymlopts ecsmeta_parse statefile statefile_v1 regtable registry registry_save \
-    atomicfile; do
+    pool atomicfile; do
 	compile "$f" "$(srcfile "$f")"
 done
 
@@ -119,7 +119,7 @@ target fuzz_pbuf pbuf codec codec_ack
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
 target fuzz_ecsmeta ecsmeta_parse
-target fuzz_state statefile statefile_v1 regtable registry registry_save atomicfile
+target fuzz_state statefile statefile_v1 regtable registry registry_save pool atomicfile
 # shellcheck disable=SC2086
 target fuzz_importyml importyml importyml_put ymlopts $confparts $conv
 echo "build.sh: built in $out:$built"
