@@ -18,8 +18,8 @@
 
 struct reg_node {
 	struct reg_entry	 e;
-	uint64_t		 hash;
-	struct reg_node		*next;
+	struct reg_node		*next;	/* its key's hash is computed again:
+					   one word less a known file */
 };
 
 /* Every table's nodes (a registry holds one per file it knows). */
@@ -127,7 +127,7 @@ table_slot(struct reg_table *t, const char *flow, uint64_t dev,
 	h = key_hash(flow, dev, ino);
 	for (pp = &t->b[h & (t->nb - 1)]; *pp != NULL; pp = &nd->next) {
 		nd = *pp;
-		if (nd->hash == h && nd->e.dev == dev && nd->e.ino == ino &&
+		if (nd->e.ino == ino && nd->e.dev == dev &&
 		    strcmp(nd->e.flow, flow) == 0)
 			break;
 	}
@@ -139,14 +139,16 @@ table_grow(struct reg_table *t)
 {
 	struct reg_node	**nb, *nd, *next;
 	size_t		  i, n;
+	uint64_t	  h;
 
 	n = t->nb * 2;
 	nb = xcalloc(n, sizeof(*nb));
 	for (i = 0; i < t->nb; i++) {
 		for (nd = t->b[i]; nd != NULL; nd = next) {
 			next = nd->next;
-			nd->next = nb[nd->hash & (n - 1)];
-			nb[nd->hash & (n - 1)] = nd;
+			h = key_hash(nd->e.flow, nd->e.dev, nd->e.ino);
+			nd->next = nb[h & (n - 1)];
+			nb[h & (n - 1)] = nd;
 		}
 	}
 	free(t->b);
@@ -186,8 +188,7 @@ regtable_add(struct reg_table *t, const char *flow, uint64_t dev,
 	nd->e.flow = table_flow(t, flow);
 	nd->e.dev = dev;
 	nd->e.ino = ino;
-	nd->hash = key_hash(flow, dev, ino);
-	head = &t->b[nd->hash & (t->nb - 1)];
+	head = &t->b[key_hash(flow, dev, ino) & (t->nb - 1)];
 	nd->next = *head;
 	*head = nd;
 	t->n++;
