@@ -588,6 +588,51 @@ START_TEST(pool_objects_are_distinct_zeroed_and_given_back)
 }
 END_TEST
 
+struct keyed {
+	uint64_t	 key;
+};
+
+static uint64_t
+keyed_key(const void *v)
+{
+	return ((const struct keyed *)v)->key;
+}
+
+/* Values that carry their key: found, replaced and removed by it, through
+ * growth and the backward shifts of deletion. */
+START_TEST(keymap_finds_values_by_the_key_they_carry)
+{
+	static struct keyed v[5000], w;
+	struct keymap	 m;
+	size_t		 i;
+
+	keymap_init(&m, keyed_key);
+	ck_assert_ptr_null(keymap_get(&m, 7));
+	for (i = 0; i < 5000; i++) {
+		v[i].key = i * 7919 + 1;
+		keymap_put(&m, &v[i]);
+	}
+	ck_assert_uint_eq(m.n, 5000);
+	ck_assert_uint_le(m.cap, 8192);	/* one word a slot, 3/4 load */
+	w.key = v[10].key;
+	keymap_put(&m, &w);		/* same key: replaced */
+	ck_assert_uint_eq(m.n, 5000);
+	ck_assert_ptr_eq(keymap_get(&m, v[10].key), &w);
+	for (i = 0; i < 5000; i += 3)
+		keymap_del(&m, v[i].key);
+	keymap_del(&m, 2);		/* absent: nothing */
+	for (i = 0; i < 5000; i++) {
+		if (i % 3 == 0)
+			ck_assert_ptr_null(keymap_get(&m, v[i].key));
+		else
+			ck_assert_ptr_eq(keymap_get(&m, v[i].key),
+			    i == 10 ? &w : &v[i]);
+	}
+	keymap_cleanup(&m);
+	ck_assert_ptr_null(keymap_get(&m, v[1].key));
+}
+END_TEST
+
 START_TEST(shared_text_lives_while_held)
 {
 	char	*a = rstr_new("/var/log/app.log");
@@ -695,6 +740,7 @@ core_suite(void)
 	tc = tcase_create("pool");
 	tcase_add_test(tc, pool_objects_are_distinct_zeroed_and_given_back);
 	tcase_add_test(tc, shared_text_lives_while_held);
+	tcase_add_test(tc, keymap_finds_values_by_the_key_they_carry);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watcher");
 	tcase_add_test(tc, pattern_globs_in_any_component);

@@ -389,6 +389,106 @@ idmap_del(struct idmap *m, uint64_t id)
 	m->n--;
 }
 
+void
+keymap_init(struct keymap *m, uint64_t (*key)(const void *))
+{
+	memset(m, 0, sizeof(*m));
+	m->key = key;
+}
+
+void
+keymap_cleanup(struct keymap *m)
+{
+	free(m->vals);
+	keymap_init(m, m->key);
+}
+
+/* idmap_slot's mix, on a table of cap slots. */
+static size_t
+keymap_slot(const struct keymap *m, uint64_t id)
+{
+	id ^= id >> 30;
+	id *= 0xbf58476d1ce4e5b9ULL;
+	id ^= id >> 27;
+	id *= 0x94d049bb133111ebULL;
+	id ^= id >> 31;
+	return (size_t)id & (m->cap - 1);
+}
+
+void *
+keymap_get(const struct keymap *m, uint64_t key)
+{
+	size_t	 i;
+
+	if (m->cap == 0 || key == 0)
+		return NULL;
+	for (i = keymap_slot(m, key); m->vals[i] != NULL;
+	    i = (i + 1) & (m->cap - 1))
+		if (m->key(m->vals[i]) == key)
+			return m->vals[i];
+	return NULL;
+}
+
+static void
+keymap_grow(struct keymap *m)
+{
+	void	**old = m->vals;
+	size_t	 i, ocap = m->cap;
+
+	m->cap = ocap ? ocap * 2 : 16;
+	m->vals = xcalloc(m->cap, sizeof(*m->vals));
+	m->n = 0;
+	for (i = 0; i < ocap; i++)
+		if (old[i] != NULL)
+			keymap_put(m, old[i]);
+	free(old);
+}
+
+void
+keymap_put(struct keymap *m, void *val)
+{
+	uint64_t key = m->key(val);
+	size_t	 i;
+
+	if (key == 0)
+		fatalx("keymap_put: a zero key");
+	if ((m->n + 1) * 4 > m->cap * 3)
+		keymap_grow(m);
+	for (i = keymap_slot(m, key); m->vals[i] != NULL;
+	    i = (i + 1) & (m->cap - 1))
+		if (m->key(m->vals[i]) == key) {
+			m->vals[i] = val;
+			return;
+		}
+	m->vals[i] = val;
+	m->n++;
+}
+
+void
+keymap_del(struct keymap *m, uint64_t key)
+{
+	size_t	 i, j, home, mask = m->cap - 1;
+
+	if (m->cap == 0 || key == 0)
+		return;
+	for (i = keymap_slot(m, key);; i = (i + 1) & mask) {
+		if (m->vals[i] == NULL)
+			return;
+		if (m->key(m->vals[i]) == key)
+			break;
+	}
+	/* Backward shift, as idmap_del. */
+	for (j = (i + 1) & mask; m->vals[j] != NULL; j = (j + 1) & mask) {
+		home = keymap_slot(m, m->key(m->vals[j]));
+		if (((j - home) & mask) < ((j - i) & mask))
+			continue;
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->vals[i] = NULL;
+	m->n--;
+}
+
 uint64_t
 mono_ms(void)
 {

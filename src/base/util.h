@@ -146,6 +146,29 @@ void	 idmap_put(struct idmap *, uint64_t id, void *val);
 /* Remove id if present. */
 void	 idmap_del(struct idmap *, uint64_t id);
 
+/*
+ * The same for values that carry their own key (a tracked file's tailer id
+ * or inode): only the values are stored, half an idmap's table, and key()
+ * reads a value's key, so a probe reads the values it passes.  A value's
+ * key must not change while it is in the map, and a value must stay valid
+ * until it is deleted.  Zero keys are never stored.
+ */
+struct keymap {
+	void		**vals;		/* NULL: empty slot */
+	size_t		 cap;		/* a power of two, or 0 */
+	size_t		 n;
+	uint64_t	(*key)(const void *);
+};
+
+void	 keymap_init(struct keymap *, uint64_t (*key)(const void *));
+void	 keymap_cleanup(struct keymap *);
+/* The value whose key is key, or NULL. */
+void	*keymap_get(const struct keymap *, uint64_t key);
+/* Insert val, replacing the value with the same key. */
+void	 keymap_put(struct keymap *, void *val);
+/* Remove the value whose key is key, if present. */
+void	 keymap_del(struct keymap *, uint64_t key);
+
 /* Monotonic milliseconds, and wall-clock seconds and milliseconds. */
 uint64_t mono_ms(void);
 int64_t	 wall_s(void);

@@ -37,6 +37,20 @@
 
 /* --- identity ----------------------------------------------------------- */
 
+/* The keys of the two maps of tracked files (keymap: the values carry
+ * them). */
+static uint64_t
+key_id(const void *k)
+{
+	return tailer_id(((const struct tracked *)k)->t);
+}
+
+static uint64_t
+key_ino(const void *k)
+{
+	return tailer_ino(((const struct tracked *)k)->t);
+}
+
 /*
  * The newest tracked file that is (dev, ino), or NULL.  A scan asks this
  * for every file it finds: through the inode map, not a walk of the list
@@ -46,7 +60,7 @@
 struct tracked *
 files_find_ino(struct files *fs, uint64_t dev, uint64_t ino)
 {
-	struct tracked	*k = idmap_get(&fs->byino, ino);
+	struct tracked	*k = keymap_get(&fs->byino, ino);
 
 	if (ino != 0 && (k == NULL || tailer_is(k->t, dev, ino)))
 		return k;	/* (the map has no key 0) */
@@ -63,12 +77,12 @@ forget_ino(struct files *fs, struct tracked *k)
 	uint64_t	 ino = tailer_ino(k->t);
 	struct tracked	*o;
 
-	if (idmap_get(&fs->byino, ino) != k)
+	if (keymap_get(&fs->byino, ino) != k)
 		return;
-	idmap_del(&fs->byino, ino);
+	keymap_del(&fs->byino, ino);
 	for (o = fs->list; o != NULL; o = o->next)	/* the next newest */
 		if (tailer_ino(o->t) == ino) {
-			idmap_put(&fs->byino, ino, o);
+			keymap_put(&fs->byino, o);
 			return;
 		}
 }
@@ -111,9 +125,9 @@ files_link(struct files *fs, struct tailer *t, bool gone)
 	k->scan_size = UINT64_MAX;
 	k->next = fs->list;
 	fs->list = k;
-	idmap_put(&fs->byid, tailer_id(t), k);
+	keymap_put(&fs->byid, k);
 	if (tailer_ino(t) != 0)
-		idmap_put(&fs->byino, tailer_ino(t), k);	/* the newest */
+		keymap_put(&fs->byino, k);	/* the newest */
 	fs->ntracked++;
 	if (tailer_is_open(t))
 		fs->nopen++;
@@ -137,7 +151,7 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	if (k->spool)
 		fs->nspool--;
 	fs->ntracked--;
-	idmap_del(&fs->byid, tailer_id(k->t));
+	keymap_del(&fs->byid, tailer_id(k->t));
 	forget_ino(fs, k);
 	wholefile_untracked(fs->wf, tailer_id(k->t));
 	tailer_free(k->t);
@@ -266,8 +280,8 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	fs->arg = arg;
 	fs->max_open = files_open_budget(conf, fc);
 	fs->succ = successors_new((size_t)fc->header_bytes);
-	idmap_init(&fs->byid);
-	idmap_init(&fs->byino);
+	keymap_init(&fs->byid, key_id);
+	keymap_init(&fs->byino, key_ino);
 	uv_timer_init(loop, &fs->rescan_timer);
 	closer_init(&fs->closer, files_freed);
 	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
@@ -293,7 +307,7 @@ files_free(struct files *fs)
 	wholefile_free(fs->wf);
 	fs->wf = NULL;
 	reaper_free(fs->reap);
-	idmap_cleanup(&fs->byino);	/* no invariant to keep now */
+	keymap_cleanup(&fs->byino);	/* no invariant to keep now */
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);
 	openfail_sweep(&fs->fails, fs->fc->name, true);
@@ -304,7 +318,7 @@ files_free(struct files *fs)
 	successors_free(fs->succ);
 	free(fs->scratch);
 	copies_cleanup(&fs->waiting);
-	idmap_cleanup(&fs->byid);
+	keymap_cleanup(&fs->byid);
 	closer_close(&fs->closer, (uv_handle_t *)&fs->rescan_timer);
 	closer_release(&fs->closer);
 }

@@ -86,10 +86,10 @@ struct files {
 	struct closer	 closer;	/* the timer being closed */
 	struct tracked	*list;
 	struct tracked	*cursor;	/* round-robin position */
-	struct idmap	 byid;		/* tailer id -> tracked */
+	struct keymap	 byid;		/* tailer id -> tracked */
 	/* inode -> a tracked file with it: every tracked inode is here, the
 	 * newest such file when two share it (files_find_ino). */
-	struct idmap	 byino;
+	struct keymap	 byino;
 	size_t		 ntracked;
 	size_t		 nopen;		/* tailers with a descriptor */
 	size_t		 max_open;	/* maxOpenFiles, within RLIMIT_NOFILE */

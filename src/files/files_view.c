@@ -113,7 +113,7 @@ files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
 struct tailer *
 files_find(struct files *fs, uint64_t id)
 {
-	struct tracked	*k = idmap_get(&fs->byid, id);
+	struct tracked	*k = keymap_get(&fs->byid, id);
 
 	return k != NULL ? k->t : NULL;
 }
