@@ -41,6 +41,7 @@ struct pool_slab {
 /* Objects start after the header, 16-byte aligned. */
 #define FIRST	((sizeof(struct pool_slab) + 15) & ~(size_t)15)
 
+#ifndef POOL_PLAIN
 static size_t
 obj_size(const struct pool *p)
 {
@@ -50,7 +51,6 @@ obj_size(const struct pool *p)
 	return (n + 7) & ~(size_t)7;
 }
 
-#ifndef POOL_PLAIN
 static void
 unlist(struct pool *p, struct pool_slab *s)
 {

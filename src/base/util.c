@@ -305,16 +305,23 @@ idmap_cleanup(struct idmap *m)
 	idmap_init(m);
 }
 
-/* A 64-bit mix (splitmix64's finaliser): ids are sequential. */
+/* The home slot of id in a table of cap slots: a 64-bit mix (splitmix64's
+ * finaliser), as ids are sequential. */
 static size_t
-idmap_slot(const struct idmap *m, uint64_t id)
+home_slot(uint64_t id, size_t cap)
 {
 	id ^= id >> 30;
 	id *= 0xbf58476d1ce4e5b9ULL;
 	id ^= id >> 27;
 	id *= 0x94d049bb133111ebULL;
 	id ^= id >> 31;
-	return (size_t)id & (m->cap - 1);
+	return (size_t)id & (cap - 1);
+}
+
+static size_t
+idmap_slot(const struct idmap *m, uint64_t id)
+{
+	return home_slot(id, m->cap);
 }
 
 void *
@@ -403,16 +410,10 @@ keymap_cleanup(struct keymap *m)
 	keymap_init(m, m->key);
 }
 
-/* idmap_slot's mix, on a table of cap slots. */
 static size_t
 keymap_slot(const struct keymap *m, uint64_t id)
 {
-	id ^= id >> 30;
-	id *= 0xbf58476d1ce4e5b9ULL;
-	id ^= id >> 27;
-	id *= 0x94d049bb133111ebULL;
-	id ^= id >> 31;
-	return (size_t)id & (m->cap - 1);
+	return home_slot(id, m->cap);
 }
 
 void *
