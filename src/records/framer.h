@@ -15,8 +15,9 @@
  * without buffering.
  *
  * A struct framer holds the compiled configuration and is shared by all
- * files of a flow (one thread).  A struct framer_state is per file and is
- * embedded in the file's tracker.
+ * files of a flow (one thread).  A struct framer_state is per file: the
+ * tailer feeds an idle one from the stack and keeps one out of line only
+ * while it is not idle (tailer.c).
  */
 #ifndef DISAGENT_FRAMER_H
 #define DISAGENT_FRAMER_H
@@ -41,10 +42,9 @@ struct framer;
 struct framer_pending;
 
 /*
- * Per-file framing state.  Visible so that the tailer can embed it; use the
- * API, except for reading the counters.  It is small, as every tracked file
- * has one: the multi-line record being assembled lives in its own
- * allocation, made by the first one.
+ * Per-file framing state.  Visible so that the tailer can hold it; use the
+ * API, except for reading the counters.  The multi-line record being
+ * assembled lives in its own allocation, made by the first one.
  */
 struct framer_state {
 	struct framer_pending *pending;	/* NULL until multi-line needs it */
