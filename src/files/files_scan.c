@@ -516,6 +516,14 @@ files_fs_event(void *arg, const char *dir, const char *name, int events)
 			return;
 		}
 	}
+	/* A burst asks for one scan, EVENT_DELAY_MS after its first event:
+	 * starting the timer again on each event put the scan off for as
+	 * long as the events went on, so a new file written faster than
+	 * that was not found (nor did the periodic rescan run) until its
+	 * writer paused. */
+	if (uv_is_active((uv_handle_t *)&fs->rescan_timer) &&
+	    uv_timer_get_due_in(&fs->rescan_timer) <= EVENT_DELAY_MS)
+		return;
 	fs->pass_timer = false;
 	uv_timer_start(&fs->rescan_timer, on_rescan_timer, EVENT_DELAY_MS,
 	    (uint64_t)fs->fc->rescan_interval_ms);
