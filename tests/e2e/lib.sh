@@ -262,6 +262,24 @@ with open(path, "a") as f:
 PY
 }
 
+# write_every FILE TAG SECONDS INTERVAL: one line "TAG NNNNNNN payload"
+# appended (FILE made if missing) every INTERVAL seconds for SECONDS, one
+# write each; run it in the background.
+write_every() {
+	"$PYTHON3" - "$@" <<'PY'
+import os, sys, time
+path, tag = sys.argv[1], sys.argv[2].encode()
+secs, every = float(sys.argv[3]), float(sys.argv[4])
+fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+start = time.monotonic()
+i = 0
+while time.monotonic() - start < secs:
+    os.write(fd, b"%s %07d %s\n" % (tag, i, b"x" * 60))
+    i += 1
+    time.sleep(every)
+PY
+}
+
 # no_secret_in FILE: the secret key never appears in a log.
 no_secret_in() {
 	if grep -q -- "$E2E_SK" "$1"; then fail "the secret key appears in $1"; fi

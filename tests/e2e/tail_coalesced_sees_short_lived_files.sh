@@ -20,16 +20,7 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
 start_agent "$TMP/agent.ini"
 wait_for 30 "busy.log tracked" grep -q "busy.log" "$TMP/agent.log"
 
-"$PYTHON3" - "$TMP/logs/busy.log" 12 <<'PY' &
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
-start = time.monotonic()
-j = 0
-while time.monotonic() - start < float(sys.argv[2]):
-    os.write(fd, b"busy %06d %s\n" % (j, b"p" * 60))
-    j += 1
-    time.sleep(0.02)
-PY
+write_every "$TMP/logs/busy.log" busy 12 0.02 &
 writer=$!
 # The pause starts at the first write read; give it a moment.
 wait_for 30 "busy lines read" count_at_least s1 5

@@ -19,16 +19,7 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
 start_agent "$TMP/agent.ini"
 wait_for 30 "idle.log tracked" grep -q "tracking .*idle.log" "$TMP/agent.log"
 
-"$PYTHON3" - "$TMP/logs/fast.log" 6 <<'PY' &
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-start = time.monotonic()
-j = 0
-while time.monotonic() - start < float(sys.argv[2]):
-    os.write(fd, b"fast %06d %s\n" % (j, b"f" * 60))
-    j += 1
-    time.sleep(0.003)
-PY
+write_every "$TMP/logs/fast.log" fast 6 0.003 &
 writer=$!
 # Found and read while the writer goes on (it writes for 6 s; the agent
 # needs milliseconds).
