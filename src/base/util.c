@@ -291,20 +291,6 @@ list_next(const char **list, char *tok, size_t toklen)
 	return false;
 }
 
-void
-idmap_init(struct idmap *m)
-{
-	memset(m, 0, sizeof(*m));
-}
-
-void
-idmap_cleanup(struct idmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	idmap_init(m);
-}
-
 /* The home slot of id in a table of cap slots: a 64-bit mix (splitmix64's
  * finaliser), as ids are sequential. */
 static size_t
@@ -316,84 +302,6 @@ home_slot(uint64_t id, size_t cap)
 	id *= 0x94d049bb133111ebULL;
 	id ^= id >> 31;
 	return (size_t)id & (cap - 1);
-}
-
-static size_t
-idmap_slot(const struct idmap *m, uint64_t id)
-{
-	return home_slot(id, m->cap);
-}
-
-void *
-idmap_get(const struct idmap *m, uint64_t id)
-{
-	size_t	 i;
-
-	if (m->cap == 0 || id == 0)
-		return NULL;
-	for (i = idmap_slot(m, id); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == id)
-			return m->vals[i];
-	return NULL;
-}
-
-static void
-idmap_grow(struct idmap *m)
-{
-	struct idmap	 old = *m;
-	size_t		 i;
-
-	m->cap = old.cap ? old.cap * 2 : 16;
-	m->keys = xcalloc(m->cap, sizeof(*m->keys));
-	m->vals = xcalloc(m->cap, sizeof(*m->vals));
-	m->n = 0;
-	for (i = 0; i < old.cap; i++)
-		if (old.keys[i] != 0)
-			idmap_put(m, old.keys[i], old.vals[i]);
-	free(old.keys);
-	free(old.vals);
-}
-
-void
-idmap_put(struct idmap *m, uint64_t id, void *val)
-{
-	size_t	 i;
-
-	if ((m->n + 1) * 4 > m->cap * 3)
-		idmap_grow(m);
-	for (i = idmap_slot(m, id); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == id) {
-			m->vals[i] = val;
-			return;
-		}
-	m->keys[i] = id;
-	m->vals[i] = val;
-	m->n++;
-}
-
-void
-idmap_del(struct idmap *m, uint64_t id)
-{
-	size_t	 i, j, home, mask = m->cap - 1;
-
-	if (m->cap == 0 || id == 0)
-		return;
-	for (i = idmap_slot(m, id); m->keys[i] != id; i = (i + 1) & mask)
-		if (m->keys[i] == 0)
-			return;
-	/* Backward shift: move later entries of the run into the hole
-	 * unless their home slot lies cyclically in (i, j]. */
-	for (j = (i + 1) & mask; m->keys[j] != 0; j = (j + 1) & mask) {
-		home = idmap_slot(m, m->keys[j]);
-		if (((j - home) & mask) < ((j - i) & mask))
-			continue;
-		m->keys[i] = m->keys[j];
-		m->vals[i] = m->vals[j];
-		i = j;
-	}
-	m->keys[i] = 0;
-	m->vals[i] = NULL;
-	m->n--;
 }
 
 void
@@ -478,7 +386,8 @@ keymap_del(struct keymap *m, uint64_t key)
 		if (m->key(m->vals[i]) == key)
 			break;
 	}
-	/* Backward shift, as idmap_del. */
+	/* Backward shift: move later entries of the run into the hole
+	 * unless their home slot lies cyclically in (i, j]. */
 	for (j = (i + 1) & mask; m->vals[j] != NULL; j = (j + 1) & mask) {
 		home = keymap_slot(m, m->key(m->vals[j]));
 		if (((j - home) & mask) < ((j - i) & mask))

@@ -126,30 +126,11 @@ int	 write_all(int fd, const void *, size_t) WARN_UNUSED;
 bool	 list_next(const char **list, char *tok, size_t toklen);
 
 /*
- * A map from non-zero 64-bit ids to borrowed pointers (open addressing,
- * linear probing, deletion by backward shift: no tombstones).  Zero it or
- * idmap_init it; idmap_cleanup frees the table, not the values.
- */
-struct idmap {
-	uint64_t	*keys;		/* 0: empty slot */
-	void		**vals;
-	size_t		 cap;		/* a power of two, or 0 */
-	size_t		 n;
-};
-
-void	 idmap_init(struct idmap *);
-void	 idmap_cleanup(struct idmap *);
-/* The value of id, or NULL. */
-void	*idmap_get(const struct idmap *, uint64_t id);
-/* Insert or replace id (non-zero). */
-void	 idmap_put(struct idmap *, uint64_t id, void *val);
-/* Remove id if present. */
-void	 idmap_del(struct idmap *, uint64_t id);
-
-/*
- * The same for values that carry their own key (a tracked file's tailer id
- * or inode): only the values are stored, half an idmap's table, and key()
- * reads a value's key, so a probe reads the values it passes.  A value's
+ * A map from non-zero 64-bit keys to borrowed values that carry their own
+ * key (a tracked file's tailer id or inode): open addressing, linear
+ * probing, deletion by backward shift (no tombstones).  Only the values
+ * are stored, and key() reads a value's key, so a probe reads the values
+ * it passes.  A value's
  * key must not change while it is in the map, and a value must stay valid
  * until it is deleted.  Zero keys are never stored.
  */

@@ -101,12 +101,25 @@ ino_key(uint64_t ino)
 	return ino != 0 ? ino : UINT64_MAX;
 }
 
+/* The keys of the two maps (keymap: the values carry them). */
+static uint64_t
+file_ino_key(const void *f)
+{
+	return ino_key(((const struct wf_file *)f)->id.ino);
+}
+
+static uint64_t
+file_tid_key(const void *f)
+{
+	return ((const struct wf_file *)f)->tid;
+}
+
 static struct wf_file *
 lookup(struct wholefile *wf, uint64_t dev, uint64_t ino)
 {
 	struct wf_file	*f;
 
-	for (f = idmap_get(&wf->byino, ino_key(ino)); f != NULL;
+	for (f = keymap_get(&wf->byino, ino_key(ino)); f != NULL;
 	    f = f->same_ino)
 		if (f->id.dev == dev)
 			return f;
@@ -124,8 +137,8 @@ add_file(struct wholefile *wf, const char *path, uint64_t dev, uint64_t ino,
 	f->id.dev = dev;
 	f->id.ino = ino;
 	f->state = st;
-	f->same_ino = idmap_get(&wf->byino, ino_key(ino));
-	idmap_put(&wf->byino, ino_key(ino), f);
+	f->same_ino = keymap_get(&wf->byino, ino_key(ino));
+	keymap_put(&wf->byino, f);
 	list_add(&wf->lists[st], f);
 	return f;
 }
@@ -136,18 +149,18 @@ wholefile_forget(struct wholefile *wf, struct wf_file *f)
 	struct wf_file	**pp, *head;
 	uint64_t	  key = ino_key(f->id.ino);
 
-	head = idmap_get(&wf->byino, key);
+	head = keymap_get(&wf->byino, key);
 	for (pp = &head; *pp != NULL; pp = &(*pp)->same_ino)
 		if (*pp == f) {
 			*pp = f->same_ino;
 			break;
 		}
 	if (head != NULL)
-		idmap_put(&wf->byino, key, head);
+		keymap_put(&wf->byino, head);
 	else
-		idmap_del(&wf->byino, key);
+		keymap_del(&wf->byino, key);
 	if (f->tid != 0)
-		idmap_del(&wf->bytid, f->tid);
+		keymap_del(&wf->bytid, f->tid);
 	list_del(&wf->lists[f->state], f);
 	free(f->path);
 	free(f);
@@ -328,7 +341,7 @@ wholefile_tracked(struct wholefile *wf, uint64_t id, int err)
 		    f->path, (uintmax_t)wf->picked_off);
 	f->tid = id;
 	f->err = 0;
-	idmap_put(&wf->bytid, id, f);
+	keymap_put(&wf->bytid, f);
 	wholefile_move(wf, f, WF_READING);
 }
 
@@ -356,7 +369,7 @@ wholefile_mark(struct wholefile *wf, struct wf_file *f)
 static void
 deliver(struct wholefile *wf, struct wf_file *f)
 {
-	idmap_del(&wf->bytid, f->tid);
+	keymap_del(&wf->bytid, f->tid);
 	f->tid = 0;
 	wf->m->files_done++;
 	log_info("[%s] delivered %s (inode %ju, %ju bytes); cleanup once the "
@@ -369,7 +382,7 @@ bool
 wholefile_progress(struct wholefile *wf, uint64_t id,
     const struct wholefile_progress *p)
 {
-	struct wf_file	*f = wf != NULL ? idmap_get(&wf->bytid, id) : NULL;
+	struct wf_file	*f = wf != NULL ? keymap_get(&wf->bytid, id) : NULL;
 
 	if (f == NULL)
 		return false;
@@ -387,12 +400,12 @@ wholefile_progress(struct wholefile *wf, uint64_t id,
 void
 wholefile_untracked(struct wholefile *wf, uint64_t id)
 {
-	struct wf_file	*f = wf != NULL ? idmap_get(&wf->bytid, id) : NULL;
+	struct wf_file	*f = wf != NULL ? keymap_get(&wf->bytid, id) : NULL;
 
 	if (f == NULL)
 		return;
 	/* Not tracked any more: start over from its offset. */
-	idmap_del(&wf->bytid, id);
+	keymap_del(&wf->bytid, id);
 	f->tid = 0;
 	wholefile_restart(wf, f, f->id.size, f->id.mtime_ns);
 	wholefile_soon(wf);
@@ -639,8 +652,8 @@ wholefile_new(uv_loop_t *loop, const struct conf_flow *fc,
 	wf->policy = cleanconf_policy(fc);
 	wf->quiet_ms = (uint64_t)fc->max_file_checking_ms;
 	wf->fp = (uint32_t)fc->header_bytes;
-	idmap_init(&wf->byino);
-	idmap_init(&wf->bytid);
+	keymap_init(&wf->byino, file_ino_key);
+	keymap_init(&wf->bytid, file_tid_key);
 	uv_timer_init(loop, &wf->timer);
 	closer_init(&wf->closer, wholefile_freed);
 	bad = wf->policy == CLEANUP_MOVE ? cleanconf_check(fc, true, &key,
@@ -683,8 +696,8 @@ wholefile_free(struct wholefile *wf)
 	for (st = 0; st < WF_NSTATES; st++)
 		while (wf->lists[st].head != NULL)
 			wholefile_forget(wf, wf->lists[st].head);
-	idmap_cleanup(&wf->byino);
-	idmap_cleanup(&wf->bytid);
+	keymap_cleanup(&wf->byino);
+	keymap_cleanup(&wf->bytid);
 	closer_close(&wf->closer, (uv_handle_t *)&wf->timer);
 	closer_release(&wf->closer);
 }

@@ -73,8 +73,8 @@ struct wholefile {
 	bool		 once;
 	bool		 stopped;
 	bool		 ready_sorted;
-	struct idmap	 byino;		/* ino -> chain of wf_file */
-	struct idmap	 bytid;		/* READING, SENT: tailer id -> file */
+	struct keymap	 byino;		/* ino -> chain of wf_file */
+	struct keymap	 bytid;		/* READING, SENT: tailer id -> file */
 	struct wf_file	*picked;	/* by wholefile_next, to be tracked */
 	uint64_t	 picked_off;	/* where it resumes */
 	struct wf_list	 lists[WF_NSTATES];
