@@ -4,7 +4,7 @@
 # that is not a write to a tracked file asks for a scan; each one used to
 # put that scan off again, so a new log written 300 times a second was
 # not found (nor was the periodic rescan run) for as long as it was
-# written.  Here one new file is written every 3 ms for 6 s: the agent
+# written.  Here one new file is written every 3 ms for 12 s: the agent
 # must be tracking it, and have shipped its lines, while it is still
 # being written.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
@@ -19,10 +19,10 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
 start_agent "$TMP/agent.ini"
 wait_for 30 "idle.log tracked" grep -q "tracking .*idle.log" "$TMP/agent.log"
 
-write_every "$TMP/logs/fast.log" fast 6 0.003 &
+write_every "$TMP/logs/fast.log" fast 12 0.003 &
 writer=$!
-# Found and read while the writer goes on (it writes for 6 s; the agent
-# needs milliseconds).
+# Found and read while the writer goes on (it writes for 12 s, the checks
+# wait 8 s at most; the agent needs milliseconds).
 wait_for 4 "fast.log tracked while written" \
     grep -q "tracking $TMP/logs/fast.log" "$TMP/agent.log"
 wait_for 4 "fast.log's lines shipped while written" count_at_least s1 100
