@@ -871,16 +871,16 @@ START_TEST(spool_entry_round_trips_and_is_optional)
 	check_entries(r2, 1);
 	e = registry_find(r2, "app", 64768, 99);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_ptr_nonnull(e->spool);
-	ck_assert_str_eq(e->spool->file,
+	ck_assert_ptr_nonnull(reg_spool(e));
+	ck_assert_str_eq(reg_spool(e)->file,
 	    "/var/lib/disagent/spool/app-1-2-1000.spool");
-	ck_assert_uint_eq(e->spool->dev, 1);
-	ck_assert_uint_eq(e->spool->ino, 2);
+	ck_assert_uint_eq(reg_spool(e)->dev, 1);
+	ck_assert_uint_eq(reg_spool(e)->ino, 2);
 	ck_assert_uint_eq(e->offset, 1000);
 	ck_assert_uint_eq(e->size, 5000);
 	ck_assert_str_eq(e->path, "/var/log/a.log");
 	/* The others have none. */
-	ck_assert_ptr_null(registry_find(r2, "app", 2049, 100)->spool);
+	ck_assert_ptr_null(reg_spool(registry_find(r2, "app", 2049, 100)));
 	registry_remove(r2, "app", 64768, 99);
 	ck_assert_int_eq(registry_save(r2, false), 0);
 	registry_free(r2);
@@ -1310,7 +1310,7 @@ START_TEST(v2_file_written_by_hand_with_valid_crc_is_accepted)
 	ck_assert_uint_eq(e->offset, 7);
 	ck_assert_int_eq(e->updated, 9);
 	/* No "complete" (every file written before it existed): none. */
-	ck_assert(e->done == NULL);
+	ck_assert(reg_done(e) == NULL);
 	ck_assert(!registry_dirty(reg));
 	registry_free(reg);
 }
@@ -1338,10 +1338,10 @@ START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
 	ck_assert_int_eq(r, 0);
 	e = registry_find(reg, "app", 1, 2);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_ptr_nonnull(e->done);
-	ck_assert_int_eq(e->done->mtime_ns, 1234567890123456789LL);
-	ck_assert_uint_eq(e->done->tail_crc, 0xdeadbeef);
-	ck_assert_uint_eq(e->done->tail_len, 16);
+	ck_assert_ptr_nonnull(reg_done(e));
+	ck_assert_int_eq(reg_done(e)->mtime_ns, 1234567890123456789LL);
+	ck_assert_uint_eq(reg_done(e)->tail_crc, 0xdeadbeef);
+	ck_assert_uint_eq(reg_done(e)->tail_len, 16);
 	ck_assert_uint_eq(e->offset, 300);
 	ck_assert(registry_durable(reg, e));	/* read from the file */
 	/* Cleared (the file changed after delivery): gone at the next load. */
@@ -1353,7 +1353,7 @@ START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
 	ck_assert_int_eq(r, 0);
 	e = registry_find(reg, "app", 1, 2);
 	ck_assert_ptr_nonnull(e);
-	ck_assert(e->done == NULL);
+	ck_assert(reg_done(e) == NULL);
 	ck_assert_uint_eq(e->offset, 300);
 	registry_free(reg);
 }

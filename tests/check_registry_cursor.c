@@ -60,11 +60,11 @@ START_TEST(cursor_survives_save_and_load)
 	ck_assert_int_eq(registry_load(r), 0);
 	e = registry_find(r, "j", 0, 0);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_str_eq(e->cursor, CURSOR);
+	ck_assert_str_eq(reg_cursor(e), CURSOR);
 	ck_assert_str_eq(e->path, "journal:system");
 	e = registry_find(r, "app", 2049, 77);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_ptr_null(e->cursor);
+	ck_assert_ptr_null(reg_cursor(e));
 	/* A new cursor is a change. */
 	registry_set_cursor(r, registry_find(r, "j", 0, 0), "s=1;i=3");
 	ck_assert(registry_dirty(r));
@@ -120,7 +120,7 @@ START_TEST(cursor_of_the_wrong_type_is_corrupt)
 	    "\"updated\":1700000000,\"cursor\":\"" CURSOR "\"}\n");
 	r = registry_new(spath);
 	ck_assert_int_eq(registry_load(r), 0);
-	ck_assert_str_eq(registry_find(r, "j", 0, 0)->cursor, CURSOR);
+	ck_assert_str_eq(reg_cursor(registry_find(r, "j", 0, 0)), CURSOR);
 	registry_free(r);
 }
 END_TEST

@@ -577,7 +577,7 @@ a_complete(struct rig *r)
 {
 	struct reg_entry *e = entry_for(r, a_csv);
 
-	return e != NULL && e->done != NULL;
+	return e != NULL && reg_done(e) != NULL;
 }
 
 static bool
@@ -615,7 +615,7 @@ START_TEST(machine_sends_when_quiet_and_cleans_up_after_the_save)
 	ck_assert_str_eq(r.last, "3");
 	e = entry_for(&r, a_csv);
 	ck_assert_ptr_nonnull(e);
-	ck_assert(e->done == NULL);		/* nothing acknowledged */
+	ck_assert(reg_done(e) == NULL);		/* nothing acknowledged */
 
 	ack_all(&r);
 	wait_until(&r, a_complete, "a.csv marked complete");
@@ -659,7 +659,7 @@ START_TEST(machine_never_cleans_up_a_file_that_changed)
 	ck_assert(exists(a_csv));
 	ck_assert(!exists(a_done));
 	e = entry_for(&r, a_csv);
-	ck_assert(e->done == NULL);
+	ck_assert(reg_done(e) == NULL);
 	ck_assert_uint_eq(e->offset, 3);
 	/* Once quiet again, only what it gained is read, as a record of its
 	 * own: the "2" before it went as the last record already. */

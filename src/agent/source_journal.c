@@ -251,8 +251,8 @@ sj_start(struct source *s)
 	int		 r;
 
 	e = registry_find(sj->reg, sj->fc->name, 0, 0);
-	if (e != NULL && e->cursor != NULL)
-		sj->committed = xstrdup(e->cursor);
+	if (e != NULL && reg_cursor(e) != NULL)
+		sj->committed = xstrdup(reg_cursor(e));
 	/* A cursor sd-journal refuses (a state file edited by hand) stops
 	 * the flow: reading from elsewhere would resend or skip. */
 	if ((r = journal_start(sj->j, sj->committed, &start)) != 0)

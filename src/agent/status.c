@@ -85,9 +85,9 @@ collect(const struct reg_entry *e, void *arg)
 	w->ino = e->ino;
 	w->offset = e->offset;
 	w->saved_size = e->size;
-	w->complete = e->done != NULL;
-	if (e->cursor != NULL)
-		w->cursor = xstrdup(e->cursor);
+	w->complete = reg_done(e) != NULL;
+	if (reg_cursor(e) != NULL)
+		w->cursor = xstrdup(reg_cursor(e));
 }
 
 static int

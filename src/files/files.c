@@ -105,6 +105,16 @@ files_commit(struct files *fs, struct tailer *t)
 /* Every flow's tracked records, one per file. */
 static struct pool trackeds = POOL_INITIALIZER(struct tracked);
 
+struct tracked_past *
+files_past(struct tracked *k)
+{
+	if (k->past == NULL) {
+		k->past = xcalloc(1, sizeof(*k->past));
+		k->past->scan_size = UINT64_MAX;
+	}
+	return k->past;
+}
+
 struct tracked *
 files_link(struct files *fs, struct tailer *t, bool gone)
 {
@@ -122,7 +132,6 @@ files_link(struct files *fs, struct tailer *t, bool gone)
 	k->t = t;
 	k->gone = gone;
 	k->seen = true;
-	k->scan_size = UINT64_MAX;
 	k->next = fs->list;
 	fs->list = k;
 	keymap_put(&fs->byid, k);
@@ -155,6 +164,7 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	forget_ino(fs, k);
 	wholefile_untracked(fs->wf, tailer_id(k->t));
 	tailer_free(k->t);
+	free(k->past);
 	pool_free(&trackeds, k);
 }
 
@@ -234,13 +244,15 @@ void
 files_restart(struct files *fs, struct tracked *k, const char *why)
 {
 	struct tailer	*t = k->t;
+	struct tracked_past *p;
 	struct reg_entry *e;
 	uint32_t	 len;
 
 	log_warn("%s: %s; reading from 0", tailer_path(t), why);
-	tailer_head(t, &k->prev_fp_crc, &len);
-	k->prev_fp_len = len;
-	k->prev_end = tailer_read_off(t);
+	p = files_past(k);
+	tailer_head(t, &p->prev_fp_crc, &len);
+	p->prev_fp_len = len;
+	p->prev_end = tailer_read_off(t);
 	tailer_restart(t, fs->fr);
 	fs->m->truncations++;
 	files_commit(fs, t);

@@ -44,7 +44,7 @@ static bool
 finished(const struct tracked *k)
 {
 	return k->gone && tailer_pending(k->t) == 0 && read_to_end(k->t) &&
-	    tailer_size(k->t) == k->scan_size;
+	    tailer_size(k->t) == files_scan_size(k);
 }
 
 void
@@ -59,7 +59,7 @@ files_drop_finished(struct files *fs)
 			/* What "did not grow since the previous scan"
 			 * compares with next time. */
 			if (k->gone)
-				k->scan_size = tailer_size(t);
+				files_past(k)->scan_size = tailer_size(t);
 			pp = &k->next;
 			continue;
 		}
@@ -165,7 +165,7 @@ collect_orphan(const struct reg_entry *e, void *arg)
 
 	/* Not one it reads already (handed over by a reload, a spool file:
 	 * files_spool.c says what became of those). */
-	if (strcmp(e->flow, fs->fc->name) == 0 && e->spool == NULL &&
+	if (strcmp(e->flow, fs->fc->name) == 0 && reg_spool(e) == NULL &&
 	    !successors_was_seen(fs->succ, e->dev, e->ino) &&
 	    !files_tracks(fs, e->dev, e->ino))
 		files_add_orphan(fs, e);

@@ -38,15 +38,24 @@ struct wholefile;
 
 /* What the lifecycle knows of one tailer. */
 /* One per file, so packed: 40 bytes. */
+/*
+ * What a tracked file's past says, out of line (most files have none):
+ * its head before the last in-place truncation, to recognise a
+ * copytruncate copy of it (R6; headerBytesLength <= 65536), and its size
+ * at the last scan while it is gone.
+ */
+struct tracked_past {
+	uint64_t	 prev_end;	/* bytes of it read before then */
+	uint64_t	 scan_size;	/* size at the last scan, while gone */
+	uint32_t	 prev_fp_crc;
+	uint32_t	 prev_fp_len;
+};
+
+/* One per tracked file: keep it small. */
 struct tracked {
 	struct tailer	*t;
 	struct tracked	*next;
-	uint64_t	 prev_end;	/* bytes of it read before then */
-	uint64_t	 scan_size;	/* size at the last scan, while gone */
-	/* Its head before the last in-place truncation, to recognise a
-	 * copytruncate copy of it (R6); headerBytesLength <= 65536. */
-	uint32_t	 prev_fp_crc;
-	uint32_t	 prev_fp_len : 24;
+	struct tracked_past *past;	/* NULL: no truncation, not gone */
 	bool		 gone : 1;	/* no longer at any matching path */
 	bool		 seen : 1;	/* found by the current scan */
 	bool		 truncate_pending : 1; /* after in-flight ranges settle */
@@ -54,6 +63,15 @@ struct tracked {
 	bool		 spans_saved : 1; /* its entry has acknowledged spans */
 	bool		 spool : 1;	/* a spool file (files_spool.c) */
 };
+
+/* k's past, made on first use (scan_size UINT64_MAX: not scanned gone). */
+struct tracked_past *files_past(struct tracked *k);
+/* Its size at the last scan while gone, or UINT64_MAX. */
+static inline uint64_t
+files_scan_size(const struct tracked *k)
+{
+	return k->past != NULL ? k->past->scan_size : UINT64_MAX;
+}
 
 /*
  * Where the tracked set is in its life, changed only in set_state()

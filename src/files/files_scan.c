@@ -90,9 +90,9 @@ next_candidate(void *it, struct copy_candidate *c)
 	c->path = tailer_path(k->t);
 	c->fd = tailer_fd(k->t);
 	c->compressed = tailer_compressed(k->t);
-	c->prev_crc = k->prev_fp_crc;
-	c->prev_len = k->prev_fp_len;
-	c->prev_end = k->prev_end;
+	c->prev_crc = k->past != NULL ? k->past->prev_fp_crc : 0;
+	c->prev_len = k->past != NULL ? k->past->prev_fp_len : 0;
+	c->prev_end = k->past != NULL ? k->past->prev_end : 0;
 	tailer_head(k->t, &c->crc, &c->len);
 	c->gone = k->gone;
 	return true;
@@ -342,7 +342,8 @@ scan(struct files *fs, bool first)
 	for (k = fs->list; k != NULL; k = k->next) {
 		if (!k->seen && !k->gone) {
 			k->gone = true;
-			k->scan_size = UINT64_MAX;
+			if (k->past != NULL)
+				k->past->scan_size = UINT64_MAX;
 			log_info("%s (inode %ju) is gone from its path; "
 			    "reading it to the end", tailer_path(k->t),
 			    (uintmax_t)tailer_ino(k->t));

@@ -124,7 +124,7 @@ collect(const struct reg_entry *e, void *arg)
 {
 	struct pending	*p = arg;
 
-	if (e->spool == NULL || strcmp(e->flow, p->flow) != 0)
+	if (reg_spool(e) == NULL || strcmp(e->flow, p->flow) != 0)
 		return;
 	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
 	p->v[p->n++] = (struct reg_entry *)(uintptr_t)e;
@@ -140,17 +140,17 @@ open_spool(struct files *fs, const struct reg_entry *e, const char **why)
 	uint32_t	 crc;
 
 	*why = NULL;
-	if (stat(e->spool->file, &st) != 0) {
+	if (stat(reg_spool(e)->file, &st) != 0) {
 		*why = strerror(errno);
 		return NULL;
 	}
 	if ((uint64_t)st.st_dev != e->dev || (uint64_t)st.st_ino != e->ino ||
-	    tailer_head_crc(e->spool->file, e->fp_len, &crc) != 0 ||
+	    tailer_head_crc(reg_spool(e)->file, e->fp_len, &crc) != 0 ||
 	    crc != e->fp_crc) {
 		*why = "it is not the file the state names";
 		return NULL;
 	}
-	t = tailer_open(e->spool->file, &st, e->offset,
+	t = tailer_open(reg_spool(e)->file, &st, e->offset,
 	    (uint32_t)fs->fc->header_bytes, fs->fr);
 	if (t == NULL) {
 		*why = strerror(errno);
@@ -158,7 +158,7 @@ open_spool(struct files *fs, const struct reg_entry *e, const char **why)
 	}
 	/* Its records carry the original's name, as its offsets. */
 	tailer_rename(t, e->path);
-	files_attach_plan(fs, t, e->spool->file, &st, e->offset, true);
+	files_attach_plan(fs, t, reg_spool(e)->file, &st, e->offset, true);
 	return t;
 }
 
@@ -175,8 +175,8 @@ resume_one(struct files *fs, struct reg_entry *e)
 	t = open_spool(fs, e, &why);
 	if (t == NULL) {
 		log_warn("[%s] spool file %s of %s (inode %ju): %s; its %ju "
-		    "bytes are lost", fs->fc->name, e->spool->file, e->path,
-		    (uintmax_t)e->spool->ino, why, (uintmax_t)left);
+		    "bytes are lost", fs->fc->name, reg_spool(e)->file, e->path,
+		    (uintmax_t)reg_spool(e)->ino, why, (uintmax_t)left);
 		fs->m->bytes_lost[LOST_SPOOL] += left;
 		registry_remove(fs->reg, fs->fc->name, e->dev, e->ino);
 		return;
@@ -186,8 +186,8 @@ resume_one(struct files *fs, struct reg_entry *e)
 	fs->nspool++;
 	log_info("[%s] shipping the spool of %s (inode %ju) first: %ju bytes "
 	    "from offset %ju, in %s", fs->fc->name, e->path,
-	    (uintmax_t)e->spool->ino, (uintmax_t)left, (uintmax_t)e->offset,
-	    e->spool->file);
+	    (uintmax_t)reg_spool(e)->ino, (uintmax_t)left, (uintmax_t)e->offset,
+	    reg_spool(e)->file);
 }
 
 void
@@ -214,16 +214,16 @@ files_spool_finished(struct files *fs, struct tracked *k)
 
 	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
 	    tailer_ino(t));
-	if (e == NULL || e->spool == NULL)
+	if (e == NULL || reg_spool(e) == NULL)
 		return;
 	log_info("[%s] the spool of %s (inode %ju) is delivered; removing %s "
 	    "after the next save", fs->fc->name, tailer_path(t),
-	    (uintmax_t)e->spool->ino, e->spool->file);
+	    (uintmax_t)reg_spool(e)->ino, reg_spool(e)->file);
 	/* Its entry goes now; the file once the state without it is on
 	 * disk: a crash before that finds it named, and sends it again. */
 	fs->spool_done = xrealloc(fs->spool_done,
 	    (fs->nspool_done + 1) * sizeof(*fs->spool_done));
-	fs->spool_done[fs->nspool_done].file = xstrdup(e->spool->file);
+	fs->spool_done[fs->nspool_done].file = xstrdup(reg_spool(e)->file);
 	registry_remove(fs->reg, fs->fc->name, tailer_dev(t), tailer_ino(t));
 	fs->spool_done[fs->nspool_done++].change = registry_changes(fs->reg);
 }

@@ -269,10 +269,10 @@ collect_named(const struct reg_entry *e, void *arg)
 {
 	struct named	*nm = arg;
 
-	if (e->spool == NULL)
+	if (reg_spool(e) == NULL)
 		return;
 	nm->files = xrealloc(nm->files, (nm->n + 1) * sizeof(*nm->files));
-	nm->files[nm->n++] = e->spool->file;
+	nm->files[nm->n++] = reg_spool(e)->file;
 }
 
 static bool

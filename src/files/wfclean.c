@@ -161,7 +161,7 @@ try_cleanup(struct wholefile *wf, struct wf_file *f)
 	int		 r;
 
 	f->retry = false;
-	if (e == NULL || e->done == NULL) {
+	if (e == NULL || reg_done(e) == NULL) {
 		wholefile_mark(wf, f);	/* lost (expired?): mark it again */
 		return;
 	}

@@ -617,17 +617,17 @@ take_entry(const struct reg_entry *e, void *arg)
 	struct wholefile *wf = arg;
 	struct wf_file	*f;
 
-	if (e->done == NULL || strcmp(e->flow, wf->fc->name) != 0 ||
+	if (reg_done(e) == NULL || strcmp(e->flow, wf->fc->name) != 0 ||
 	    lookup(wf, e->dev, e->ino) != NULL)
 		return;
 	f = add_file(wf, e->path, e->dev, e->ino,
 	    registry_durable(wf->reg, e) ? WF_DURABLE : WF_DELIVERED);
 	f->id.size = e->offset;
-	f->id.mtime_ns = e->done->mtime_ns;
+	f->id.mtime_ns = reg_done(e)->mtime_ns;
 	f->id.head_crc = e->fp_crc;
 	f->id.head_len = e->fp_len;
-	f->id.tail_crc = e->done->tail_crc;
-	f->id.tail_len = e->done->tail_len;
+	f->id.tail_crc = reg_done(e)->tail_crc;
+	f->id.tail_len = reg_done(e)->tail_len;
 }
 
 struct wholefile *

@@ -175,41 +175,11 @@ registry_on_dirty(struct registry *reg, void (*cb)(void *), void *arg)
 	reg->on_dirty_arg = arg;
 }
 
-void
-reg_known_free(struct reg_known *k)
-{
-	if (k == NULL)
-		return;
-	free(k->acked);
-	free(k->found);
-	free(k);
-}
-
-/* e's known part, made when missing. */
-static struct reg_known *
-known_of(struct reg_entry *e)
-{
-	if (e->known == NULL)
-		e->known = xcalloc(1, sizeof(*e->known));
-	return e->known;
-}
-
-/* Free e's known part once it holds nothing. */
-static void
-known_trim(struct reg_entry *e)
-{
-	if (e->known != NULL && e->known->nacked == 0 &&
-	    e->known->nfound == 0) {
-		reg_known_free(e->known);
-		e->known = NULL;
-	}
-}
-
 /* Drop the acknowledged spans that end at or before offset. */
 static void
 trim_acked(struct reg_entry *e, uint64_t offset)
 {
-	struct reg_known *k = e->known;
+	struct reg_rare	*k = e->rare;
 	uint32_t	 i = 0;
 
 	if (k == NULL)
@@ -220,7 +190,7 @@ trim_acked(struct reg_entry *e, uint64_t offset)
 		return;
 	memmove(k->acked, k->acked + i, (k->nacked - i) * sizeof(*k->acked));
 	k->nacked -= i;
-	known_trim(e);
+	reg_rare_trim(e);
 }
 
 static struct reg_entry *
@@ -297,11 +267,13 @@ void
 registry_set_spool(struct registry *reg, struct reg_entry *e,
     const char *file, uint64_t dev, uint64_t ino)
 {
-	if (e->spool == NULL)
-		e->spool = xcalloc(1, sizeof(*e->spool));
-	(void)replace_str(&e->spool->file, file);
-	e->spool->dev = dev;
-	e->spool->ino = ino;
+	struct reg_rare	*r = reg_rare_of(e);
+
+	if (r->spool == NULL)
+		r->spool = xcalloc(1, sizeof(*r->spool));
+	(void)replace_str(&r->spool->file, file);
+	r->spool->dev = dev;
+	r->spool->ino = ino;
 	mark_dirty(reg);
 }
 
@@ -309,13 +281,14 @@ void
 registry_set_complete(struct registry *reg, struct reg_entry *e,
     bool complete, int64_t mtime_ns, uint32_t tail_crc, uint32_t tail_len)
 {
-	struct reg_done	*d = e->done;
+	struct reg_done	*d = e->rare != NULL ? e->rare->done : NULL;
 
 	if (!complete) {
 		if (d == NULL)
 			return;
 		free(d);
-		e->done = NULL;
+		e->rare->done = NULL;
+		reg_rare_trim(e);
 		mark_dirty(reg);
 		return;
 	}
@@ -323,7 +296,7 @@ registry_set_complete(struct registry *reg, struct reg_entry *e,
 	    d->tail_len == tail_len)
 		return;
 	if (d == NULL)
-		d = e->done = xcalloc(1, sizeof(*d));
+		d = reg_rare_of(e)->done = xcalloc(1, sizeof(*d));
 	d->mtime_ns = mtime_ns;
 	d->tail_crc = tail_crc;
 	d->tail_len = tail_len;
@@ -336,7 +309,7 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
     const struct reg_span *spans, size_t n)
 {
 	static bool	 warned;
-	struct reg_known *k;
+	struct reg_rare	*k;
 	size_t		 i = 0;
 
 	while (i < n && spans[i].end <= e->offset)
@@ -353,13 +326,13 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
 	if (n == reg_nacked(e) && (n == 0 ||
 	    memcmp(reg_acked(e), spans, n * sizeof(*spans)) == 0))
 		return;
-	k = known_of(e);
+	k = reg_rare_of(e);
 	if (n > k->nacked)
 		k->acked = xrealloc(k->acked, n * sizeof(*k->acked));
 	if (n > 0)
 		memcpy(k->acked, spans, n * sizeof(*spans));
 	k->nacked = (uint32_t)n;
-	known_trim(e);
+	reg_rare_trim(e);
 	mark_dirty(reg);
 }
 
@@ -367,7 +340,7 @@ void
 registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
     uint32_t len)
 {
-	struct reg_known *k = known_of(e);
+	struct reg_rare	*k = reg_rare_of(e);
 	uint32_t	 i;
 
 	/* A read in sequence order finds each file's records in about file
@@ -389,12 +362,12 @@ registry_take_found(struct reg_entry *e, size_t *n)
 	struct reg_found *f;
 
 	*n = reg_nfound(e);
-	if (e->known == NULL)
+	if (e->rare == NULL)
 		return NULL;
-	f = e->known->found;
-	e->known->found = NULL;
-	e->known->nfound = 0;
-	known_trim(e);
+	f = e->rare->found;
+	e->rare->found = NULL;
+	e->rare->nfound = 0;
+	reg_rare_trim(e);
 	return f;
 }
 
@@ -514,8 +487,11 @@ void
 registry_set_cursor(struct registry *reg, struct reg_entry *e,
     const char *cursor)
 {
-	if (replace_str(&e->cursor, cursor))
+	if (cursor == NULL && reg_cursor(e) == NULL)
+		return;
+	if (replace_str(&reg_rare_of(e)->cursor, cursor))
 		mark_dirty(reg);
+	reg_rare_trim(e);
 }
 
 void
@@ -528,7 +504,7 @@ registry_set_size(struct registry *reg, struct reg_entry *e, uint64_t size)
 bool
 registry_durable(const struct registry *reg, const struct reg_entry *e)
 {
-	return e->done == NULL || e->done->change <= reg->saved;
+	return reg_done(e) == NULL || reg_done(e)->change <= reg->saved;
 }
 
 bool

@@ -47,44 +47,64 @@ struct reg_entry {
 	uint64_t	 size;		/* its size at the last change (0 or
 					   <= offset: nothing known after) */
 	int64_t		 updated;	/* wall seconds of last change */
-	struct reg_done	*done;		/* owned; NULL unless complete */
-	struct reg_known *known;	/* owned; NULL: nothing past offset */
-	char		*cursor;	/* owned; a journal flow's entry (dev
-					   and ino 0): the sd-journal cursor
-					   of its last entry committed; NULL
-					   for a file */
-	struct reg_spool *spool;	/* owned; NULL unless a spool file */
+	struct reg_rare	*rare;		/* owned; NULL for nearly every entry */
 };
 
 /*
- * What is known delivered past an entry's offset, out of line (most
- * entries have none): the acknowledged bytes, sorted, disjoint, each
- * ending after the offset (saved: a restart sends none of them), and the
- * records the restart's read found (by off; not saved).
+ * What few entries hold, out of line: what is known delivered past the
+ * offset (the acknowledged bytes, sorted, disjoint, each ending after the
+ * offset: saved, a restart sends none of them; and the records the
+ * restart's read found, by off: not saved), a whole file's completion, a
+ * journal flow's cursor, a spool file.  Changed only through the
+ * registry, which frees it once it holds nothing.
  */
-struct reg_known {
+struct reg_rare {
 	struct reg_span	*acked;
 	uint32_t	 nacked;
 	uint32_t	 nfound;
 	struct reg_found *found;
+	struct reg_done	*done;		/* NULL unless complete */
+	char		*cursor;	/* a journal flow's entry (dev and
+					   ino 0): the sd-journal cursor of
+					   its last entry committed; NULL for
+					   a file */
+	struct reg_spool *spool;	/* NULL unless a spool file */
 };
 
 static inline uint32_t
 reg_nacked(const struct reg_entry *e)
 {
-	return e->known != NULL ? e->known->nacked : 0;
+	return e->rare != NULL ? e->rare->nacked : 0;
 }
 
 static inline const struct reg_span *
 reg_acked(const struct reg_entry *e)
 {
-	return e->known != NULL ? e->known->acked : NULL;
+	return e->rare != NULL ? e->rare->acked : NULL;
+}
+
+static inline const struct reg_done *
+reg_done(const struct reg_entry *e)
+{
+	return e->rare != NULL ? e->rare->done : NULL;
+}
+
+static inline const char *
+reg_cursor(const struct reg_entry *e)
+{
+	return e->rare != NULL ? e->rare->cursor : NULL;
+}
+
+static inline const struct reg_spool *
+reg_spool(const struct reg_entry *e)
+{
+	return e->rare != NULL ? e->rare->spool : NULL;
 }
 
 static inline uint32_t
 reg_nfound(const struct reg_entry *e)
 {
-	return e->known != NULL ? e->known->nfound : 0;
+	return e->rare != NULL ? e->rare->nfound : 0;
 }
 
 /*

@@ -70,16 +70,46 @@ table_flow(struct reg_table *t, const char *flow)
 	return t->flows[t->nflows++];
 }
 
+struct reg_rare *
+reg_rare_of(struct reg_entry *e)
+{
+	if (e->rare == NULL)
+		e->rare = xcalloc(1, sizeof(*e->rare));
+	return e->rare;
+}
+
+void
+reg_rare_trim(struct reg_entry *e)
+{
+	struct reg_rare	*r = e->rare;
+
+	if (r != NULL && r->nacked == 0 && r->nfound == 0 && r->done == NULL &&
+	    r->cursor == NULL && r->spool == NULL) {
+		reg_rare_free(r);
+		e->rare = NULL;
+	}
+}
+
+void
+reg_rare_free(struct reg_rare *r)
+{
+	if (r == NULL)
+		return;
+	free(r->acked);
+	free(r->found);
+	free(r->done);
+	free(r->cursor);
+	if (r->spool != NULL)
+		free(r->spool->file);
+	free(r->spool);
+	free(r);
+}
+
 static void
 node_free(struct reg_node *nd)
 {
 	rstr_free(nd->e.path);
-	free(nd->e.done);
-	reg_known_free(nd->e.known);
-	free(nd->e.cursor);
-	if (nd->e.spool != NULL)
-		free(nd->e.spool->file);
-	free(nd->e.spool);
+	reg_rare_free(nd->e.rare);
 	pool_free(&nodes, nd);
 }
 

@@ -46,8 +46,12 @@ struct reg_entry *regtable_add(struct reg_table *, const char *flow,
 bool		 regtable_remove(struct reg_table *, const char *flow,
 		    uint64_t dev, uint64_t ino);
 
-/* Free k and what it holds (NULL-safe). */
-void		 reg_known_free(struct reg_known *k);
+/* e's rare part, made when missing; reg_rare_trim frees it once it
+ * holds nothing. */
+struct reg_rare	*reg_rare_of(struct reg_entry *e);
+void		 reg_rare_trim(struct reg_entry *e);
+/* Free r and what it holds (NULL-safe). */
+void		 reg_rare_free(struct reg_rare *r);
 
 /* Drop the entries with updated < before; returns how many. */
 size_t		 regtable_expire(struct reg_table *, int64_t before);

@@ -142,19 +142,19 @@ entry_json(const struct reg_entry *e)
 	json_object_set_new(o, "updated", json_integer(e->updated));
 	if (reg_nacked(e) > 0)
 		json_object_set_new(o, "acked", spans_json(e));
-	if (e->done != NULL) {
+	if (reg_done(e) != NULL) {
 		snprintf(fp, sizeof(fp), "crc32:%08" PRIx32 ":%" PRIu32,
-		    e->done->tail_crc, e->done->tail_len);
+		    reg_done(e)->tail_crc, reg_done(e)->tail_len);
 		c = json_object();
 		json_object_set_new(c, "mtime_ns",
-		    json_integer((json_int_t)e->done->mtime_ns));
+		    json_integer((json_int_t)reg_done(e)->mtime_ns));
 		json_object_set_new(c, "tail", json_string(fp));
 		json_object_set_new(o, "complete", c);
 	}
-	if (e->cursor != NULL)
-		json_object_set_new(o, "cursor", json_text(e->cursor));
-	if (e->spool != NULL)
-		json_object_set_new(o, "spool", spool_json(e->spool));
+	if (reg_cursor(e) != NULL)
+		json_object_set_new(o, "cursor", json_text(reg_cursor(e)));
+	if (reg_spool(e) != NULL)
+		json_object_set_new(o, "spool", spool_json(reg_spool(e)));
 	return o;
 }
 
@@ -347,6 +347,7 @@ statefile_entry(json_t *o, struct reg_table *t)
 	struct reg_done	 done = { 0 };
 	struct reg_spool *spool;
 	struct reg_entry *e;
+	struct reg_rare	*r;
 	bool		 complete;
 	const char	*flow, *path, *fp, *cursor;
 	json_int_t	 dev, ino, off, upd, size = 0;
@@ -390,18 +391,18 @@ statefile_entry(json_t *o, struct reg_table *t)
 	e->offset = (uint64_t)off;
 	e->size = (uint64_t)size;
 	e->updated = upd;
-	if (complete) {
-		e->done = xmalloc(sizeof(*e->done));
-		*e->done = done;
+	if (complete || nspans > 0 || cursor != NULL || spool != NULL) {
+		r = reg_rare_of(e);
+		if (complete) {
+			r->done = xmalloc(sizeof(*r->done));
+			*r->done = done;
+		}
+		r->acked = spans;
+		r->nacked = (uint32_t)nspans;
+		if (cursor != NULL)
+			r->cursor = xstrdup(cursor);
+		r->spool = spool;
 	}
-	if (nspans > 0) {
-		e->known = xcalloc(1, sizeof(*e->known));
-		e->known->acked = spans;
-		e->known->nacked = (uint32_t)nspans;
-	}
-	if (cursor != NULL)
-		e->cursor = xstrdup(cursor);
-	e->spool = spool;
 	return NULL;
 }
 
