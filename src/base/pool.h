@@ -1,9 +1,10 @@
 /*
  * Pools of fixed-size objects that live by the thousand: one per tracked
- * file (tailers, registry nodes, the tracked records).  malloc gives each
- * a header and rounds it up to 16 bytes, 16 to 24 bytes a file; a pool
- * carves them from 64 KiB slabs aligned to their size, so an object costs
- * its size, and a slab whose objects are all free goes back to the system.
+ * file (tailers, registry nodes, the tracked records; paths, by size
+ * class).  malloc gives each a header and rounds it up to 16 bytes, 16 to
+ * 24 bytes a file; a pool carves them from 64 KiB slabs aligned to their
+ * size, so an object costs its size, and a slab whose objects are all
+ * free goes back to the system.
  * Slab memory is touched only as objects are first handed out.
  *
  * One thread (the loop's).  Built with AddressSanitizer, a pool is plain

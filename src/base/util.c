@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 void *
@@ -71,13 +72,38 @@ rstr_count(char *s)
 	return (uint32_t *)(void *)(s - sizeof(uint32_t));
 }
 
+/*
+ * Shared texts are paths, one or two per tracked file: up to RSTR_POOLED
+ * bytes (count and NUL included) they come from pools in steps of 8 bytes,
+ * without malloc's header and 16-byte rounding (16 bytes of 64 for a
+ * 40-character path); longer ones from malloc.  Its length tells which.
+ */
+#define RSTR_STEP	8
+#define RSTR_POOLED	256
+static struct pool rstr_pools[RSTR_POOLED / RSTR_STEP];
+
+static struct pool *
+rstr_pool(size_t len)
+{
+	size_t	 sz = sizeof(uint32_t) + len + 1;
+	struct pool *p;
+
+	if (sz > RSTR_POOLED)
+		return NULL;
+	p = &rstr_pools[(sz - 1) / RSTR_STEP];
+	if (p->size == 0)
+		p->size = ((sz - 1) / RSTR_STEP + 1) * RSTR_STEP;
+	return p;
+}
+
 char *
 rstr_new(const char *s)
 {
 	size_t	 n = strlen(s);
+	struct pool *pl = rstr_pool(n);
 	char	*p;
 
-	p = xmalloc(sizeof(uint32_t) + n + 1);
+	p = pl != NULL ? pool_alloc(pl) : xmalloc(sizeof(uint32_t) + n + 1);
 	memcpy(p + sizeof(uint32_t), s, n + 1);
 	*rstr_count(p + sizeof(uint32_t)) = 1;
 	return p + sizeof(uint32_t);
@@ -95,9 +121,13 @@ rstr_hold(char *s)
 void
 rstr_free(char *s)
 {
-	if (s == NULL)
+	struct pool *pl;
+
+	if (s == NULL || --*rstr_count(s) > 0)
 		return;
-	if (--*rstr_count(s) == 0)
+	if ((pl = rstr_pool(strlen(s))) != NULL)
+		pool_free(pl, s - sizeof(uint32_t));
+	else
 		free(s - sizeof(uint32_t));
 }
 

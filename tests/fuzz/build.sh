@@ -102,7 +102,7 @@ target() {
 	# shellcheck disable=SC2086
 	compile "$_t" "$fz/$_t.c" $warn
 	# shellcheck disable=SC2046,SC2086
-	"$CLANG" $cflags -fsanitize=fuzzer "$out/$_t.o" $(objs util log crc32 "$@") \
+	"$CLANG" $cflags -fsanitize=fuzzer "$out/$_t.o" $(objs util pool log crc32 "$@") \
 	    $deps -o "$out/$_t"
 	built="$built $_t"
 }
@@ -119,7 +119,7 @@ target fuzz_pbuf pbuf codec codec_ack
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
 target fuzz_ecsmeta ecsmeta_parse
-target fuzz_state statefile statefile_v1 regtable registry registry_save pool atomicfile
+target fuzz_state statefile statefile_v1 regtable registry registry_save atomicfile
 # shellcheck disable=SC2086
 target fuzz_importyml importyml importyml_put ymlopts $confparts $conv
 echo "build.sh: built in $out:$built"
