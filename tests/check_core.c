@@ -623,6 +623,45 @@ START_TEST(shared_text_lives_while_held)
 }
 END_TEST
 
+/*
+ * Texts of every length up to past the pooled ones (256 bytes with the
+ * count and the NUL): each freed into the class it came from, so that
+ * texts made again are distinct and keep their bytes.
+ */
+START_TEST(shared_texts_of_every_length_keep_their_bytes)
+{
+	enum { N = 300, K = 3 };
+	static char	 want[N + 1];
+	char		*t[N][K];
+	size_t		 n, k, m, j;
+
+	memset(want, 'x', N);
+	for (m = 0; m < 2; m++) {
+		for (n = 0; n < N; n++)
+			for (k = 0; k < K; k++) {
+				want[n] = '\0';
+				t[n][k] = rstr_new(want);
+				want[n] = 'x';
+			}
+		for (n = 0; n < N; n++)
+			for (k = 0; k < K; k++) {
+				ck_assert_uint_eq(strlen(t[n][k]), n);
+				for (j = 0; j < n; j++)
+					ck_assert_int_eq(t[n][k][j], 'x');
+				if (n > 0)
+					ck_assert_ptr_ne(t[n][k], t[n - 1][k]);
+			}
+		/* Every other one goes, then the rest: mixed frees. */
+		for (n = 0; n < N; n += 2)
+			for (k = 0; k < K; k++)
+				rstr_free(t[n][k]);
+		for (n = 1; n < N; n += 2)
+			for (k = 0; k < K; k++)
+				rstr_free(t[n][k]);
+	}
+}
+END_TEST
+
 /* --- watcher patterns -------------------------------------------------- */
 
 START_TEST(pattern_globs_in_any_component)
@@ -716,6 +755,7 @@ core_suite(void)
 	tc = tcase_create("pool");
 	tcase_add_test(tc, pool_objects_are_distinct_zeroed_and_given_back);
 	tcase_add_test(tc, shared_text_lives_while_held);
+	tcase_add_test(tc, shared_texts_of_every_length_keep_their_bytes);
 	tcase_add_test(tc, keymap_finds_values_by_the_key_they_carry);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watcher");

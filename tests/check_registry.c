@@ -1347,6 +1347,7 @@ START_TEST(complete_mark_is_durable_only_after_a_save_and_survives_load)
 	/* Cleared (the file changed after delivery): gone at the next load. */
 	registry_set_complete(reg, e, false, 0, 0, 0);
 	ck_assert(registry_dirty(reg));
+	ck_assert_ptr_null(e->rare);	/* nothing rare left: freed */
 	ck_assert_int_eq(registry_save(reg, false), 0);
 	registry_free(reg);
 	reg = load_new(spath, &r);

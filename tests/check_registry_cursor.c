@@ -68,6 +68,10 @@ START_TEST(cursor_survives_save_and_load)
 	/* A new cursor is a change. */
 	registry_set_cursor(r, registry_find(r, "j", 0, 0), "s=1;i=3");
 	ck_assert(registry_dirty(r));
+	/* A file's entry, loaded without a cursor or anything else rare,
+	 * keeps no part out of line; the journal's keeps its cursor there. */
+	ck_assert_ptr_null(registry_find(r, "app", 2049, 77)->rare);
+	ck_assert_ptr_nonnull(registry_find(r, "j", 0, 0)->rare);
 	registry_free(r);
 }
 END_TEST

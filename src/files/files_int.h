@@ -36,8 +36,6 @@ struct successors;
 struct watcher;
 struct wholefile;
 
-/* What the lifecycle knows of one tailer. */
-/* One per file, so packed: 40 bytes. */
 /*
  * What a tracked file's past says, out of line (most files have none):
  * its head before the last in-place truncation, to recognise a
@@ -51,7 +49,8 @@ struct tracked_past {
 	uint32_t	 prev_fp_len;
 };
 
-/* One per tracked file: keep it small. */
+/* What the lifecycle knows of one tailer; one per file, so packed: 32
+ * bytes. */
 struct tracked {
 	struct tailer	*t;
 	struct tracked	*next;

@@ -80,19 +80,22 @@ seen_first(struct files *fs, const struct stat *st)
 static bool
 next_candidate(void *it, struct copy_candidate *c)
 {
+	static const struct tracked_past none;
 	struct tracked	**kp = it, *k = *kp;
+	const struct tracked_past *p;
 
 	if (k == NULL)
 		return false;
+	p = k->past != NULL ? k->past : &none;
 	*kp = k->next;
 	c->dev = tailer_dev(k->t);
 	c->ino = tailer_ino(k->t);
 	c->path = tailer_path(k->t);
 	c->fd = tailer_fd(k->t);
 	c->compressed = tailer_compressed(k->t);
-	c->prev_crc = k->past != NULL ? k->past->prev_fp_crc : 0;
-	c->prev_len = k->past != NULL ? k->past->prev_fp_len : 0;
-	c->prev_end = k->past != NULL ? k->past->prev_end : 0;
+	c->prev_crc = p->prev_fp_crc;
+	c->prev_len = p->prev_fp_len;
+	c->prev_end = p->prev_end;
 	tailer_head(k->t, &c->crc, &c->len);
 	c->gone = k->gone;
 	return true;

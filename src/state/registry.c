@@ -487,11 +487,8 @@ void
 registry_set_cursor(struct registry *reg, struct reg_entry *e,
     const char *cursor)
 {
-	if (cursor == NULL && reg_cursor(e) == NULL)
-		return;
 	if (replace_str(&reg_rare_of(e)->cursor, cursor))
 		mark_dirty(reg);
-	reg_rare_trim(e);
 }
 
 void

@@ -99,10 +99,16 @@ reg_rare_free(struct reg_rare *r)
 	free(r->found);
 	free(r->done);
 	free(r->cursor);
-	if (r->spool != NULL)
-		free(r->spool->file);
-	free(r->spool);
+	reg_spool_free(r->spool);
 	free(r);
+}
+
+void
+reg_spool_free(struct reg_spool *sp)
+{
+	if (sp != NULL)
+		free(sp->file);
+	free(sp);
 }
 
 static void

@@ -50,8 +50,9 @@ bool		 regtable_remove(struct reg_table *, const char *flow,
  * holds nothing. */
 struct reg_rare	*reg_rare_of(struct reg_entry *e);
 void		 reg_rare_trim(struct reg_entry *e);
-/* Free r and what it holds (NULL-safe). */
+/* Free r and what it holds (NULL-safe); reg_spool_free a spool part. */
 void		 reg_rare_free(struct reg_rare *r);
+void		 reg_spool_free(struct reg_spool *sp);
 
 /* Drop the entries with updated < before; returns how many. */
 size_t		 regtable_expire(struct reg_table *, int64_t before);

@@ -333,14 +333,6 @@ parse_spool(json_t *o, struct reg_spool **out)
 	return true;
 }
 
-static void
-spool_free(struct reg_spool *sp)
-{
-	if (sp != NULL)
-		free(sp->file);
-	free(sp);
-}
-
 const char *
 statefile_entry(json_t *o, struct reg_table *t)
 {
@@ -377,11 +369,11 @@ statefile_entry(json_t *o, struct reg_table *t)
 	if (!parse_spool(o, &spool))
 		return "bad spool";
 	if (regtable_find(t, flow, (uint64_t)dev, (uint64_t)ino) != NULL) {
-		spool_free(spool);
+		reg_spool_free(spool);
 		return "duplicate entry";
 	}
 	if (!parse_acked(o, off, &spans, &nspans)) {
-		spool_free(spool);
+		reg_spool_free(spool);
 		return "bad acked";
 	}
 	e = regtable_add(t, flow, (uint64_t)dev, (uint64_t)ino);
