@@ -77,18 +77,20 @@ put_input(const void *data, size_t size)
 static bool
 same_entry(const struct reg_entry *a, const struct reg_entry *b)
 {
+	const struct reg_spool *sa = reg_spool(a), *sb = reg_spool(b);
+	const struct reg_done *da = reg_done(a), *db = reg_done(b);
+
 	if (strcmp(a->flow, b->flow) != 0 || strcmp(a->path, b->path) != 0 ||
 	    a->fp_crc != b->fp_crc || a->fp_len != b->fp_len ||
 	    a->offset != b->offset || a->size != b->size ||
-	    a->updated != b->updated || (a->done == NULL) != (b->done == NULL))
+	    a->updated != b->updated || (da == NULL) != (db == NULL))
 		return false;
-	if ((a->spool == NULL) != (b->spool == NULL) || (a->spool != NULL &&
-	    (strcmp(a->spool->file, b->spool->file) != 0 ||
-	    a->spool->dev != b->spool->dev || a->spool->ino != b->spool->ino)))
+	if ((sa == NULL) != (sb == NULL) || (sa != NULL &&
+	    (strcmp(sa->file, sb->file) != 0 || sa->dev != sb->dev ||
+	    sa->ino != sb->ino)))
 		return false;
-	return a->done == NULL || (a->done->mtime_ns == b->done->mtime_ns &&
-	    a->done->tail_crc == b->done->tail_crc &&
-	    a->done->tail_len == b->done->tail_len);
+	return da == NULL || (da->mtime_ns == db->mtime_ns &&
+	    da->tail_crc == db->tail_crc && da->tail_len == db->tail_len);
 }
 
 /* t (as read) written and read back: the same entries. */
