@@ -594,6 +594,51 @@ START_TEST(parse_put_nul_in_strings_is_ebadmsg)
 }
 END_TEST
 
+/*
+ * A NUL at any place of a string of any length is refused, in the entry
+ * DIS writes (shardId then sequenceNumber, read by position) and in an
+ * error message: the check reads words, and a short or unaligned tail
+ * must not hide one.
+ */
+START_TEST(parse_put_nul_anywhere_in_any_length_is_ebadmsg)
+{
+	struct buf	 b, e;
+	char		 s[80];
+	size_t		 n, at, which;
+
+	buf_init(&b);
+	buf_init(&e);
+	for (which = 0; which < 3; which++)
+		for (n = 1; n <= 72; n++)
+			for (at = 0; at <= n; at++) {
+				/* at == n: no NUL, the control case. */
+				memset(s, which == 1 ? '7' : 'a', n);
+				if (at < n)
+					s[at] = '\0';
+				buf_reset(&b);
+				buf_reset(&e);
+				if (which == 2) {
+					strfield(&e, 25, "DIS.4303");
+					lenfield(&e, 26, s, n);
+				} else if (which == 1) {
+					strfield(&e, 23, "shardId-0000000001");
+					lenfield(&e, 24, s, n);
+				} else {
+					lenfield(&e, 23, s, n);
+					strfield(&e, 24, "377");
+				}
+				failed_count(&b, which == 2 ? 1 : 0);
+				lenfield(&b, 22, e.data, e.len);
+				ck_assert_msg(parse_buf(&b, NULL, 1) ==
+				    (at < n ? -EBADMSG : which == 2 ? 1 : 0),
+				    "field %zu, length %zu, NUL at %zu", which,
+				    n, at);
+			}
+	buf_cleanup(&e);
+	buf_cleanup(&b);
+}
+END_TEST
+
 /* An empty errorCode is success; the last occurrence of a field wins. */
 START_TEST(parse_put_empty_code_is_success_and_last_value_wins)
 {
@@ -742,6 +787,7 @@ pbuf_suite(void)
 	tcase_add_test(tc, parse_put_truncated_anywhere_is_ebadmsg);
 	tcase_add_test(tc, parse_put_bad_varints_and_lengths_are_ebadmsg);
 	tcase_add_test(tc, parse_put_nul_in_strings_is_ebadmsg);
+	tcase_add_test(tc, parse_put_nul_anywhere_in_any_length_is_ebadmsg);
 	tcase_add_test(tc, parse_put_empty_code_is_success_and_last_value_wins);
 	tcase_add_test(tc, parse_put_truncates_long_code_and_message);
 	tcase_add_test(tc,
