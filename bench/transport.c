@@ -14,7 +14,16 @@
  * No base64, no JSON, no reading of log files: bench/run adds those from
  * bench/floor.  OpenSSL directly, no libcurl, no libuv.
  *
+ * With --curl the same requests, signed the same way, go through libcurl
+ * instead (one easy handle, curl_easy_perform, keep-alive; the headers the
+ * agent gives curl, curl adding Host, Accept and Content-Length as for the
+ * agent, so the bytes on the wire are the same; the body from
+ * CURLOPT_POSTFIELDS with an upload buffer it fits in, as the agent's
+ * httpreq.c): the least an agent built on libcurl spends, the figure
+ * beside which the agent's own work shows.
+ *
  * usage: transport --port N --ca PEM --requests FILE --sk SK --region R
+ *        [--curl]
  *        (the AK is the one in the recorded Authorization headers)
  * prints: requests=N head_bytes=H body_bytes=B cpu_s=U+S user_s=U sys_s=S
  *         sign_s=T wall_s=W
@@ -45,6 +54,8 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -496,6 +507,103 @@ read_reply(SSL *ssl, char *buf, size_t cap)
 		die("%zu bytes after a reply (no pipelining here)", have - need);
 }
 
+/* --- --curl ------------------------------------------------------------ */
+
+static size_t
+curl_reply(char *p, size_t size, size_t n, void *arg)
+{
+	size_t	*got = arg;
+
+	(void)p;
+	*got += size * n;
+	return size * n;
+}
+
+/* The header lines of r that the agent gives curl (not the request line,
+ * nor Host, Accept and Content-Length, which curl writes), and "Expect:". */
+static struct curl_slist *
+curl_headers(const struct request *r)
+{
+	static const char *const	 mine[] = { "Host:", "Accept:",
+	    "Content-Length:" };
+	struct curl_slist		*l = NULL;
+	const char			*p, *end = r->head + r->hlen, *eol;
+	char				 line[1024];
+	size_t				 i, n;
+
+	p = (const char *)memmem(r->head, r->hlen, "\r\n", 2) + 2;
+	for (; (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) != NULL &&
+	    eol != p; p = eol + 2) {
+		n = (size_t)(eol - p);
+		for (i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+			if (strncasecmp(p, mine[i], strlen(mine[i])) == 0)
+				break;
+		if (i < sizeof(mine) / sizeof(mine[0]))
+			continue;
+		if (n >= sizeof(line))
+			die("a recorded header of %zu bytes", n);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if ((l = curl_slist_append(l, line)) == NULL)
+			die("out of memory");
+	}
+	if ((l = curl_slist_append(l, "Expect:")) == NULL)
+		die("out of memory");
+	return l;
+}
+
+/* curl's upload buffer for a body of n bytes, as the agent's httpreq.c. */
+static long
+curl_upload_buffer(size_t n)
+{
+	size_t	 sz = 64 * 1024;
+
+	while (sz < n && sz < 2 * 1024 * 1024)
+		sz *= 2;
+	return (long)sz;
+}
+
+/* r, already signed, through e; dies unless the reply is a 200. */
+static void
+curl_send(CURL *e, const struct request *r, int port)
+{
+	struct curl_slist	*h = curl_headers(r);
+	const char		*sp1, *sp2;
+	char			 url[1024], method[16];
+	size_t			 got = 0;
+	long			 code = 0;
+	CURLcode		 c;
+
+	sp1 = memchr(r->head, ' ', r->hlen);
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', r->hlen - (size_t)(sp1 + 1 -
+	    r->head)) : NULL;
+	if (sp2 == NULL || (size_t)(sp1 - r->head) >= sizeof(method))
+		die("bad request line in the recording");
+	snprintf(method, sizeof(method), "%.*s", (int)(sp1 - r->head),
+	    r->head);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d%.*s", port,
+	    (int)(sp2 - sp1 - 1), sp1 + 1);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_reply);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &got);
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	else {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)r->blen);
+		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE,
+		    curl_upload_buffer(r->blen));
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->head + r->hlen);
+	}
+	if ((c = curl_easy_perform(e)) != CURLE_OK)
+		die("curl: %s", curl_easy_strerror(c));
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		die("reply: HTTP %ld", code);
+	curl_slist_free_all(h);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -505,6 +613,7 @@ main(int argc, char **argv)
 		{ "requests", required_argument, NULL, 'r' },
 		{ "sk", required_argument, NULL, 's' },
 		{ "region", required_argument, NULL, 'g' },
+		{ "curl", no_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rusage	 ru0, ru1;
@@ -515,8 +624,9 @@ main(int argc, char **argv)
 	time_t		 now, last = 0;
 	struct tm	 tm;
 	size_t		 i;
-	SSL		*ssl;
-	int		 ch, port = 0, fd;
+	SSL		*ssl = NULL;
+	CURL		*easy = NULL;
+	int		 ch, port = 0, fd = -1, use_curl = 0;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -535,6 +645,9 @@ main(int argc, char **argv)
 		case 'g':
 			region = optarg;
 			break;
+		case 'u':
+			use_curl = 1;
+			break;
 		default:
 			die("bad arguments (see the file header)");
 		}
@@ -551,9 +664,18 @@ main(int argc, char **argv)
 		die("libcrypto has no SHA-256 or HMAC");
 	reply = xmalloc(REPLY_CHUNK * 16);
 
+	if (use_curl && (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
+	    (easy = curl_easy_init()) == NULL))
+		die("curl_easy_init failed");
+
 	getrusage(RUSAGE_SELF, &ru0);
 	w0 = clock_s(CLOCK_MONOTONIC);
-	ssl = connect_tls(port, ca, &fd);
+	if (use_curl) {
+		curl_easy_setopt(easy, CURLOPT_CAINFO, ca);
+		curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+	} else
+		ssl = connect_tls(port, ca, &fd);
 	for (i = 0; i < nreqs; i++) {
 		t = clock_s(CLOCK_THREAD_CPUTIME_ID);
 		if ((now = time(NULL)) != last) {
@@ -563,15 +685,26 @@ main(int argc, char **argv)
 		}
 		sign(&reqs[i], date);
 		sign_s += clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
-		send_all(ssl, reqs[i].head, reqs[i].hlen + reqs[i].blen);
-		read_reply(ssl, reply, REPLY_CHUNK * 16);
+		if (use_curl)
+			curl_send(easy, &reqs[i], port);
+		else {
+			send_all(ssl, reqs[i].head, reqs[i].hlen +
+			    reqs[i].blen);
+			read_reply(ssl, reply, REPLY_CHUNK * 16);
+		}
 		hbytes += reqs[i].hlen;
 		bbytes += reqs[i].blen;
 	}
-	SSL_shutdown(ssl);
-	SSL_free(ssl);
-	close(fd);
+	if (use_curl)
+		curl_easy_cleanup(easy);
+	else {
+		SSL_shutdown(ssl);
+		SSL_free(ssl);
+		close(fd);
+	}
 	getrusage(RUSAGE_SELF, &ru1);
+	if (use_curl)
+		curl_global_cleanup();
 	for (i = 0; i < nreqs; i++)
 		free(reqs[i].canon);
 	free(reqs);
