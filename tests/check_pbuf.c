@@ -597,8 +597,8 @@ END_TEST
 /*
  * A NUL at any place of a string of any length is refused, in the entry
  * DIS writes (shardId then sequenceNumber, read by position) and in an
- * error message: the check reads words, and a short or unaligned tail
- * must not hide one.
+ * error message: a check that reads more than a byte at a time must not
+ * let a short or unaligned tail hide one.
  */
 START_TEST(parse_put_nul_anywhere_in_any_length_is_ebadmsg)
 {
