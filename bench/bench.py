@@ -73,7 +73,11 @@ Scenarios (--only takes a comma list of these names):
              and discovery-restart, --once again from the state it saved
              (10,000 entries loaded, nothing sent).  Their peak RSS is the
              tight figure against the 20 MiB target (the e2e test
-             memory_10k_files_under_24mib.sh keeps a wide margin).
+             memory_10k_files_under_24mib.sh keeps a wide margin).  The
+             row discovery-1 is the same run with one file, interleaved
+             with them: what the libraries and the agent cost before any
+             file; the discovery rows' notes give their peak over it per
+             file.
 
 Measurements: wall seconds; agent CPU (user + sys of the agent process
 only, from wait4's rusage, or /proc/PID/stat deltas for the idle window);
@@ -1132,43 +1136,68 @@ def idle(tools, args):
     }
 
 
+DISCOVERY_FILES = 10000
+
+
 def discovery(tools, args):
-    """Two rows: 10,000 files found at start, and the start after it that
-    loads their 10,000 state entries and finds nothing to send.  These are
-    the tight peak-RSS figures of many files (the e2e test
-    memory_10k_files_under_24mib.sh holds a wide margin only)."""
+    """Three rows: 10,000 files found at start, and the start after it
+    that loads their 10,000 state entries and finds nothing to send.  These
+    are the tight peak-RSS figures of many files (the e2e test
+    memory_10k_files_under_24mib.sh holds a wide margin only).  Before
+    them in each run, the same with one file: most of a peak is the
+    libraries' resident pages and what any start holds, so the rows'
+    notes give what a file adds over it, a figure the machine's libraries
+    move far less."""
     d = os.path.join(tools.work, "discovery")
     logs = os.path.join(d, "logs")
-    gen_small_files(logs, 10000, "disc")
+    gen_small_files(logs, DISCOVERY_FILES, "disc")
+    one = os.path.join(d, "logs-1")
+    gen_small_files(one, 1, "disc")
     conf = os.path.join(d, "agent.ini")
-    runs, again = [], []
+    runs, again, single = [], [], []
     for k in range(args.runs):
         ep = Endpoint(tools, "ackd", "discovery%d" % k)
-        write_conf(tools, conf, ep.port, os.path.join(d, "state%d" % k),
-                   logs + "/*.log")
-        for phase, out in (("", runs), ("-restart", again)):
+        for phase, out, glob, n in (
+                ("-1", single, one, 1),
+                ("", runs, logs, DISCOVERY_FILES),
+                ("-restart", again, logs, DISCOVERY_FILES)):
+            if phase != "-restart":
+                # A state of its own, so that the 1-file run leaves the
+                # 10,000-file one nothing known.
+                write_conf(tools, conf, ep.port,
+                           os.path.join(d, "state%d%s" % (k, phase)),
+                           glob + "/*.log")
+            before = ep.records()
             with open(os.path.join(d, "agent%d%s.log" % (k, phase)),
                       "wb") as log:
                 rc, wall, user, sys_, rss = run_measured(
                     [tools.agent, "-c", conf, "--once"], args.timeout,
                     stdout=log, stderr=log)
-            got = ep.records()
-            if rc != 0 or got != 10000:
+            got = ep.records() - before
+            want = 0 if phase == "-restart" else n
+            if rc != 0 or got != want:
                 ep.close()
                 raise BenchError("discovery%s run %d: agent exit %d, %d "
-                                 "records of 10000 (see %s)" % (
-                                     phase, k, rc, got, d))
+                                 "new records, not %d (see %s)" % (
+                                     phase, k, rc, got, want, d))
             out.append({"wall": wall, "cpu": user + sys_,
                         "rss": rss / 1024.0})
             note("discovery%s run %d: wall %.2fs cpu %.2fs rss %.1f MiB" %
                  (phase, k + 1, wall, user + sys_, rss / 1024.0))
         ep.close()
     rows = []
-    for name, rs, what in (("discovery", runs, "10000 one-line files, "
-                            "--once"),
-                           ("discovery-restart", again, "the same again: "
-                            "10000 state entries, nothing to send")):
+    base = median([r["rss"] for r in single])
+    for name, rs, what in (
+            ("discovery-1", single, "1 one-line file, --once: the peak "
+             "before any file's cost"),
+            ("discovery", runs, "%d one-line files, --once" %
+             DISCOVERY_FILES),
+            ("discovery-restart", again, "the same again: %d state "
+             "entries, nothing to send" % DISCOVERY_FILES)):
         m = {k: median([r[k] for r in rs]) for k in rs[0]}
+        if name != "discovery-1":
+            per = (m["rss"] - base) * 1048576 / (DISCOVERY_FILES - 1)
+            what += "; %.0f B a file over discovery-1's peak" % per
         rows.append({"scenario": name, "runs": len(rs), "wall": m["wall"],
                      "cpu": m["cpu"], "rss": m["rss"], "notes": what,
                      "all_runs": rs})
