@@ -35,7 +35,7 @@ cpu_ms(void)
 }
 
 static double
-wall_ms(void)
+mono_ms_f(void)
 {
 	struct timespec	ts;
 
@@ -81,22 +81,22 @@ main(int argc, char **argv)
 	reg = registry_new(path);
 	fill(reg, n);
 	c0 = cpu_ms();
-	w0 = wall_ms();
+	w0 = mono_ms_f();
 	for (i = 0; i < saves; i++)
 		if (registry_save(reg, true) != 0)
 			return 1;
 	save_c = (cpu_ms() - c0) / (double)saves;
-	save_w = (wall_ms() - w0) / (double)saves;
+	save_w = (mono_ms_f() - w0) / (double)saves;
 	registry_free(reg);
 	if (stat(path, &st) != 0)
 		return 1;
 	reg = registry_new(path);
 	c0 = cpu_ms();
-	w0 = wall_ms();
+	w0 = mono_ms_f();
 	if (registry_load(reg) != 0 || registry_count(reg) != n)
 		return 1;
 	load_c = cpu_ms() - c0;
-	load_w = wall_ms() - w0;
+	load_w = mono_ms_f() - w0;
 	printf("entries=%lu bytes=%jd save_cpu_ms=%.2f save_wall_ms=%.2f "
 	    "load_cpu_ms=%.2f load_wall_ms=%.2f\n", n, (intmax_t)st.st_size,
 	    save_c, save_w, load_c, load_w);
