@@ -376,6 +376,81 @@ START_TEST(expire_drops_entries_older_than_ttl)
 }
 END_TEST
 
+/*
+ * The table against a model: random sets, removals and expiries over 3,000
+ * keys of two flows (the table grows to 4,096 slots and shrinks to a few
+ * entries, so runs of full slots form, wrap past the end of the array and
+ * are closed up by removals), and after each step every key is found
+ * exactly when the model holds it, with its offset.
+ */
+#define MODEL_KEYS	3000
+
+START_TEST(random_sets_removes_and_expiries_agree_with_a_model)
+{
+	struct registry		*reg;
+	struct reg_entry	*e;
+	static int64_t		 upd[MODEL_KEYS];	/* 0: absent */
+	static uint64_t		 off[MODEL_KEYS];
+	uint32_t		 seed = 12345;
+	size_t			 n = 0, k, step, i;
+	int64_t			 clock = 1000;
+	const char		*flow;
+
+	memset(upd, 0, sizeof(upd));
+	reg = registry_new(spath);
+	for (step = 0; step < 40000; step++) {
+		seed = seed * 1103515245u + 12345u;
+		k = (seed >> 8) % MODEL_KEYS;
+		flow = k % 2 ? "app" : "web";
+		switch ((seed >> 4) % 16) {
+		case 0:		/* now and then, an expiry of about half */
+			if ((seed >> 20) % 64 != 0 || clock < 1002)
+				break;
+			registry_expire(reg, clock, (clock - 1000) / 2);
+			for (i = 0; i < MODEL_KEYS; i++)
+				if (upd[i] != 0 && upd[i] < clock -
+				    (clock - 1000) / 2) {
+					upd[i] = 0;
+					n--;
+				}
+			break;
+		case 1: case 2: case 3: case 4: case 5:
+			registry_remove(reg, flow, 7, k);
+			if (upd[k] != 0) {
+				upd[k] = 0;
+				n--;
+			}
+			break;
+		default:
+			e = registry_set(reg, flow, 7, k, 0, 0, "/p", step);
+			e->updated = ++clock;
+			if (upd[k] == 0)
+				n++;
+			upd[k] = clock;
+			off[k] = step;
+			break;
+		}
+		ck_assert_uint_eq(registry_count(reg), n);
+		if (step % 97 != 0 && step < 39990)
+			continue;
+		for (i = 0; i < MODEL_KEYS; i++) {
+			e = registry_find(reg, i % 2 ? "app" : "web", 7, i);
+			if (upd[i] == 0) {
+				ck_assert_ptr_null(e);
+				continue;
+			}
+			ck_assert_ptr_nonnull(e);
+			ck_assert_uint_eq(e->offset, off[i]);
+			ck_assert_int_eq(e->updated, upd[i]);
+			/* the other flow's key is another entry */
+			ck_assert_ptr_null(registry_find(reg,
+			    i % 2 ? "web" : "app", 7, i));
+		}
+	}
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(flows_sharing_dev_ino_keep_separate_entries)
 {
 	struct registry		*reg, *r2;
@@ -1994,6 +2069,7 @@ registry_suite(void)
 	tcase_add_test(tc, set_with_unchanged_values_keeps_registry_clean);
 	tcase_add_test(tc, remove_drops_only_that_entry);
 	tcase_add_test(tc, expire_drops_entries_older_than_ttl);
+	tcase_add_test(tc, random_sets_removes_and_expiries_agree_with_a_model);
 	tcase_add_test(tc, flows_sharing_dev_ino_keep_separate_entries);
 	tcase_add_test(tc, round_trip_preserves_every_field);
 	tcase_add_test(tc, saved_file_is_private_and_versioned);

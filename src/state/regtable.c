@@ -1,9 +1,11 @@
 /*
- * The registry's chained hash table.  Keys are (flow, dev, ino), hashed
- * with FNV-1a over the flow name and a 64-bit mixer over the numbers; the
- * bucket array doubles at 3/4 load.  An entry costs its node and its path:
- * the flow name is shared by all the entries of a flow, since a copy per
- * entry would cost more than the entry's numbers.
+ * The registry's hash table: open addressing with linear probing, one
+ * pointer a slot, the array doubled at 3/4 load.  Keys are (flow, dev,
+ * ino), hashed with FNV-1a over the flow name and a 64-bit mixer over the
+ * numbers.  An entry costs its 72 bytes from a pool, its slot (8 to 16
+ * bytes) and its path: no chain pointer, and the flow name is shared by
+ * all the entries of a flow, since a copy per entry would cost more than
+ * the entry's numbers.
  */
 #include "config.h"
 
@@ -16,14 +18,8 @@
 
 #define TABLE_MIN	64
 
-struct reg_node {
-	struct reg_entry	 e;
-	struct reg_node		*next;	/* its key's hash is computed again:
-					   one word less a known file */
-};
-
-/* Every table's nodes (a registry holds one per file it knows). */
-static struct pool nodes = POOL_INITIALIZER(struct reg_node);
+/* Every table's entries (a registry holds one per file it knows). */
+static struct pool entries = POOL_INITIALIZER(struct reg_entry);
 
 static uint64_t
 mix64(uint64_t z)
@@ -43,6 +39,13 @@ key_hash(const char *flow, uint64_t dev, uint64_t ino)
 		h *= 0x100000001b3ULL;
 	}
 	return mix64(mix64(h ^ dev) ^ ino);
+}
+
+/* The slot an entry's probe starts at. */
+static size_t
+home_of(const struct reg_table *t, const struct reg_entry *e)
+{
+	return key_hash(e->flow, e->dev, e->ino) & (t->nb - 1);
 }
 
 void
@@ -112,25 +115,21 @@ reg_spool_free(struct reg_spool *sp)
 }
 
 static void
-node_free(struct reg_node *nd)
+entry_free(struct reg_entry *e)
 {
-	rstr_free(nd->e.path);
-	reg_rare_free(nd->e.rare);
-	pool_free(&nodes, nd);
+	rstr_free(e->path);
+	reg_rare_free(e->rare);
+	pool_free(&entries, e);
 }
 
 void
 regtable_cleanup(struct reg_table *t)
 {
-	struct reg_node	*nd, *next;
 	size_t		 i;
 
-	for (i = 0; t->b != NULL && i < t->nb; i++) {
-		for (nd = t->b[i]; nd != NULL; nd = next) {
-			next = nd->next;
-			node_free(nd);
-		}
-	}
+	for (i = 0; t->b != NULL && i < t->nb; i++)
+		if (t->b[i] != NULL)
+			entry_free(t->b[i]);
 	free(t->b);
 	t->b = NULL;
 	t->nb = t->n = 0;
@@ -152,113 +151,124 @@ regtable_swap(struct reg_table *a, struct reg_table *b)
 	*b = tmp;
 }
 
-/* Address of the link that points at the node for the key (or at NULL). */
-static struct reg_node **
-table_slot(struct reg_table *t, const char *flow, uint64_t dev,
+/* The slot that holds the entry for the key, or the empty slot its probe
+ * ends at. */
+static size_t
+table_slot(const struct reg_table *t, const char *flow, uint64_t dev,
     uint64_t ino)
 {
-	struct reg_node	**pp, *nd;
-	uint64_t	  h;
+	const struct reg_entry	*e;
+	size_t			 i, mask = t->nb - 1;
 
-	h = key_hash(flow, dev, ino);
-	for (pp = &t->b[h & (t->nb - 1)]; *pp != NULL; pp = &nd->next) {
-		nd = *pp;
-		if (nd->e.ino == ino && nd->e.dev == dev &&
-		    strcmp(nd->e.flow, flow) == 0)
+	for (i = key_hash(flow, dev, ino) & mask; (e = t->b[i]) != NULL;
+	    i = (i + 1) & mask)
+		if (e->ino == ino && e->dev == dev && strcmp(e->flow, flow) == 0)
 			break;
-	}
-	return pp;
+	return i;
+}
+
+/* Put e in the first empty slot of its probe (its key is not there). */
+static void
+table_place(struct reg_table *t, struct reg_entry *e)
+{
+	size_t	 i, mask = t->nb - 1;
+
+	for (i = home_of(t, e); t->b[i] != NULL; i = (i + 1) & mask)
+		continue;
+	t->b[i] = e;
 }
 
 static void
 table_grow(struct reg_table *t)
 {
-	struct reg_node	**nb, *nd, *next;
-	size_t		  i, n;
-	uint64_t	  h;
+	struct reg_entry **old = t->b;
+	size_t		   i, on = t->nb;
 
-	n = t->nb * 2;
-	nb = xcalloc(n, sizeof(*nb));
-	for (i = 0; i < t->nb; i++) {
-		for (nd = t->b[i]; nd != NULL; nd = next) {
-			next = nd->next;
-			h = key_hash(nd->e.flow, nd->e.dev, nd->e.ino);
-			nd->next = nb[h & (n - 1)];
-			nb[h & (n - 1)] = nd;
-		}
-	}
-	free(t->b);
-	t->b = nb;
-	t->nb = n;
+	t->nb = on * 2;
+	t->b = xcalloc(t->nb, sizeof(*t->b));
+	for (i = 0; i < on; i++)
+		if (old[i] != NULL)
+			table_place(t, old[i]);
+	free(old);
 }
 
+/*
+ * Free the entry at slot i and close the gap (backward shift): a later
+ * entry of the run moves into the hole unless its home lies cyclically in
+ * (hole, its slot], where a probe from its home would not pass the hole.
+ * A probe never meets an empty slot before its entry.
+ */
 static void
-table_unlink(struct reg_table *t, struct reg_node **pp)
+table_unlink(struct reg_table *t, size_t i)
 {
-	struct reg_node	*nd = *pp;
+	size_t	 j, home, mask = t->nb - 1;
 
-	*pp = nd->next;
-	node_free(nd);
+	entry_free(t->b[i]);
+	t->b[i] = NULL;
 	t->n--;
+	for (j = (i + 1) & mask; t->b[j] != NULL; j = (j + 1) & mask) {
+		home = home_of(t, t->b[j]);
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		t->b[i] = t->b[j];
+		t->b[j] = NULL;
+		i = j;
+	}
 }
 
 struct reg_entry *
 regtable_find(struct reg_table *t, const char *flow, uint64_t dev,
     uint64_t ino)
 {
-	struct reg_node	*nd;
-
-	nd = *table_slot(t, flow, dev, ino);
-	return nd != NULL ? &nd->e : NULL;
+	return t->b[table_slot(t, flow, dev, ino)];
 }
 
 struct reg_entry *
 regtable_add(struct reg_table *t, const char *flow, uint64_t dev,
     uint64_t ino)
 {
-	struct reg_node	 *nd, **head;
+	struct reg_entry *e;
 
 	if (t->n + 1 > t->nb / 4 * 3)
 		table_grow(t);
-	nd = pool_alloc(&nodes);
-	nd->e.flow = table_flow(t, flow);
-	nd->e.dev = dev;
-	nd->e.ino = ino;
-	head = &t->b[key_hash(flow, dev, ino) & (t->nb - 1)];
-	nd->next = *head;
-	*head = nd;
+	e = pool_alloc(&entries);
+	e->flow = table_flow(t, flow);
+	e->dev = dev;
+	e->ino = ino;
+	t->b[table_slot(t, flow, dev, ino)] = e;
 	t->n++;
-	return &nd->e;
+	return e;
 }
 
 bool
 regtable_remove(struct reg_table *t, const char *flow, uint64_t dev,
     uint64_t ino)
 {
-	struct reg_node	**pp;
+	size_t	 i = table_slot(t, flow, dev, ino);
 
-	pp = table_slot(t, flow, dev, ino);
-	if (*pp == NULL)
+	if (t->b[i] == NULL)
 		return false;
-	table_unlink(t, pp);
+	table_unlink(t, i);
 	return true;
 }
 
+/*
+ * A removal may move a later entry into the slot just checked, so the
+ * slot is checked again before moving on.  The entries it moves from past
+ * the array's end into the slots before it were checked already, and
+ * stay.
+ */
 size_t
 regtable_expire(struct reg_table *t, int64_t before)
 {
-	struct reg_node	**pp;
-	size_t		  i, dropped = 0;
+	size_t	 i = 0, dropped = 0;
 
-	for (i = 0; i < t->nb; i++) {
-		pp = &t->b[i];
-		while (*pp != NULL) {
-			if ((*pp)->e.updated < before) {
-				table_unlink(t, pp);
-				dropped++;
-			} else
-				pp = &(*pp)->next;
-		}
+	while (i < t->nb) {
+		if (t->b[i] != NULL && t->b[i]->updated < before) {
+			table_unlink(t, i);
+			dropped++;
+		} else
+			i++;
 	}
 	return dropped;
 }
@@ -284,13 +294,12 @@ struct reg_entry **
 regtable_sorted(const struct reg_table *t)
 {
 	struct reg_entry	**v;
-	struct reg_node		 *nd;
 	size_t			  i, k = 0;
 
 	v = xcalloc(t->n, sizeof(*v));
 	for (i = 0; i < t->nb; i++)
-		for (nd = t->b[i]; nd != NULL; nd = nd->next)
-			v[k++] = &nd->e;
+		if (t->b[i] != NULL)
+			v[k++] = t->b[i];
 	qsort(v, t->n, sizeof(*v), entry_cmp);
 	return v;
 }

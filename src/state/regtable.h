@@ -1,6 +1,6 @@
 /*
- * The registry's table: its entries keyed by (flow, dev, ino) in a chained
- * hash table, each flow name kept once.  Internal to the registry
+ * The registry's table: its entries keyed by (flow, dev, ino) in an
+ * open-addressing hash table, each flow name kept once.  Internal to the registry
  * (registry.c and the state file reader and writer); others use registry.h.
  */
 #ifndef DISAGENT_REGTABLE_H
@@ -12,11 +12,9 @@
 
 #include "state/registry.h"
 
-struct reg_node;
-
 /* Fields are the table's; n is the entry count, the rest is private. */
 struct reg_table {
-	struct reg_node	**b;
+	struct reg_entry **b;		/* NULL: an empty slot */
 	size_t		  nb;		/* a power of two, grown at 3/4 load */
 	size_t		  n;
 	char		**flows;
