@@ -143,14 +143,23 @@ req_headers(struct http_req *r, const struct http_request *req)
 			(c) = curl_easy_setopt((e), (opt), (val));	\
 	} while (0)
 
-/* curl's upload buffer for a body of n bytes: 64 KiB (its default) up to
- * 2 MiB (its most), the least power of two n fits in. */
+/*
+ * curl's upload buffer for a body of n bytes: 64 KiB (its default) up to
+ * UPLOAD_BUFFER_MAX, the least power of two n fits in.  curl copies the
+ * body into it, and each in-flight request's handle keeps its buffer, so
+ * a buffer a 1.4 MB body fits in (a COMMON stream's 1 MiB of records)
+ * held a second copy of every in-flight body: the long-lines bench row
+ * peaked 1.1 MiB higher with 2 MiB than with 256 KiB, at the same CPU
+ * (six writes of 256 KiB cost what one of 1.4 MB does).
+ */
+#define UPLOAD_BUFFER_MAX	(256 * 1024)
+
 static size_t
 upload_buffer(size_t n)
 {
 	size_t	 sz = 64 * 1024;
 
-	while (sz < n && sz < 2 * 1024 * 1024)
+	while (sz < n && sz < UPLOAD_BUFFER_MAX)
 		sz *= 2;
 	return sz;
 }
@@ -175,7 +184,7 @@ req_set_method(CURL *e, const struct http_request *req)
 	 * per pass of the loop: with the default 64 KiB, a 120 KiB backlog
 	 * request took two passes, and two epoll_ctl calls, a wait and a
 	 * short TLS record more.  A buffer the body fits in sends it with one
-	 * write.  curl 7.88 (Debian 12's) frees the buffer whenever this is
+	 * write (up to UPLOAD_BUFFER_MAX).  curl 7.88 (Debian 12's) frees the buffer whenever this is
 	 * set, so it is allocated again for every request whatever its size;
 	 * a power of two gives the allocator the same few sizes to reuse.
 	 */
