@@ -167,7 +167,8 @@ table_slot(const struct reg_table *t, const char *flow, uint64_t dev,
 	return i;
 }
 
-/* Put e in the first empty slot of its probe (its key is not there). */
+/* Put e in the first empty slot of its probe (its key is not there, as
+ * regtable_add's callers and a growing table know): no key compares. */
 static void
 table_place(struct reg_table *t, struct reg_entry *e)
 {
@@ -235,7 +236,7 @@ regtable_add(struct reg_table *t, const char *flow, uint64_t dev,
 	e->flow = table_flow(t, flow);
 	e->dev = dev;
 	e->ino = ino;
-	t->b[table_slot(t, flow, dev, ino)] = e;
+	table_place(t, e);
 	t->n++;
 	return e;
 }

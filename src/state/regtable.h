@@ -1,7 +1,8 @@
 /*
  * The registry's table: its entries keyed by (flow, dev, ino) in an
- * open-addressing hash table, each flow name kept once.  Internal to the registry
- * (registry.c and the state file reader and writer); others use registry.h.
+ * open-addressing hash table, each flow name kept once.  Internal to the
+ * registry (registry.c and the state file reader and writer); others use
+ * registry.h.
  */
 #ifndef DISAGENT_REGTABLE_H
 #define DISAGENT_REGTABLE_H
