@@ -64,13 +64,13 @@ usage(FILE *out)
 
 /*
  * GnuTLS initializes itself as it is loaded (its ASN.1 trees, a good part
- * of its code: 0.6 MiB resident) unless the program defines this, as
- * gnutls.h's GNUTLS_SKIP_GLOBAL_INIT does: its constructor asks the weak
- * symbol, which ours interposes.  Nothing here uses GnuTLS: libcurl does
- * TLS with OpenSSL, and GnuTLS is only loaded because Debian's libcurl
- * links librtmp and libldap.  Those call gnutls_global_init() themselves
- * before they do TLS, as a libcurl built with GnuTLS does, so skipping
- * the implicit one takes nothing from them.
+ * of its code and of nettle's: about 1 MiB resident) unless the program
+ * defines this, as gnutls.h's GNUTLS_SKIP_GLOBAL_INIT does: its
+ * constructor asks the weak symbol, which ours interposes.  Nothing here
+ * uses GnuTLS: libcurl does TLS with OpenSSL, and GnuTLS is only loaded
+ * because Debian's libcurl links librtmp and libldap.  Those call
+ * gnutls_global_init() themselves before they do TLS, as a libcurl built
+ * with GnuTLS does, so skipping the implicit one takes nothing from them.
  */
 int	_gnutls_global_init_skip(void);
 

@@ -184,9 +184,10 @@ req_set_method(CURL *e, const struct http_request *req)
 	 * per pass of the loop: with the default 64 KiB, a 120 KiB backlog
 	 * request took two passes, and two epoll_ctl calls, a wait and a
 	 * short TLS record more.  A buffer the body fits in sends it with one
-	 * write (up to UPLOAD_BUFFER_MAX).  curl 7.88 (Debian 12's) frees the buffer whenever this is
-	 * set, so it is allocated again for every request whatever its size;
-	 * a power of two gives the allocator the same few sizes to reuse.
+	 * write (up to UPLOAD_BUFFER_MAX).  curl 7.88 (Debian 12's) frees the
+	 * buffer whenever this is set, so it is allocated again for every
+	 * request whatever its size; a power of two gives the allocator the
+	 * same few sizes to reuse.
 	 */
 	SETOPT(c, e, CURLOPT_UPLOAD_BUFFERSIZE, (long)upload_buffer(req->bodylen));
 #endif
