@@ -19,6 +19,7 @@
 #include "agent/agent.h"
 #include "agent/importstate.h"
 #include "agent/status.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "conf/conf.h"
 #include "conf/credcmd.h"
@@ -106,11 +107,11 @@ print_files(const struct conf *c)
 	size_t	 i, j, n;
 
 	for (i = 0; i < c->nfiles; i++) {
-		printf("  read %s:", c->files[i]);
+		printf("  read %s:", ESC(c->files[i]));
 		for (j = n = 0; j < c->nflows; j++)
 			if (c->flows[j].file == c->files[i])
 				printf("%s[flow:%s]", n++ ? ", " : " ",
-				    c->flows[j].name);
+				    ESC(c->flows[j].name));
 		printf("%s\n", n == 0 ? " no flows" : "");
 	}
 }
@@ -229,7 +230,7 @@ main(int argc, char **argv)
 	if ((test ? conf_load_test(path, &conf, err, sizeof(err)) :
 	    conf_load_opts(path, CONF_STATE_DIRS, &conf, err,
 	    sizeof(err))) != 0) {
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s\n", ESC(err));
 		return 1;
 	}
 	if (test) {

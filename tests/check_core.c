@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/escape.h"
+#include "base/log.h"
 #include "base/pattern.h"
 #include "base/pool.h"
 #include "base/util.h"
@@ -725,6 +727,108 @@ START_TEST(exclude_by_name_or_full_path)
 }
 END_TEST
 
+
+/* --- escape (escape.h) and the log writer --------------------------------- */
+
+static char *
+escaped(const char *s, size_t n, unsigned flags)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	esc_buf(&b, s, n, flags);
+	buf_addc(&b, '\0');
+	return b.data;
+}
+
+START_TEST(escape_controls_keep_utf8)
+{
+	char	*e;
+
+	/* A forged journald line, a terminal title and colour, DEL. */
+	e = escaped("y\n<3>[x] \x1b]0;PWNED\x07\x1b[2J\x7f\r\t", 26, 0);
+	ck_assert_str_eq(e, "y\\n<3>[x] \\x1b]0;PWNED\\x07\\x1b[2J\\x7f\\r\\t");
+	free(e);
+	/* Chinese and e-acute pass; a C1 CSI (U+009B), a lone byte, an
+	 * overlong slash and a cut sequence do not. */
+	e = escaped("\xe6\x97\xa5\xe5\xbf\x97 \xc3\xa9 \xc2\x9b \xff \xc0\xaf "
+	    "\xe6\x97", 20, 0);
+	ck_assert_str_eq(e, "\xe6\x97\xa5\xe5\xbf\x97 \xc3\xa9 \\xc2\\x9b "
+	    "\\xff \\xc0\\xaf \\xe6\\x97");
+	free(e);
+	/* A backslash stays; a NUL inside the bytes is escaped. */
+	e = escaped("a\\b\0c", 5, 0);
+	ck_assert_str_eq(e, "a\\b\\x00c");
+	free(e);
+	ck_assert(!esc_needed("plain \xe6\x97\xa5", 9, 0));
+	ck_assert(esc_needed("a\nb", 3, 0));
+	ck_assert(!esc_needed("a\nb\tc", 5, ESC_KEEP_LINES));
+}
+END_TEST
+
+START_TEST(escape_keep_lines_for_a_terminal)
+{
+	char	*e;
+
+	e = escaped("line 1\n\tline 2\r\x1b[2J", 19, ESC_KEEP_LINES);
+	ck_assert_str_eq(e, "line 1\n\tline 2\\r\\x1b[2J");
+	free(e);
+}
+END_TEST
+
+START_TEST(escape_cut_between_escapes)
+{
+	char	 d[8], *e;
+
+	/* "ab\x1b": "ab" fits, "\x1b" (4) does not with the NUL in 6. */
+	ck_assert_uint_eq(esc_cpy(d, 6, "ab\x1bzz", 5, 0), 2);
+	ck_assert_str_eq(d, "ab");
+	ck_assert_uint_eq(esc_cpy(d, 7, "ab\x1bzz", 5, 0), 6);
+	ck_assert_str_eq(d, "ab\\x1b");
+	/* A UTF-8 character is not cut either. */
+	ck_assert_uint_eq(esc_cpy(d, 4, "a\xe6\x97\xa5", 4, 0), 1);
+	e = esc_new("\x1b");
+	ck_assert_str_eq(e, "\\x1b");
+	free(e);
+	ck_assert_str_eq(ESC("x\ny"), "x\\ny");
+}
+END_TEST
+
+/* Whatever a message holds, the log writes one line: no newline but the
+ * last, no control character, under journald's "<N>" prefix too. */
+START_TEST(log_line_never_breaks)
+{
+	char	 dir[256], path[320], *text;
+	size_t	 len, i, nl = 0;
+	int	 fd, saved;
+
+	tu_tmpdir(dir, sizeof(dir), "log");
+	tu_path(path, sizeof(path), dir, "stderr");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(dup2(fd, STDERR_FILENO), 0);
+	log_setup(LOG_LVL_INFO, true);
+	log_warn("tracking %s", "y\n<3>[sink_halt] forged \x1b[31m\xe6\x97\xa5");
+	log_setup(LOG_LVL_INFO, false);
+	log_warn("tracking %s", "y\r\n<3>x");
+	ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+	close(saved);
+	close(fd);
+	text = tu_slurp(path, &len);
+	for (i = 0; i < len; i++) {
+		nl += text[i] == '\n';
+		ck_assert((unsigned char)text[i] >= 0x20 || text[i] == '\n');
+	}
+	ck_assert_uint_eq(nl, 2);
+	ck_assert_ptr_nonnull(strstr(text, "<4>[log_line_never_breaks_fn] "
+	    "tracking y\\n<3>[sink_halt] forged \\x1b[31m\xe6\x97\xa5\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tracking y\\r\\n<3>x\n"));
+	free(text);
+	tu_rmtree(dir);
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -763,6 +867,12 @@ core_suite(void)
 	tcase_add_test(tc, pattern_double_star_matches_any_depth);
 	tcase_add_test(tc, skipped_names_unless_the_pattern_names_them);
 	tcase_add_test(tc, exclude_by_name_or_full_path);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("escape");
+	tcase_add_test(tc, escape_controls_keep_utf8);
+	tcase_add_test(tc, escape_keep_lines_for_a_terminal);
+	tcase_add_test(tc, escape_cut_between_escapes);
+	tcase_add_test(tc, log_line_never_breaks);
 	suite_add_tcase(s, tc);
 	return s;
 }

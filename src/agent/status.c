@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "agent/status.h"
+#include "base/escape.h"
 #include "base/metrics.h"
 #include "base/pattern.h"
 #include "base/util.h"
@@ -249,22 +250,24 @@ measure(struct report *r, struct row *w)
 	w->behind = w->size;
 }
 
+/* A file's row; its path escaped (escape.h): names are anyone's. */
 static void
 print_row(FILE *out, const struct row *w)
 {
 	char	 s[24] = "-", b[24] = "-";
+	char	*path = esc_new(w->path);
 
 	if (w->has_size) {
 		snprintf(s, sizeof(s), "%" PRIu64, w->size);
 		snprintf(b, sizeof(b), "%" PRIu64, w->behind);
 	}
-	if (w->open_err != 0) {
+	if (w->open_err != 0)
 		fprintf(out, "  %14s %14s %14s  %s (unreadable: %s)\n", "-",
-		    "-", "-", w->path, strerror(w->open_err));
-		return;
-	}
-	fprintf(out, "  %14" PRIu64 " %14s %14s  %s%s%s\n", w->offset, s, b,
-	    w->path, w->note[0] != '\0' ? " " : "", w->note);
+		    "-", "-", path, strerror(w->open_err));
+	else
+		fprintf(out, "  %14" PRIu64 " %14s %14s  %s%s%s\n", w->offset,
+		    s, b, path, w->note[0] != '\0' ? " " : "", w->note);
+	free(path);
 }
 
 static void
@@ -292,7 +295,8 @@ print_error(const struct report *r, const char *flow)
 		e = &r->errs[i];
 		if (strcmp(e->flow, flow) != 0)
 			continue;
-		fprintf(r->out, "  last error: %s %s (", e->code, e->message);
+		fprintf(r->out, "  last error: %s %s (", ESC(e->code),
+		    ESC(e->message));
 		print_time(r->out, e->time);
 		fputs(")\n", r->out);
 	}
@@ -337,10 +341,10 @@ static void
 print_journal_flow(const struct report *r, const struct conf_flow *fc,
     const char *what)
 {
-	fprintf(r->out, "\n[flow:%s] %s: journal %s%s%s\n", fc->name, what,
-	    fc->journal_dir[0] != '\0' ? fc->journal_dir : "(system)",
-	    fc->journal_match[0] != '\0' ? ", journalMatch = " : "",
-	    fc->journal_match);
+	fprintf(r->out, "\n[flow:%s] %s: journal %s%s%s\n", ESC(fc->name),
+	    what, fc->journal_dir[0] != '\0' ? ESC(fc->journal_dir) :
+	    "(system)", fc->journal_match[0] != '\0' ? ", journalMatch = " :
+	    "", ESC(fc->journal_match));
 	status_journal(r->out, fc, cursor_of(r, fc->name));
 	print_held(r, fc);
 	print_error(r, fc->name);
@@ -368,7 +372,7 @@ print_flow(const struct report *r, const struct conf_flow *fc,
 		behind += r->rows[i].behind;
 	}
 	fprintf(r->out, "\n[flow:%s] %s: %zu file%s, %" PRIu64 " bytes "
-	    "behind", name, what, n, n == 1 ? "" : "s", behind);
+	    "behind", ESC(name), what, n, n == 1 ? "" : "s", behind);
 	if (bad > 0)
 		fprintf(r->out, ", %zu unreadable", bad);
 	fputc('\n', r->out);
@@ -414,10 +418,10 @@ print_flows(const struct report *r, const struct conf *c)
 	for (i = 0; i < c->nflows; i++) {
 		f = &c->flows[i];
 		if (f->stream_id[0] != '\0')
-			what = xasprintf("stream id %s%s", f->stream_id,
+			what = xasprintf("stream id %s%s", ESC(f->stream_id),
 			    f->enable ? "" : " (disabled)");
 		else
-			what = xasprintf("stream %s%s", f->stream,
+			what = xasprintf("stream %s%s", ESC(f->stream),
 			    f->enable ? "" : " (disabled)");
 		print_flow(r, f, f->name, what);
 		free(what);
@@ -623,7 +627,7 @@ load_conf(const char *path, struct conf **c)
 
 	rc = conf_load_opts(path, CONF_NO_CREDENTIALS, c, err, sizeof(err));
 	if (rc != 0)
-		fprintf(stderr, "disagent status: %s\n", err);
+		fprintf(stderr, "disagent status: %s\n", ESC(err));
 	return rc;
 }
 

@@ -1,7 +1,12 @@
 /*
  * stderr logger: "2026-11-30 05:59:00.123 INFO  [func] message" on a
  * terminal or file, "<6>[func] message" under journald.  One write(2) per
- * line so lines from a dying process are never interleaved mid-line.
+ * line so lines from a dying process are never interleaved mid-line.  The
+ * message is escaped (escape.h) as it is written: it carries file names,
+ * stream names and reply bodies, and a newline among them would start a
+ * line of its own, which journald takes at its "<N>" for an entry of any
+ * priority; an ESC would drive the terminal of whoever reads the log.  So
+ * no call site escapes, and no message can hold a line break.
  */
 #include "config.h"
 
@@ -14,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 
 int		log_level = LOG_LVL_INFO;
@@ -58,7 +64,7 @@ level_name(int level)
 static void __attribute__((format(printf, 3, 0)))
 log_vwrite(int level, const char *func, const char *fmt, va_list ap)
 {
-	char		 line[4096];
+	char		 body[4096], line[8192];
 	size_t		 n;
 	int		 r;
 	struct timeval	 tv;
@@ -76,8 +82,9 @@ log_vwrite(int level, const char *func, const char *fmt, va_list ap)
 		    level_name(level), func);
 	}
 	n = r < 0 ? 0 : MIN((size_t)r, sizeof(line) - 1);
-	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	n += r < 0 ? 0 : MIN((size_t)r, sizeof(line) - n - 1);
+	r = vsnprintf(body, sizeof(body), fmt, ap);
+	n += esc_cpy(line + n, sizeof(line) - n, body,
+	    r < 0 ? 0 : MIN((size_t)r, sizeof(body) - 1), 0);
 	line[n++] = '\n';
 	/* Best effort: nowhere to report a failed write of the log. */
 	if (write(STDERR_FILENO, line, n) < 0)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/atomicfile.h"
+#include "base/escape.h"
 #include "base/metrics.h"
 #include "base/util.h"
 
@@ -141,41 +142,11 @@ metrics_set_error(struct metrics_flow *f, const char *code,
 
 /* --- rendering --------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t	 n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	cp = s[0] & (0x7f >> n);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 static void
 add_label_value(struct buf *b, const char *v)
 {
 	const unsigned char	*s = (const unsigned char *)(v ? v : "");
-	size_t			 n;
+	size_t			 n, left = strlen((const char *)s);
 
 	while (*s != '\0') {
 		if (*s == '\\')
@@ -186,13 +157,15 @@ add_label_value(struct buf *b, const char *v)
 			buf_addstr(b, "\\n");
 		else if (*s < 0x20 || *s == 0x7f)
 			buf_addc(b, ' ');
-		else if ((n = utf8_len(s)) > 0) {
+		else if ((n = esc_utf8_len(s, left)) > 0) {
 			buf_add(b, s, n);
 			s += n;
+			left -= n;
 			continue;
 		} else
 			buf_addc(b, '?');
 		s++;
+		left--;
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "conf/conf.h"
 #include "dis/disapi.h"
@@ -33,7 +34,7 @@ cli_open(struct cli *c, const char *name, const char *path)
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	if (conf_load(path, &c->conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s\n", ESC(err));
 		return 1;
 	}
 	level = log_level_parse(c->conf->log_level);
@@ -122,16 +123,21 @@ cli_run_close(struct cli *c)
 	http_global_cleanup();
 }
 
+/* Escaped as a whole (escape.h), as the log is: its texts are DIS's
+ * replies, names and records. */
 void
 cli_error(const struct cli *c, const char *fmt, ...)
 {
 	va_list	 ap;
+	char	 msg[2048], out[4096];
+	int	 n;
 
-	fprintf(stderr, "disagent %s: ", c->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	(void)esc_cpy(out, sizeof(out), msg, n < 0 ? 0 :
+	    MIN((size_t)n, sizeof(msg) - 1), 0);
+	fprintf(stderr, "disagent %s: %s\n", c->name, out);
 }
 
 int64_t

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/escape.h"
 #include "readback/cli.h"
 #include "readback/cmd.h"
 #include "readback/rbcall.h"
@@ -49,7 +50,7 @@ print_list(const struct apps *a)
 	const struct codec_app *p;
 	struct tm	 tm;
 	time_t		 t;
-	char		 when[32];
+	char		 when[32], *streams;
 
 	if (a->list.napps == 0) {
 		printf("no apps\n");
@@ -63,8 +64,11 @@ print_list(const struct apps *a)
 			gmtime_r(&t, &tm);
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		}
-		printf("%-24s %-24s %-20s %s\n", p->name, p->id[0] ? p->id : "-",
-		    when, p->streams[0] ? p->streams : "-");
+		/* DIS's texts, escaped; the list of streams may be long. */
+		streams = esc_new(p->streams[0] ? p->streams : "-");
+		printf("%-24s %-24s %-20s %s\n", ESC(p->name),
+		    p->id[0] ? ESC(p->id) : "-", when, streams);
+		free(streams);
 	}
 }
 

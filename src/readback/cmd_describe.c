@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "conf/conf.h"
 #include "readback/ckpt.h"
 #include "readback/cli.h"
@@ -66,7 +67,9 @@ print_stream(const char *name, const struct codec_stream *st,
 	char		 c[24], l[48];
 	size_t		 i;
 
-	printf("stream %s: %s, %s", name, st->info.type, st->info.status);
+	/* Every text is DIS's, or a name from the command line: escaped. */
+	printf("stream %s: %s, %s", ESC(name), ESC(st->info.type),
+	    ESC(st->info.status));
 	if (st->retention_hours >= 0)
 		printf(", retention %ld h", st->retention_hours);
 	printf(", %zu partition%s (%ld writable", st->nparts,
@@ -75,9 +78,9 @@ print_stream(const char *name, const struct codec_stream *st,
 		printf(", %ld readable", st->readable_partitions);
 	printf(")");
 	if (st->info.id[0] != '\0')
-		printf(", id %s", st->info.id);
+		printf(", id %s", ESC(st->info.id));
 	if (app != NULL)
-		printf(", app %s", app);
+		printf(", app %s", ESC(app));
 	printf("\n  %-20s %-9s %-24s ", "PARTITION", "STATUS",
 	    "SEQUENCE [first : next]");
 	if (app != NULL)
@@ -85,14 +88,14 @@ print_stream(const char *name, const struct codec_stream *st,
 	printf("HASH RANGE\n");
 	for (i = 0; i < st->nparts; i++) {
 		p = &st->parts[i];
-		printf("  %-20s %-9s %-24s ", p->id, p->status,
-		    p->seq_range[0] ? p->seq_range : "-");
+		printf("  %-20s %-9s %-24s ", ESC(p->id), ESC(p->status),
+		    p->seq_range[0] ? ESC(p->seq_range) : "-");
 		if (app != NULL) {
 			snprintf(c, sizeof(c), "%" PRId64, ckpt[i]);
 			lag(p, ckpt[i], l, sizeof(l));
 			printf("%-20s %-12s ", ckpt[i] >= 0 ? c : "-", l);
 		}
-		printf("%s\n", p->hash_range[0] ? p->hash_range : "-");
+		printf("%s\n", p->hash_range[0] ? ESC(p->hash_range) : "-");
 	}
 }
 
