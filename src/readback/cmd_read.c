@@ -18,6 +18,12 @@
  * the loop or when OUT_FLUSH bytes wait: stdio would write a full buffer
  * on its own, and a reader that took those lines and left (`| head`)
  * would then be seen at the next write with nothing counted as printed.
+ * On a terminal, a record's control characters but its newlines and tabs
+ * are escaped (escape.h), as less and journalctl show them: whoever can
+ * write a log line must not drive the terminal of whoever reads the
+ * stream (an OSC title, a screen clear).  --raw, a pipe or a file get the
+ * bytes as they are.
+ *
  * A reader that goes away (`| head -3`) shows as EPIPE (SIGPIPE is
  * ignored) and ends the command quietly with status 0; while following an
  * idle stream, standard output is also checked every second, so that the
@@ -37,6 +43,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "conf/conf.h"
 #include "readback/ckpt.h"
 #include "readback/cli.h"
@@ -59,6 +66,8 @@ struct reader {
 	struct rb_opts	 o;
 	const char	*parts[MAX_PARTS];
 	bool		 json;
+	bool		 raw;		/* --raw: no escaping on a terminal */
+	bool		 tty;		/* escape: a terminal, not --raw */
 	uint64_t	 max;
 	uint64_t	 count;
 	struct buf	 out;		/* one record as printed */
@@ -224,7 +233,11 @@ format(struct reader *r, const char *partition, const struct codec_record *rec)
 
 	buf_reset(&r->out);
 	if (!r->json) {
-		buf_add(&r->out, r->plain.data, r->plain.len);
+		if (r->tty)
+			esc_buf(&r->out, r->plain.data, r->plain.len,
+			    ESC_KEEP_LINES);
+		else
+			buf_add(&r->out, r->plain.data, r->plain.len);
 		buf_addc(&r->out, '\n');
 		return;
 	}
@@ -326,7 +339,8 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: disagent read [-c FILE] STREAM [--partition ID]... "
 	    "[--from TRIM_HORIZON|LATEST|SEQ|@TIME]\n"
-	    "                     [--follow] [--max N] [--format raw|json]\n"
+	    "                     [--follow] [--max N] [--format raw|json] "
+	    "[--raw]\n"
 	    "                     [--app NAME [--metadata TEXT]]\n");
 }
 
@@ -377,6 +391,7 @@ parse_args(struct reader *r, int argc, char **argv, const char **conf_path)
 		{ "format", required_argument, NULL, 'T' },
 		{ "app", required_argument, NULL, 'A' },
 		{ "metadata", required_argument, NULL, 'M' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -421,6 +436,9 @@ parse_args(struct reader *r, int argc, char **argv, const char **conf_path)
 		case 'M':
 			r->metadata = optarg;
 			break;
+		case 'R':
+			r->raw = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -433,6 +451,7 @@ parse_args(struct reader *r, int argc, char **argv, const char **conf_path)
 	r->o.stream = argv[optind];
 	if (check_app(r) != 0)
 		return 2;
+	r->tty = !r->raw && isatty(STDOUT_FILENO);
 	/* Following starts at the end, like tail -f without -n; an app
 	 * without a checkpoint yet starts at the oldest record. */
 	r->o.start = r->o.follow && r->o.app == NULL ? RB_LATEST :

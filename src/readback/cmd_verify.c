@@ -16,6 +16,10 @@
  * they are counted apart.  The files are read up to the size they had at
  * the first pass, so lines appended meanwhile do not count.  Exit 0 when nothing is missing, 1 when
  * something is (or an error stopped the check).
+ *
+ * On a terminal the listing's names are escaped (escape.h), as read's
+ * records are; --raw, a pipe or a file get them as they are.  A missing
+ * record's preview is always printable ASCII.
  */
 #include "config.h"
 
@@ -32,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "conf/conf.h"
 #include "readback/cli.h"
 #include "readback/cmd.h"
@@ -89,6 +94,8 @@ struct verifier {
 	struct buf	 plain;		/* a record decoded */
 	uint64_t	 undecoded;	/* records that did not decode */
 	struct readback	*rb;
+	bool		 raw;		/* --raw */
+	bool		 tty;		/* names escaped: a terminal, no --raw */
 	int		 rc;
 };
 
@@ -380,10 +387,12 @@ static void
 report_pair(struct verifier *v, struct pair *pr)
 {
 	size_t	 i;
+	char	*path = v->tty ? esc_new(pr->path) : xstrdup(pr->path);
 
 	printf("%s (flow %s, stream %s): %" PRIu64 " records, %" PRIu64
-	    " found, %" PRIu64 " missing", pr->path, pr->fc->name,
+	    " found, %" PRIu64 " missing", path, pr->fc->name,
 	    pr->fc->stream, pr->records, pr->found, pr->missing);
+	free(path);
 	if (pr->filtered > 0)
 		printf(", %" PRIu64 " left out by the line filters (not "
 		    "sent)", pr->filtered);
@@ -564,7 +573,8 @@ add_file(struct verifier *v, const char *file)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: disagent verify [-c FILE] [--since TIME] FILE...\n"
+	fprintf(f, "usage: disagent verify [-c FILE] [--since TIME] [--raw] "
+	    "FILE...\n"
 	    "  TIME: ISO 8601 (2026-12-01T07:00:00Z) or that long ago (10m, "
 	    "2h, 1d)\n");
 }
@@ -576,6 +586,7 @@ parse_args(struct verifier *v, int argc, char **argv, const char **conf_path)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "since", required_argument, NULL, 's' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -585,6 +596,8 @@ parse_args(struct verifier *v, int argc, char **argv, const char **conf_path)
 	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		if (ch == 'c')
 			*conf_path = optarg;
+		else if (ch == 'R')
+			v->raw = true;
 		else if (ch == 's') {
 			v->since_given = true;
 			if (cli_parse_time(optarg, cli_now_ms(),
@@ -602,6 +615,7 @@ parse_args(struct verifier *v, int argc, char **argv, const char **conf_path)
 		usage(stderr);
 		return 2;
 	}
+	v->tty = !v->raw && isatty(STDOUT_FILENO);
 	return 0;
 }
 
