@@ -226,10 +226,14 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* What loading the configuration warns about (sslVerify = false, a
+	 * credential file readable by all) goes to the journal as WARN. */
+	if (!test)
+		log_setup(LOG_LVL_INFO, getenv("JOURNAL_STREAM") != NULL);
 	/* The agent makes its state directory; -t checks that it could. */
 	if ((test ? conf_load_test(path, &conf, err, sizeof(err)) :
-	    conf_load_opts(path, CONF_STATE_DIRS, &conf, err,
-	    sizeof(err))) != 0) {
+	    conf_load_opts(path, CONF_STATE_DIRS | CONF_TLS_WARNS, &conf,
+	    err, sizeof(err))) != 0) {
 		fprintf(stderr, "%s\n", ESC(err));
 		return 1;
 	}

@@ -182,7 +182,8 @@ agent_reload(struct agent *a)
 		    "changed flows; send SIGHUP again once it is done");
 		return;
 	}
-	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
+	if (conf_load_opts(a->conf_path, CONF_TLS_WARNS, &nc, err,
+	    sizeof(err)) != 0) {
 		log_error("SIGHUP: %s; keeping the running configuration", err);
 		return;
 	}

@@ -668,6 +668,6 @@ int
 conf_load_test(const char *path, struct conf **out, char *err,
     size_t errlen)
 {
-	return conf_load_opts(path, CONF_CHECK_ONLY | CONF_FS_CHECKS, out,
-	    err, errlen);
+	return conf_load_opts(path, CONF_CHECK_ONLY | CONF_FS_CHECKS |
+	    CONF_TLS_WARNS, out, err, errlen);
 }

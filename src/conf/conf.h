@@ -178,9 +178,13 @@ int	conf_load(const char *path, struct conf **out, char *err,
  * when missing (statedir.h); -t (CONF_FS_CHECKS) checks that they could
  * be.  Either fails, naming the key's line, when they cannot be written. */
 #define CONF_STATE_DIRS		0x08
+/* The start, -t and a reload: a WARN naming the key's FILE:LINE for
+ * sslVerify = false and for an http:// endpoint (records in clear text). */
+#define CONF_TLS_WARNS		0x10
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
-/* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS: disagent -t. */
+/* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS | CONF_TLS_WARNS:
+ * disagent -t. */
 int	conf_load_test(const char *path, struct conf **out, char *err,
 	    size_t errlen) WARN_UNUSED;
 void	conf_free(struct conf *);

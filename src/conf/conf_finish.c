@@ -328,6 +328,34 @@ check_state_dirs(struct parse *p)
 	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
+/* --- weak transport ------------------------------------------------------ */
+
+/*
+ * What a configuration leaves open on the wire, said once per load that
+ * asks (CONF_TLS_WARNS: the start, -t, a reload), naming the key's line:
+ * the agent still runs as configured, but nobody is left to find out
+ * from a packet capture.
+ */
+static void
+warn_weak_tls(struct parse *p)
+{
+	const struct conf	*c = p->conf;
+	const struct key	*k;
+
+	k = conf_key_find(KS_AGENT, "sslVerify", false);
+	if (!c->ssl_verify && k != NULL)
+		log_warn("%s:%d: sslVerify = false: the endpoint's certificate "
+		    "and host name are not checked, so anyone on the path can "
+		    "read and change what is sent; give a private CA with "
+		    "caFile instead", p->path, p->agent.keyline[k - conf_keys]);
+	k = conf_key_find(KS_AGENT, "endpoint", false);
+	if (strncmp(c->endpoint, "http://", 7) == 0 && k != NULL)
+		log_warn("%s:%d: endpoint = %s: every record is sent in clear "
+		    "text, readable and changeable by anyone on the path; use "
+		    "https://", p->path, p->agent.keyline[k - conf_keys],
+		    c->endpoint);
+}
+
 /* Whole-file checks once every line has been read. */
 int
 conf_finish(struct parse *p)
@@ -348,7 +376,9 @@ conf_finish(struct parse *p)
 		rc = check_flow(p, i);
 	}
 	p->path = main_path;
-	if (rc != 0 || finish_agent(p) != 0)
+	if (rc != 0 || finish_agent(p) != 0 || check_state_dirs(p) != 0)
 		return -1;
-	return check_state_dirs(p);
+	if (p->opts & CONF_TLS_WARNS)
+		warn_weak_tls(p);
+	return 0;
 }

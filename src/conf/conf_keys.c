@@ -56,7 +56,9 @@ const struct key conf_keys[] = {
 	  .check = conf_check_url,
 	  .flags = KF_RELOAD_CLIENT,
 	  .help = "URL of the DIS service. Empty means "
-	  "https://dis.REGION.myhuaweicloud.com." },
+	  "https://dis.REGION.myhuaweicloud.com. An http:// URL sends every "
+	  "record in clear text: the start and -t say so in a WARN naming "
+	  "this line." },
 	{ KS_AGENT, "ak", KT_STRING, .off = AOFF(ak),
 	  .flags = KF_CRED | KF_DIR | KF_NONEMPTY | KF_RELOAD_CLIENT,
 	  .env = "DIS_AK",
@@ -89,7 +91,8 @@ const struct key conf_keys[] = {
 	  .def = "true",
 	  .flags = KF_RELOAD_CLIENT,
 	  .help = "Verify the endpoint's TLS certificate and host name. "
-	  "Turn it off only for testing." },
+	  "Turn it off only for testing: the start and -t then WARN, naming "
+	  "this line; for a private CA, set caFile instead." },
 	{ KS_AGENT, "logLevel", KT_WORD, level_words, .off = AOFF(log_level),
 	  .def = "INFO",
 	  .flags = KF_RELOAD_AGENT,
