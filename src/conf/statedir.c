@@ -1,6 +1,7 @@
 /*
  * The directories of the agent's own files (statedir.h): checked, and at
- * start made when missing.
+ * start made when missing.  The check (-t) makes the first missing
+ * directory and removes it again, so it refuses what the start would.
  */
 #include "config.h"
 
@@ -46,18 +47,34 @@ writable(const char *dir, const struct stat *st, char *why, size_t len)
 	return NULL;
 }
 
+/*
+ * first, the first missing directory of a path, made and removed again: only
+ * trying says whether it can be made (root passes access() on /proc,
+ * where mkdir fails), and the message is the start's own.
+ */
+static const char *
+try_make(const char *first, char *why, size_t len)
+{
+	if (mkdir(first, STATEDIR_MODE) != 0) {
+		snprintf(why, len, "cannot create %s: %s", first,
+		    strerror(errno));
+		return why;
+	}
+	/* Left behind, it would only be what the start makes anyway. */
+	(void)rmdir(first);
+	return NULL;
+}
+
 /* dir is missing: the nearest ancestor that exists must let us make it. */
 static const char *
 creatable(const char *dir, char *why, size_t len)
 {
 	struct stat	 st;
-	char		*up = xstrdup(dir), *next;
+	char		*first = xstrdup(dir), *up;
 	const char	*r = NULL;
 
 	for (;;) {
-		next = dir_of(up);
-		free(up);
-		up = next;
+		up = dir_of(first);
 		if (stat(up, &st) == 0)
 			break;
 		if (errno != ENOENT || strcmp(up, "/") == 0 ||
@@ -67,16 +84,20 @@ creatable(const char *dir, char *why, size_t len)
 			r = why;
 			goto out;
 		}
+		free(first);
+		first = up;
 	}
 	if (writable(up, &st, why, len) != NULL) {
 		/* "cannot create D: A is not writable ..." */
-		next = xstrdup(why);
-		snprintf(why, len, "cannot create %s: %s", dir, next);
-		free(next);
+		free(first);
+		first = xstrdup(why);
+		snprintf(why, len, "cannot create %s: %s", dir, first);
 		r = why;
-	}
+	} else
+		r = try_make(first, why, len);
 out:
 	free(up);
+	free(first);
 	return r;
 }
 

@@ -23,7 +23,8 @@
  * absolute, or relative to the working directory): its directory exists
  * and this user may create files in it, or, with create false, the
  * nearest existing ancestor is a directory this user may create the rest
- * in.  With create true, missing directories are made (STATEDIR_MODE).
+ * in (its first missing directory is made and removed again, to be sure
+ * as the start would be).  With create true, missing directories are made (STATEDIR_MODE).
  * Returns NULL, or why not ("cannot create /a/b: Permission denied"),
  * written into why[len].
  */

@@ -3,7 +3,7 @@
 # yet is made at start (mode 0750, parents too) and used, so a second
 # --once sends nothing again; one that cannot be made stops -t and the
 # start, naming the key's file and line (deadLetterFile and
-# spoolDirectory too); and --once
+# spoolDirectory too), -t by trying, as the start does (/proc); and --once
 # exits 1 when its last save fails.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
@@ -52,6 +52,23 @@ for mode in -t --once ""; do
 	grep -qF "$want" "$TMP/bad.out" ||
 		fail "'$mode' does not name the key's line: $(cat "$TMP/bad.out")"
 done
+
+# A directory no one can make, whatever access() says (root may "write"
+# /proc): -t refuses it with the start's very message, and makes nothing.
+sed "s|^checkpointFile = .*|checkpointFile = /proc/nope/state.json|" \
+    "$TMP/agent.ini" >"$TMP/proc.ini"
+chmod 600 "$TMP/proc.ini"
+line=$(grep -n '^checkpointFile' "$TMP/proc.ini" | cut -d: -f1)
+for mode in -t --once; do
+	rc=0
+	"$DISAGENT" "$mode" -c "$TMP/proc.ini" >"$TMP/proc-$mode.out" 2>&1 ||
+	    rc=$?
+	[ "$rc" = 1 ] || fail "'$mode' with checkpointFile in /proc exited $rc"
+done
+cmp "$TMP/proc--t.out" "$TMP/proc---once.out" >/dev/null ||
+	fail "-t and the start differ: $(cat "$TMP/proc--t.out" "$TMP/proc---once.out")"
+grep -q "^$TMP/proc.ini:$line: checkpointFile = /proc/nope/state.json: " \
+    "$TMP/proc--t.out" || fail "-t: $(cat "$TMP/proc--t.out")"
 
 # deadLetterFile elsewhere: its directory is checked at its own line.
 sed "s|^checkpointFile = .*|&\ndeadLetterFile = $TMP/afile/dead.jsonl|" \
