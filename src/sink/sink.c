@@ -846,6 +846,8 @@ sink_uncertain(const struct sink *s)
 {
 	const struct sink_batch *sb;
 
+	if (s->inflight > 0)
+		return true;
 	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
 		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
 			return true;

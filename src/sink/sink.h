@@ -125,8 +125,9 @@ void		 sink_floors(const struct sink *,
 void		 sink_each(const struct sink *,
 		    void (*fn)(const struct batch *, void *), void *arg);
 /*
- * Whether a batch it holds has records not acknowledged that may have
- * landed all the same (an attempt ended without a verdict).
+ * Whether records it holds may have landed without an acknowledgement: a
+ * PutRecords is on the wire, or an attempt ended without a verdict.  A
+ * DescribeStream on the wire carries no record and does not count.
  */
 bool		 sink_uncertain(const struct sink *);
 /* The answered requests whose INFO lines were summed (more than a few a
