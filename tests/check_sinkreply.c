@@ -8,7 +8,8 @@
  * the IP blacklist, halts, splits and the lone refused record, 401/441
  * while keys are renewed, 5xx, no reply); and the 200s that acknowledge
  * nothing: a garbage body, a reply one record short, JSON to a protobuf
- * request.
+ * request.  And outage.c's decisions on how a run of failed requests is
+ * told, on a made-up clock.
  */
 #include "config.h"
 
@@ -20,6 +21,7 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "dis/http.h"
+#include "sink/outage.h"
 #include "sink/putbody.h"
 #include "sink/sinkreply.h"
 #include "testutil.h"
@@ -415,6 +417,44 @@ START_TEST(no_reply_is_retried_and_uncertain)
 }
 END_TEST
 
+/* --- outage.c: failed requests told once, a minute later, at the end --- */
+
+START_TEST(outage_says_first_then_a_minute_then_the_end)
+{
+	struct outage	 o;
+	uint64_t	 n, failed, ms, t;
+
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(outage_failed(&o, 1000, &n), OUTAGE_FIRST);
+	ck_assert_uint_eq(n, 1);
+	/* 47 more within the minute: quiet. */
+	for (t = 1100; t < 1100 + 47 * 1000; t += 1000)
+		ck_assert_int_eq(outage_failed(&o, t, &n), OUTAGE_QUIET);
+	ck_assert_int_eq(outage_failed(&o, 60999, &n), OUTAGE_QUIET);
+	/* A minute after the first line: the count since it. */
+	ck_assert_int_eq(outage_failed(&o, 61000, &n), OUTAGE_SUMMARY);
+	ck_assert_uint_eq(n, 49);
+	ck_assert_uint_eq(outage_count(&o), 50);
+	ck_assert_uint_eq(outage_ms(&o, 61000), 60000);
+	ck_assert_int_eq(outage_failed(&o, 62000, &n), OUTAGE_QUIET);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(outage_failed(&o, 121000, &n), OUTAGE_SUMMARY);
+	ck_assert_uint_eq(n, 2);
+	/* A success ends it, once. */
+	ck_assert(outage_ended(&o, 125500, &failed, &ms));
+	ck_assert_uint_eq(failed, 52);
+	ck_assert_uint_eq(ms, 124500);
+	ck_assert(!outage_ended(&o, 126000, &failed, &ms));
+	ck_assert_uint_eq(failed, 0);
+	/* The next failure starts a new one, said in full. */
+	ck_assert_int_eq(outage_failed(&o, 130000, &n), OUTAGE_FIRST);
+	/* A clock at 0 starts one too. */
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(outage_failed(&o, 0, &n), OUTAGE_FIRST);
+	ck_assert_int_eq(outage_failed(&o, 1, &n), OUTAGE_QUIET);
+}
+END_TEST
+
 static Suite *
 sinkreply_suite(void)
 {
@@ -434,6 +474,9 @@ sinkreply_suite(void)
 	tcase_add_test(tc, a_split_halves_until_one_record_is_dead_lettered);
 	tcase_add_test(tc, refused_keys_being_renewed_are_resent);
 	tcase_add_test(tc, no_reply_is_retried_and_uncertain);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("outage");
+	tcase_add_test(tc, outage_says_first_then_a_minute_then_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@
 #include "dis/http.h"
 #include "sink/aimd.h"
 #include "sink/batch.h"
+#include "sink/outage.h"
 #include "sink/putbody.h"
 #include "sink/seqmark.h"
 #include "sink/sink.h"
@@ -78,6 +80,8 @@ struct sink {
 	uv_timer_t	 timer;		/* the head of the timed queue */
 	struct closer	 closer;	/* freed once the timer is closed */
 	uint64_t	 last_halt_log_ms;
+	struct outage	 outage;	/* failed requests in a row (outage.h) */
+	char		 what[320];	/* "PutRecords to [STREAM]" */
 };
 
 static void	try_send(struct sink *, struct sink_batch *);
@@ -131,6 +135,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	s->api = api;
 	s->conf = conf;
 	s->fc = fc;
+	snprintf(s->what, sizeof(s->what), "PutRecords to [%s]", fc->stream);
 	s->m = m;
 	s->cbs = *cbs;
 	s->state = SINK_DESCRIBING;
@@ -524,6 +529,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
     const struct sinkreply_verdict *v)
 {
 	uint64_t	 delay;
+	char		 why[384], then[96];
 
 	landed(sb, v);
 	s->m->requests_failed++;
@@ -531,8 +537,10 @@ request_failed(struct sink *s, struct sink_batch *sb,
 	if (v->error != NULL) {
 		metrics_set_error(s->m, "NETWORK", v->error, wall_s());
 		delay = backoff(s, sb);
-		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
-		    " ms", s->fc->stream, v->error, delay);
+		snprintf(then, sizeof(then), "retrying in %" PRIu64 " ms",
+		    delay);
+		outage_tell_failed(&s->outage, mono_ms(), s->what, v->error,
+		    then);
 		schedule(s, sb, delay);
 		return;
 	}
@@ -555,9 +563,11 @@ request_failed(struct sink *s, struct sink_batch *sb,
 	}
 	adapt(s, sb, v->aimd);
 	delay = MAX(backoff(s, sb), v->min_delay_ms);
-	log_warn("PutRecords to [%s] failed: HTTP %ld %s %s; %s in %" PRIu64
-	    " ms", s->fc->stream, v->status, v->code, v->msg,
+	snprintf(why, sizeof(why), "HTTP %ld %s %s", v->status, v->code,
+	    v->msg);
+	snprintf(then, sizeof(then), "%s in %" PRIu64 " ms",
 	    retry_action_name(v->retry), delay);
+	outage_tell_failed(&s->outage, mono_ms(), s->what, why, then);
 	schedule(s, sb, delay);
 }
 
@@ -644,6 +654,8 @@ on_put_done(const struct http_response *r, void *arg)
 	o.paused_ms = (uint64_t)s->conf->paused_retry_s * 1000;
 	o.renewing = disapi_renewing(s->api);
 	sinkreply_judge(r, &sb->req, &o, &v);
+	if (v.action == SINKREPLY_RECORDS)
+		outage_tell_ended(&s->outage, mono_ms(), s->what);
 	if (v.action == SINKREPLY_RECORDS || v.action == SINKREPLY_UNACKED) {
 		if (s->probe == sb)
 			s->probe = NULL;

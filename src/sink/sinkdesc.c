@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
+#include "sink/outage.h"
 #include "sink/sinkdesc.h"
 #include "sink/sinkreply.h"
 #include "wire/codec.h"
@@ -35,6 +37,8 @@ struct sinkdesc {
 					   paused) */
 	bool		 cancelled;
 	unsigned	 attempt;
+	struct outage	 outage;	/* failures in a row (outage.h) */
+	char		 what[320];	/* "DescribeStream [STREAM]" */
 	uv_timer_t	 timer;
 	struct closer	 closer;	/* freed once the timer is closed */
 };
@@ -59,6 +63,7 @@ sinkdesc_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->api = api;
 	d->conf = conf;
 	d->fc = fc;
+	snprintf(d->what, sizeof(d->what), "DescribeStream [%s]", fc->stream);
 	d->m = m;
 	d->cbs = *cbs;
 	d->path = xasprintf("streams/%s/", fc->stream);
@@ -155,6 +160,7 @@ describe_replied(struct sinkdesc *d, const struct http_response *r)
 		return;
 	}
 	seed_partitions(d, r);
+	outage_tell_ended(&d->outage, mono_ms(), d->what);
 	if (d->halted)
 		log_info("DISStream %s is available again", d->fc->stream);
 	d->halted = false;
@@ -166,15 +172,15 @@ describe_replied(struct sinkdesc *d, const struct http_response *r)
 static void
 describe_failed(struct sinkdesc *d, const struct http_response *r)
 {
-	char		 code[32] = "", msg[160] = "";
+	char		 code[32] = "", msg[160] = "", why[256];
 	enum retry_action a;
 
 	if (r->result != HTTP_OK) {
 		/* DNS, connect, TLS: the most common misconfiguration. */
 		metrics_set_error(d->m, "NETWORK",
 		    r->error ? r->error : "error", wall_s());
-		log_warn("DescribeStream [%s] failed: %s; retrying",
-		    d->fc->stream, r->error ? r->error : "error");
+		outage_tell_failed(&d->outage, mono_ms(), d->what,
+		    r->error ? r->error : "error", "retrying");
 		again(d, backoff(d));
 		return;
 	}
@@ -187,8 +193,8 @@ describe_failed(struct sinkdesc *d, const struct http_response *r)
 		return;
 	}
 	metrics_set_error(d->m, code[0] ? code : "HTTP", msg, wall_s());
-	log_warn("DescribeStream [%s] failed: HTTP %ld %s %s; retrying",
-	    d->fc->stream, r->status, code, msg);
+	snprintf(why, sizeof(why), "HTTP %ld %s %s", r->status, code, msg);
+	outage_tell_failed(&d->outage, mono_ms(), d->what, why, "retrying");
 	again(d, backoff(d));
 }
 
