@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/importstate.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "conf/conf.h"
@@ -304,12 +305,16 @@ struct import {
 	char		 newest[32];	/* lastUpdated of the newest row */
 };
 
-/* One row, for the report: where the DIS Agent knew it. */
+/* One row, for the report: where the DIS Agent knew it (its texts are
+ * file names: escaped, escape.h). */
 static void
 name_row(FILE *out, const struct disckpt_row *row)
 {
-	fprintf(out, "%s (%s, fileId %s, offset %jd)", row->path, row->flow,
-	    row->file_id, (intmax_t)row->offset);
+	char	*path = esc_new(row->path);
+
+	fprintf(out, "%s (%s, fileId %s, offset %jd)", path, ESC(row->flow),
+	    ESC(row->file_id), (intmax_t)row->offset);
+	free(path);
 }
 
 static void
@@ -317,15 +322,21 @@ act(struct import *im, const struct conf_flow *fc,
     const struct disckpt_row *row, struct importstate_place *p)
 {
 	struct reg_entry *e;
+	char		*path;
 
 	e = registry_set(im->reg, fc->name, p->dev, p->ino, p->fp_crc,
 	    p->fp_len, p->path, p->offset);
 	/* What is known to follow, should the file go before it is read. */
 	registry_set_size(im->reg, e, p->size);
-	fprintf(im->out, "imported: [%s] %s (inode %ju", fc->name, p->path,
+	path = esc_new(p->path);
+	fprintf(im->out, "imported: [%s] %s (inode %ju", fc->name, path,
 	    (uintmax_t)p->ino);
-	if (strcmp(p->path, row->path) != 0)
-		fprintf(im->out, ", was %s", row->path);
+	free(path);
+	if (strcmp(p->path, row->path) != 0) {
+		path = esc_new(row->path);
+		fprintf(im->out, ", was %s", path);
+		free(path);
+	}
 	fprintf(im->out, ") at offset %ju of %ju\n", (uintmax_t)p->offset,
 	    (uintmax_t)p->size);
 }
@@ -348,7 +359,7 @@ on_row(const struct disckpt_row *row, void *arg)
 	if (n == 0) {
 		fputs("not imported: ", im->out);
 		name_row(im->out, row);
-		fprintf(im->out, ": %s\n", why);
+		fprintf(im->out, ": %s\n", ESC(why));
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -359,7 +370,7 @@ on_row(const struct disckpt_row *row, void *arg)
 		} else {
 			fputs("not imported: ", im->out);
 			name_row(im->out, row);
-			fprintf(im->out, ": %s\n", p.why);
+			fprintf(im->out, ": %s\n", ESC(p.why));
 		}
 		importstate_place_cleanup(&p);
 	}
@@ -482,7 +493,7 @@ importstate_run(const char *conf_path, const char *db_path, bool dry_run,
 
 	if (conf_load_opts(conf_path, CONF_NO_CREDENTIALS, &conf, cerr,
 	    sizeof(cerr)) != 0) {
-		fprintf(err, "%s\n", cerr);
+		fprintf(err, "%s\n", ESC(cerr));
 		return 1;
 	}
 	/* The state file's own warnings (a corrupt file, its backup used). */

@@ -49,8 +49,8 @@ char	*esc_new(const char *s);
 /*
  * The string s escaped into a buffer of the enclosing block (a compound
  * literal), cut at ESC_SHORT_MAX - 1 bytes: for a printf argument that is
- * short by nature (a name or id DIS returns, a code).  Use esc_new for a
- * path, which may be longer.
+ * short by nature (a name or id DIS returns, a code, a message written
+ * into a buffer of 1 KiB).  Use esc_new for a path, which may be longer.
  */
 #define ESC_SHORT_MAX	2048
 #define ESC(s)	esc_str((char[ESC_SHORT_MAX]){ 0 }, ESC_SHORT_MAX, (s))

@@ -3,7 +3,8 @@
 # a file named "y<newline><3>[sink_halt] ... <ESC>[31mforged.log" in a
 # watched directory makes no log line of its own under journald (every
 # line starts with the "<N>[" the agent wrote), and neither the log, nor
-# `disagent status`, nor describe's error on a stream name holds a control
+# `disagent status`, nor describe's error on a stream name, nor
+# import-state's report on a DIS Agent checkpoint holds a control
 # character; a file name in Chinese stays readable, byte for byte.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
@@ -58,4 +59,17 @@ rc=0
 has_control "$TMP/describe" && fail "a control character from describe: $(cat -A "$TMP/describe")"
 grep -qF 'no\x1b[2Jpe\nx' "$TMP/describe" ||
 	fail "describe does not name the stream escaped: $(cat "$TMP/describe")"
+# import-state: a DIS Agent checkpoint row naming such a file (gone now).
+if command -v sqlite3 >/dev/null; then
+	{
+		echo "CREATE TABLE FILE_CHECKPOINTS(flow text, path text, fileId text, lastModifiedTime bigint, size bigint, offset bigint, headerLength int, headerString text, lastUpdated datetime, primary key (flow, fileId));"
+		echo "INSERT INTO FILE_CHECKPOINTS VALUES('dis:s1:$TMP/logs/*','$TMP/logs/gone$(printf '\n<3>\033[2J').log','(dev=801,ino=1)',1,10,10,0,'',strftime('%Y-%m-%d %H:%M:%f','now'));"
+	} | sqlite3 "$TMP/since.db" || fail "sqlite3 could not load the row"
+	"$DISAGENT" import-state -n -c "$TMP/agent.ini" "$TMP/since.db" \
+	    >"$TMP/import.out" 2>&1 || true
+	has_control "$TMP/import.out" &&
+		fail "a control character from import-state: $(cat -A "$TMP/import.out")"
+	grep -qF 'logs/gone\n<3>\x1b[2J.log' "$TMP/import.out" ||
+		fail "import-state does not name the file escaped: $(cat "$TMP/import.out")"
+fi
 pass
