@@ -71,6 +71,7 @@ follow(struct resolve *r, const char *dir, const char *path,
 		r->why->link = xstrdup(path);
 		r->why->link_uid = lst->st_uid;
 		r->why->target_uid = st->st_uid;
+		r->why->target_mode = st->st_mode;
 	}
 	return -EPERM;
 }

@@ -13,11 +13,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* The link refused: its path and owner, and the owner of where it led. */
+/* The link refused: its path and owner, and where it led. */
 struct linkrule_refusal {
 	char		*link;		/* new */
 	uid_t		 link_uid;
 	uid_t		 target_uid;
+	mode_t		 target_mode;	/* what it led to: file, directory */
 };
 
 /*

@@ -188,8 +188,22 @@ notes_sweep(struct walker *k)
 /* --- links ---------------------------------------------------------------- */
 
 /*
+ * Whether a link at path to what has mode would matter if followed: a
+ * file the pattern matches, a directory that could hold matches.  Only
+ * such a link is worth a line when it is skipped (not a "current" link
+ * to a file of another name beside the logs).
+ */
+static bool
+matters(const struct walker *k, const char *path, mode_t mode)
+{
+	if (S_ISREG(mode))
+		return pattern_match(k->pattern, path);
+	return S_ISDIR(mode) && pattern_dir_may_match(k->pattern, path);
+}
+
+/*
  * The link at path under owner: true with *st what it leads to, or false
- * (refused: one WARN while it stays).
+ * (refused: one WARN while it stays, when it matters).
  */
 static bool
 owner_allows(struct walker *k, const char *path, struct stat *st)
@@ -199,7 +213,9 @@ owner_allows(struct walker *k, const char *path, struct stat *st)
 	int		 rc;
 
 	rc = linkrule_resolve(path, st, NULL, &why);
-	if (rc == -EPERM) {
+	if (rc == -EPERM && !matters(k, path, why.target_mode))
+		linkrule_refusal_cleanup(&why);
+	else if (rc == -EPERM) {
 		key = xasprintf("refused %s", why.link);
 		if (note_once(k, key))
 			log_warn("[%s] %s: a link owned by uid %u to a file "
@@ -225,15 +241,17 @@ follow_link(struct walker *k, const char *path, struct stat *st)
 	switch (k->follow) {
 	case FOLLOW_ALWAYS:
 		return stat(path, st) == 0;
+	case FOLLOW_OWNER:
+		break;
 	case FOLLOW_NEVER:
+		if (stat(path, st) != 0 || !matters(k, path, st->st_mode))
+			return false;
 		key = xasprintf("never %s", path);
 		if (note_once(k, key))
 			log_info("[%s] %s is a link: not followed "
 			    "(followSymlinks = never)", k->fc->name, path);
 		free(key);
 		return false;
-	case FOLLOW_OWNER:
-		break;
 	}
 	return owner_allows(k, path, st);
 }

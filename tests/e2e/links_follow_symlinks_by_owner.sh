@@ -10,6 +10,8 @@
 #   chain.log (nobody) -> hop (root) -> a root file
 #   chain2.log (root)  -> hop2 (nobody) -> the root file of evil.log
 #   d         (nobody) -> a root directory with x.log (a directory under **)
+#   current   (nobody) -> a root file: no WARN or INFO, its name does not
+#             match the pattern
 # owner ships real.log, ok.log and root.log, and says once of each refused
 # link (evil.log, chain.log, hop2, d) which it is, across rescans; always
 # ships everything, each file once (evil.log and chain2.log lead to the
@@ -49,6 +51,9 @@ chown -h nobody "$TMP/hops/hop2"
 ln -s ../hops/hop2 "$TMP/logs/chain2.log"
 ln -s ../secret/dir "$TMP/logs/d"
 chown -h nobody "$TMP/logs/d"
+# A name the pattern does not match: judged, but not worth a line.
+ln -s ../secret/shadow "$TMP/logs/current"
+chown -h nobody "$TMP/logs/current"
 ln -s secret/dir "$TMP/blink"
 chown -h nobody "$TMP/blink"
 
