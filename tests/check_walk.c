@@ -111,6 +111,7 @@ flow(const char *pattern, const char *extra)
 	    "watchMode = POLL\n%s", h.dir, h.dir, pattern, extra);
 	tu_write_str(ini, text);
 	free(text);
+	ck_assert_int_eq(chmod(ini, 0600), 0);	/* it holds sk */
 	ck_assert_msg(conf_load(ini, &h.conf, err, sizeof(err)) == 0, "%s",
 	    err);
 	free(ini);
