@@ -56,7 +56,7 @@ struct watcher {
 	watcher_event_cb events;
 	void		*arg;
 	struct walker	*walker;
-	uv_timer_t	 slice;		/* the walk's next slice */
+	uv_idle_t	 slice;		/* the walk's next slice */
 	watcher_done_cb	 done;		/* a walk is under way */
 	void		*arg_scan;	/* its callbacks' */
 };
@@ -301,8 +301,11 @@ drop_unseen(struct watcher *w)
 /*
  * A walk reads at most this many directories, or a directory more once
  * this many entries were read, per turn of the loop; the next slice runs
- * from a 0 ms timer, so that signals, replies and reads are served in
- * between.  A walk of a usual tree is one slice, done in the call.
+ * from an idle handle, after the loop's poll has served signals, replies
+ * and reads.  Not a 0 ms timer: libuv before 1.48 runs a timer started in
+ * its own callback again in the same turn, so the whole walk was one turn
+ * (check_walk counts them).  A walk of a usual tree is one slice, done
+ * in the call.
  */
 #define SLICE_DIRS	32
 #define SLICE_ENTRIES	4096
@@ -316,7 +319,7 @@ on_walk_dir(void *arg, const char *dir)
 		watch(w, dir);
 }
 
-static void	on_slice(uv_timer_t *);
+static void	on_slice(uv_idle_t *);
 
 /* One slice; the end of the walk reported when it is over. */
 static void
@@ -327,9 +330,10 @@ slice(struct watcher *w)
 	int		 err;
 
 	if (!walker_step(w->walker, SLICE_DIRS, SLICE_ENTRIES)) {
-		uv_timer_start(&w->slice, on_slice, 0, 0);
+		uv_idle_start(&w->slice, on_slice);
 		return;
 	}
+	uv_idle_stop(&w->slice);
 	ndirs = walker_ndirs(w->walker);
 	err = walker_error(w->walker);
 	if (w->inotify)
@@ -339,7 +343,7 @@ slice(struct watcher *w)
 }
 
 static void
-on_slice(uv_timer_t *h)
+on_slice(uv_idle_t *h)
 {
 	struct watcher	*w = container_of(h, struct watcher, slice);
 
@@ -450,7 +454,7 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->names_fd = -1;
 	w->walker = walker_new(fc, w->pattern, w->base, w->name_glob);
 	closer_init(&w->closer, watcher_freed);
-	uv_timer_init(loop, &w->slice);
+	uv_idle_init(loop, &w->slice);
 	return w;
 }
 
