@@ -525,7 +525,7 @@ on_walked(void *arg, size_t ndirs, int err)
 	 * flow last asked. */
 	if (timer || !fs->scan_inline)
 		fs->readable(fs->arg);
-	if (fs->scan_again && fs->state != FILES_STOPPED) {
+	if (fs->scan_again && fs->state != FILES_STOPPED && !fs->once) {
 		fs->scan_again = false;
 		fs->pass_timer = false;
 		uv_timer_start(&fs->rescan_timer, on_rescan_timer, 0,

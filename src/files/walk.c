@@ -374,6 +374,8 @@ read_dir(struct walker *k, const struct qdir *q)
 	/* What is read is what was judged: not a link swapped since. */
 	if (fstat(dirfd(d), &st) != 0 || (uint64_t)st.st_dev != q->dev ||
 	    (uint64_t)st.st_ino != q->ino) {
+		if (k->ndirs == 0 && k->err == 0)
+			k->err = -ESTALE;	/* the next scan looks again */
 		closedir(d);
 		return 0;
 	}

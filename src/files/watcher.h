@@ -48,9 +48,9 @@ struct watcher	*watcher_new(uv_loop_t *, const struct conf_flow *,
  * its shortest path, links as followSymlinks says): call found for each
  * matching regular file, and other (when not NULL) for every other regular
  * file in a walked directory, then done.  Adds watches on new directories
- * and drops those of vanished ones.  A walk of many
- * directories goes on in slices over turns of the loop; a small one is
- * over (done called) before this returns.  0, or -EBUSY while a walk is
+ * and drops those of vanished ones.  A walk of many directories goes on in
+ * slices over turns of the loop; a small one is over (done called) before
+ * this returns.  0, or -EBUSY while a walk is
  * under way.  watcher_free drops a walk under way: no more callbacks.
  */
 int		 watcher_scan(struct watcher *, watcher_file_cb found,
