@@ -218,10 +218,11 @@ owner_allows(struct walker *k, const char *path, struct stat *st)
 	else if (rc == -EPERM) {
 		key = xasprintf("refused %s", why.link);
 		if (note_once(k, key))
-			log_warn("[%s] %s: a link owned by uid %u to a file "
-			    "or directory owned by uid %u; not followed "
-			    "(followSymlinks = owner)%s%s", k->fc->name,
-			    why.link, (unsigned)why.link_uid,
+			log_warn("[%s] %s: a link owned by uid %u to a %s "
+			    "owned by uid %u; not followed (followSymlinks = "
+			    "owner)%s%s", k->fc->name, why.link,
+			    (unsigned)why.link_uid,
+			    S_ISDIR(why.target_mode) ? "directory" : "file",
 			    (unsigned)why.target_uid,
 			    strcmp(why.link, path) != 0 ? ", so skipping " :
 			    "", strcmp(why.link, path) != 0 ? path : "");

@@ -107,6 +107,10 @@ for l in "$L/evil.log" "$L/chain.log" "$TMP/hops/hop2" "$L/d" "$TMP/blink"; do
 	n=$(grep -c "WARN .*\[owner\] $l: a link owned by uid $uid to a .* owned by uid 0; not followed\|WARN .*\[base\] $l: a link owned by uid $uid to a directory owned by uid 0; .* is not read" "$TMP/agent.log" || true)
 	[ "$n" = 1 ] || fail "$n WARN lines for $l, not 1"
 done
+grep -q "WARN .*$L/evil.log: a link owned by uid $uid to a file owned" "$TMP/agent.log" ||
+	fail "the WARN for evil.log does not say it leads to a file"
+grep -q "WARN .*$L/d: a link owned by uid $uid to a directory owned" "$TMP/agent.log" ||
+	fail "the WARN for d does not say it leads to a directory"
 grep -q "WARN .*$TMP/hops/hop2: .*, so skipping $L/chain2.log" "$TMP/agent.log" ||
 	fail "the WARN for hop2 does not name chain2.log"
 n=$(grep -c 'WARN .*\[owner\]' "$TMP/agent.log" || true)
