@@ -422,7 +422,8 @@ walk_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, loops_are_walked_once);
-	tcase_add_test(tc, a_file_reached_twice_is_found_under_its_shortest_path);
+	tcase_add_test(tc,
+	    a_file_reached_twice_is_found_under_its_shortest_path);
 	tcase_add_test(tc,
 	    a_file_reached_twice_at_one_depth_keeps_its_real_name);
 	tcase_add_test(tc, owner_rule_judges_every_link_of_a_chain);

@@ -503,7 +503,7 @@ on_rescan_timer(uv_timer_t *h)
 	}
 	if (watcher_walking(fs->watcher)) {
 		fs->scan_again = true;
-		fs->readable(fs->arg);	/* what the files have, meanwhile */
+		fs->readable(fs->arg);	/* what files have meanwhile */
 		return;
 	}
 	fs->scan_grew = grew;

@@ -18,7 +18,7 @@ struct linkrule_refusal {
 	char		*link;		/* new */
 	uid_t		 link_uid;
 	uid_t		 target_uid;
-	mode_t		 target_mode;	/* what it led to: file, directory */
+	mode_t		 target_mode;	/* a file, a directory */
 };
 
 /*

@@ -141,7 +141,7 @@ struct walker {
 	struct walk_cbs	 cbs;
 	bool		 busy;
 	struct qdir	*head, **tail;
-	struct idset	 dirs;		/* queued or read; their paths */
+	struct idset	 dirs;		/* queued or read: paths */
 	struct idset	 files;		/* reported; SEEN_* */
 	size_t		 ndirs;
 	int		 err;

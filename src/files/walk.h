@@ -34,8 +34,9 @@ struct walk_cbs {
  * "**"), from its literal directories base, whose last component is the
  * file name glob name_glob (all three borrowed likewise).  New.
  */
-struct walker	*walker_new(const struct conf_flow *fc, const char *pattern,
-		    const char *base, const char *name_glob);
+struct walker	*walker_new(const struct conf_flow *fc,
+		    const char *pattern, const char *base,
+		    const char *name_glob);
 
 /* A new walk, reporting to cbs (copied); a walk under way is dropped. */
 void		 walker_begin(struct walker *, const struct walk_cbs *cbs);
