@@ -112,6 +112,14 @@ expand(const char *tmpl)
 	"its -n name, NAME_since.db for another, since.db from older " \
 	"releases)\n"
 
+/* What ends every flow: the DIS Agent followed every link. */
+#define LINKS_NOTE \
+"; differs: the DIS Agent followed every symbolic link; disagent follows a\n" \
+";   link only when root or the owner of what it leads to owns it, and skips\n" \
+";   any other with a WARN naming it (followSymlinks = owner). followSymlinks\n" \
+";   = always follows every link, as the DIS Agent did\n" \
+";followSymlinks = always\n"
+
 static const char expected_ini[] =
 "; agent.ini for disagent, made by disagent --import-yml from\n"
 "; @\n"
@@ -160,6 +168,7 @@ static const char expected_ini[] =
 "; not carried over: sendingThreadSize = 1 (see maxInFlightRequests; "
 "ordered\n"
 ";   = true sends one request at a time)\n"
+LINKS_NOTE
 "\n"
 "[flow:nginx-access]\n"
 "DISStream = nginx-access\n"
@@ -169,6 +178,7 @@ static const char expected_ini[] =
 "enable = true\n"
 "directoryRecursionEnabled = true\n"
 "retryMaxBackoffMillis = 30000\n"
+LINKS_NOTE
 "\n"
 "; not carried over: the flow at line 68 with OBSStream = "
 "archive-stream\n"
@@ -186,6 +196,10 @@ static const char expected_err[] =
 
 "@:50: not carried over: sendingThreadSize = 1 (see "
 "maxInFlightRequests; ordered = true sends one request at a time)\n"
+"@:37: differs: the DIS Agent followed every symbolic link; disagent "
+"follows a link only when root or the owner of what it leads to owns it, "
+"and skips any other with a WARN naming it (followSymlinks = owner). "
+"followSymlinks = always follows every link, as the DIS Agent did\n"
 
 "@:68: not carried over: the flow at line 68 with OBSStream = "
 "archive-stream (uploading files to OBS is not supported)\n"
@@ -283,14 +297,20 @@ START_TEST(values_are_read_as_yaml_1_1)
 	    "maxBufferSizeRecords = 10\n"
 	    "maxBufferAgeMillis = 2500\n"
 	    "partitionKeyOption = on\n"
+	    LINKS_NOTE
 	    "\n"
 	    "[flow:s-2]\n"
 	    "DISStream = s\n"
 	    "filePattern = /m/*.log\n"
 	    "enable = false\n"
-	    "; empty: initialPosition (the default applies)\n");
+	    "; empty: initialPosition (the default applies)\n"
+	    LINKS_NOTE);
 	free(want);
-	want = expand(NEXT_DEFAULT);
+	want = expand("@:3: differs: the DIS Agent followed every symbolic "
+	    "link; disagent follows a link only when root or the owner of "
+	    "what it leads to owns it, and skips any other with a WARN "
+	    "naming it (followSymlinks = owner). followSymlinks = always "
+	    "follows every link, as the DIS Agent did\n" NEXT_DEFAULT);
 	ck_assert_str_eq(err, want);
 	free(want);
 	free(out);

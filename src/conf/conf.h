@@ -59,6 +59,8 @@ struct conf_flow {
 	char		*exclude_pattern;	/* excludePattern */
 	char		*file_suffix;		/* fileSuffix */
 	char		*watch_mode;		/* watchMode: INOTIFY, POLL */
+	char		*follow_symlinks;	/* followSymlinks: owner,
+						   always, never */
 	long long	 max_open_files;	/* maxOpenFiles */
 	long long	 ignore_older_s;	/* ignoreNotUpdatedFileSeconds */
 	long long	 header_bytes;		/* headerBytesLength */

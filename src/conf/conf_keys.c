@@ -24,6 +24,8 @@ static const char *const level_words[] = {
 };
 static const char *const stream_type_words[] = { "COMMON", "ADVANCED", NULL };
 static const char *const watch_words[] = { "INOTIFY", "POLL", NULL };
+static const char *const follow_words[] = { "owner", "always", "never",
+    NULL };
 static const char *const compress_words[] = { "lz4", "zstd", NULL };
 static const char *const serialize_words[] = { "json", "protobuf", NULL };
 static const char *const source_words[] = { "static", "ecs-metadata", NULL };
@@ -411,6 +413,17 @@ const struct key conf_keys[] = {
 	  .help = "INOTIFY: directory events cut latency, a periodic rescan "
 	  "guarantees correctness. POLL: only the rescan, for NFS and other "
 	  "file systems where events miss remote writes." },
+	{ KS_FLOW, "followSymlinks", KT_WORD, follow_words,
+	  .off = FOFF(follow_symlinks), .def = "owner",
+	  .help = "Which symbolic links are followed, to files and to "
+	  "directories, anywhere in the path. owner: a link owned by root, "
+	  "or by the owner of what it leads to (each link of a chain is "
+	  "judged so); any other is skipped with one WARN naming it. "
+	  "always: every link, as the DIS Agent did. never: no link below "
+	  "the pattern's literal directories (those are judged as under "
+	  "owner). A directory reached twice is walked once, under its "
+	  "shortest path; a link back to a directory above it is logged "
+	  "once (INFO)." },
 	{ KS_FLOW, "maxOpenFiles", KT_INT, .min = 8, .max = 1000000,
 	  .off = FOFF(max_open_files), .def = "1024",
 	  .help = "Most descriptors this flow keeps open. Idle files whose "

@@ -222,6 +222,30 @@ flow_bool(const struct section *s, const char *key, const char *want)
 	return yes;
 }
 
+/*
+ * The DIS Agent followed every symbolic link; disagent's default
+ * (followSymlinks = owner) follows only a link owned by root or by the
+ * owner of what it leads to.  The safe default is kept, with a comment in
+ * each flow and one line on err: a link it refuses is named by a WARN, and
+ * always is one line away (ChangeLog, 2026-12-07).
+ */
+static void
+put_links(struct imp *im, int line)
+{
+	static const char why[] = "the DIS Agent followed every symbolic "
+	    "link; disagent follows a link only when root or the owner of "
+	    "what it leads to owns it, and skips any other with a WARN "
+	    "naming it (followSymlinks = owner). followSymlinks = always "
+	    "follows every link, as the DIS Agent did";
+
+	imp_note(im, line, NULL, "differs: %s", why);
+	buf_addstr(&im->ini, ";followSymlinks = always\n");
+	if (im->links_noted)
+		return;
+	im->links_noted = true;
+	buf_printf(&im->notes, "%s:%d: differs: %s\n", im->path, line, why);
+}
+
 static void
 put_flow(struct imp *im, const struct section *s, int line)
 {
@@ -256,6 +280,7 @@ put_flow(struct imp *im, const struct section *s, int line)
 	start = im->flow_start = im->ini.len;
 	for (i = 0; i < s->n; i++)
 		imp_put_entry(im, "flow", start, &s->v[i]);
+	put_links(im, line);
 }
 
 static int

@@ -49,6 +49,7 @@ struct imp {
 	bool		 serialize_renamed;	/* [agent] has bodySerializeType */
 	size_t		 ndiffer;	/* carried, with another meaning */
 	char		*checkpoint;	/* checkpointFile, or NULL: new */
+	bool		 links_noted;	/* followSymlinks said on err */
 };
 
 static inline const char *

@@ -209,7 +209,7 @@ journalconf_dir_readable(const char *dir, char *why, size_t whylen)
 /* Keys about files, which a journal flow has no use for. */
 static const char *const files_only[] = {
 	"filePattern", "directoryRecursionEnabled", "excludePattern",
-	"fileSuffix", "watchMode", "maxOpenFiles",
+	"fileSuffix", "watchMode", "followSymlinks", "maxOpenFiles",
 	"ignoreNotUpdatedFileSeconds", "headerBytesLength", "recordDelimiter",
 	"stripCarriageReturn", "skipEmptyLines", "isMissLastRecordDelimiter",
 	"maxFileCheckingMillis", "multiLineStartPattern",

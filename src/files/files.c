@@ -220,6 +220,11 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 		return TRACKED;
 	if (z && errno == EAGAIN)
 		return TRACK_LATER;	/* still being compressed */
+	if (errno == ESTALE) {
+		/* Not the file the scan judged any more: the next looks. */
+		log_debug("[%s] %s changed while opened", fs->fc->name, path);
+		return TRACK_LATER;
+	}
 	err = errno;
 	unreadable = z && err != EACCES && err != ENOENT;
 	if (openfail_report(&fs->fails, fs->fc->name, path, err,

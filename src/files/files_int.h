@@ -133,6 +133,13 @@ struct files {
 	uint64_t	 pass_gap;
 	uint64_t	 pace_ms;
 	bool		 pass_timer;	/* the rescan timer is the next pass */
+	/* Scans (files_scan.c): the one under way began on the rescan
+	 * timer, when grew was scan_grew; within scan() still; another is
+	 * asked for once it is over. */
+	bool		 scan_timer;
+	bool		 scan_inline;
+	bool		 scan_again;
+	uint64_t	 scan_grew;
 	enum files_state state;
 	bool		 once;
 	bool		 warned_fds;

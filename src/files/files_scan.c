@@ -308,15 +308,23 @@ wake_for_held(struct files *fs)
 	    (uint64_t)fs->fc->rescan_interval_ms);
 }
 
-/* Reconcile the tracked set with the file system: the source of truth. */
+static void	on_walked(void *, size_t, int);
+
+/*
+ * Reconcile the tracked set with the file system: the source of truth.
+ * The walk may go on over turns of the loop (watcher.h); on_walked
+ * finishes the scan.  A scan asked for while one is under way runs once
+ * it is over.
+ */
 static void
 scan(struct files *fs, bool first)
 {
 	struct tracked	*k;
-	char		*path;
-	bool		 walked;
-	int		 fd;
 
+	if (watcher_walking(fs->watcher)) {
+		fs->scan_again = true;
+		return;
+	}
 	if (first)
 		set_state(fs, FILES_FIRST);
 	successors_reset(fs->succ);
@@ -328,10 +336,22 @@ scan(struct files *fs, bool first)
 			refresh(fs, k);
 	}
 	copies_scan_begin(&fs->waiting);
-	walked = watcher_scan(fs->watcher, on_found, on_other, fs) > 0;
+	fs->scan_inline = true;
+	(void)watcher_scan(fs->watcher, on_found, on_other, on_walked, fs);
+	fs->scan_inline = false;
+}
+
+/* The walk of a scan is over: what it did not find is gone. */
+static void
+scan_end(struct files *fs, bool walked, int err)
+{
+	struct tracked	*k;
+	char		*path;
+	int		 fd;
+
 	if (!walked && !fs->warned_dir) {
 		log_warn("[%s] cannot read directory %s: %s; will retry",
-		    fs->fc->name, watcher_base(fs->watcher), strerror(errno));
+		    fs->fc->name, watcher_base(fs->watcher), strerror(-err));
 		fs->warned_dir = true;
 	}
 	while (walked && copies_vanished(&fs->waiting, &fd, &path))
@@ -481,9 +501,36 @@ on_rescan_timer(uv_timer_t *h)
 		fs->pass_gap = now - fs->pass_at;
 		fs->pass_at = now;
 	}
+	if (watcher_walking(fs->watcher)) {
+		fs->scan_again = true;
+		fs->readable(fs->arg);	/* what files have meanwhile */
+		return;
+	}
+	fs->scan_grew = grew;
+	fs->scan_timer = true;
 	scan(fs, false);
-	coalesce_after_scan(fs, grew);
-	fs->readable(fs->arg);
+}
+
+static void
+on_walked(void *arg, size_t ndirs, int err)
+{
+	struct files	*fs = arg;
+	bool		 timer = fs->scan_timer;
+
+	fs->scan_timer = false;
+	scan_end(fs, ndirs > 0, err);
+	if (timer)
+		coalesce_after_scan(fs, fs->scan_grew);
+	/* A scan that went on over turns of the loop found files since the
+	 * flow last asked. */
+	if (timer || !fs->scan_inline)
+		fs->readable(fs->arg);
+	if (fs->scan_again && fs->state != FILES_STOPPED && !fs->once) {
+		fs->scan_again = false;
+		fs->pass_timer = false;
+		uv_timer_start(&fs->rescan_timer, on_rescan_timer, 0,
+		    (uint64_t)fs->fc->rescan_interval_ms);
+	}
 }
 
 void

@@ -16,6 +16,7 @@
 #include "files/files_int.h"
 #include "files/openfail.h"
 #include "files/tailer.h"
+#include "files/watcher.h"
 #include "files/wholefile.h"
 
 static bool
@@ -147,6 +148,9 @@ files_all_read(const struct files *fs, bool miss_last)
 {
 	const struct tracked *k;
 
+	/* A walk under way may still find files (--once waits for it). */
+	if (fs->watcher != NULL && watcher_walking(fs->watcher))
+		return false;
 	if (fs->wf != NULL)
 		return wholefile_settled(fs->wf);
 	for (k = fs->list; k != NULL; k = k->next)

@@ -15,6 +15,7 @@
 #include "base/crc32.h"
 #include "base/log.h"
 #include "base/pool.h"
+#include "files/linkrule.h"
 #include "files/skipplan.h"
 #include "files/tailer.h"
 #include "files/watermark.h"
@@ -184,7 +185,7 @@ tailer_open(const char *path, const struct stat *st, uint64_t offset,
 {
 	int		 fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = linkrule_open(path, st);
 	if (fd < 0)
 		return NULL;
 	return tailer_open_fd(fd, path, st, offset, fp_max, fr);
@@ -226,7 +227,7 @@ tailer_open_compressed(const char *path, const struct stat *st,
 	uint64_t	 size;
 	int		 fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = linkrule_open(path, st);
 	if (fd < 0)
 		return NULL;
 	kind = zsource_kind(fd);

@@ -11,7 +11,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +25,8 @@
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
+#include "files/walk.h"
 #include "files/watcher.h"
-
-#define MAX_DEPTH	32	/* symlink loops end here */
 
 struct watchdir {
 	char		*path;
@@ -57,6 +55,10 @@ struct watcher {
 	struct closer	 closer;	/* the watches being closed */
 	watcher_event_cb events;
 	void		*arg;
+	struct walker	*walker;
+	uv_idle_t	 slice;		/* the walk's next slice */
+	watcher_done_cb	 done;		/* a walk is under way */
+	void		*arg_scan;	/* its callbacks' */
 };
 
 /* --- watches ------------------------------------------------------------ */
@@ -204,6 +206,7 @@ watcher_freed(struct closer *c)
 {
 	struct watcher	*w = container_of(c, struct watcher, closer);
 
+	walker_free(w->walker);
 	free(w->pattern);
 	free(w->base);
 	free(w);
@@ -293,83 +296,80 @@ drop_unseen(struct watcher *w)
 	}
 }
 
-/* --- walking ------------------------------------------------------------ */
+/* --- walking, in slices ------------------------------------------------- */
 
-/* Whether a scan takes the file path (named name) for fc, whose pattern
- * (with recursion) is pattern, ending in the file name glob name_glob. */
-static bool
-picks(const struct conf_flow *fc, const char *pattern, const char *name_glob,
-    const char *path, const char *name)
+/*
+ * A walk reads at most this many directories, or a directory more once
+ * this many entries were read, per turn of the loop; the next slice runs
+ * from an idle handle, after the loop's poll has served signals, replies
+ * and reads.  Not a 0 ms timer: libuv before 1.48 runs a timer started in
+ * its own callback again in the same turn, so the whole walk was one turn
+ * (check_walk counts them).  A walk of a usual tree is one slice, done
+ * in the call.
+ */
+#define SLICE_DIRS	32
+#define SLICE_ENTRIES	4096
+
+static void
+on_walk_dir(void *arg, const char *dir)
 {
-	return pattern_match(pattern, path) &&
-	    !pattern_skipped_name(name_glob, name, fc->file_suffix) &&
-	    !pattern_excluded(fc->exclude_pattern, path);
+	struct watcher	*w = arg;
+
+	if (w->inotify)
+		watch(w, dir);
 }
 
-struct walk {
-	struct watcher	*w;
-	watcher_file_cb	 found;
-	watcher_other_cb other;
-	void		*arg;
+static void	on_slice(uv_idle_t *);
+
+/* One slice; the end of the walk reported when it is over. */
+static void
+slice(struct watcher *w)
+{
+	watcher_done_cb	 done = w->done;
 	size_t		 ndirs;
-};
+	int		 err;
 
-static void	walk_dir(struct walk *, const char *dir, int depth);
-
-static void
-walk_entry(struct walk *k, const char *dir, const char *name, int depth)
-{
-	struct watcher	*w = k->w;
-	struct stat	 st;
-	char		*path;
-
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	if (!walker_step(w->walker, SLICE_DIRS, SLICE_ENTRIES)) {
+		uv_idle_start(&w->slice, on_slice);
 		return;
-	path = strcmp(dir, "/") == 0 ? xasprintf("/%s", name) :
-	    xasprintf("%s/%s", dir, name);
-	if (stat(path, &st) != 0)
-		goto out;
-	if (S_ISDIR(st.st_mode)) {
-		if (depth < MAX_DEPTH && pattern_dir_may_match(w->pattern,
-		    path))
-			walk_dir(k, path, depth + 1);
-	} else if (S_ISREG(st.st_mode)) {
-		if (picks(w->fc, w->pattern, w->name_glob, path, name))
-			k->found(k->arg, path, &st);
-		else if (k->other != NULL)
-			k->other(k->arg, path, &st);
 	}
-out:
-	free(path);
-}
-
-static void
-walk_dir(struct walk *k, const char *dir, int depth)
-{
-	DIR		*d;
-	struct dirent	*de;
-
-	d = opendir(dir);
-	if (d == NULL)
-		return;
-	k->ndirs++;
-	if (k->w->inotify)
-		watch(k->w, dir);
-	while ((de = readdir(d)) != NULL)
-		walk_entry(k, dir, de->d_name, depth);
-	closedir(d);
-}
-
-size_t
-watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
-    void *arg)
-{
-	struct walk	 k = { w, found, other, arg, 0 };
-
-	walk_dir(&k, w->base, 0);
+	uv_idle_stop(&w->slice);
+	ndirs = walker_ndirs(w->walker);
+	err = walker_error(w->walker);
 	if (w->inotify)
 		drop_unseen(w);
-	return k.ndirs;
+	w->done = NULL;
+	done(w->arg_scan, ndirs, err);	/* may begin the next walk */
+}
+
+static void
+on_slice(uv_idle_t *h)
+{
+	struct watcher	*w = container_of(h, struct watcher, slice);
+
+	if (!closer_released(&w->closer) && w->done != NULL)
+		slice(w);
+}
+
+int
+watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
+    watcher_done_cb done, void *arg)
+{
+	struct walk_cbs	 cbs = { found, other, arg, on_walk_dir, w };
+
+	if (w->done != NULL)
+		return -EBUSY;
+	w->done = done;
+	w->arg_scan = arg;
+	walker_begin(w->walker, &cbs);
+	slice(w);
+	return 0;
+}
+
+bool
+watcher_walking(const struct watcher *w)
+{
+	return w->done != NULL;
 }
 
 /*
@@ -452,7 +452,9 @@ watcher_new(uv_loop_t *loop, const struct conf_flow *fc,
 	w->name_glob = strrchr(w->pattern, '/') + 1;
 	w->base = pattern_literal_base(w->pattern);
 	w->names_fd = -1;
+	w->walker = walker_new(fc, w->pattern, w->base, w->name_glob);
 	closer_init(&w->closer, watcher_freed);
+	uv_idle_init(loop, &w->slice);
 	return w;
 }
 
@@ -468,5 +470,7 @@ watcher_free(struct watcher *w)
 		watchdir_close(d);
 	}
 	names_close(w);
+	w->done = NULL;		/* the walk under way is dropped */
+	closer_close(&w->closer, (uv_handle_t *)&w->slice);
 	closer_release(&w->closer);
 }

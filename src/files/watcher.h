@@ -28,6 +28,9 @@ typedef void	(*watcher_file_cb)(void *arg, const char *path,
 /* A regular file in a watched directory that does NOT match. */
 typedef void	(*watcher_other_cb)(void *arg, const char *path,
 		    const struct stat *);
+/* A walk is over: ndirs directories read; none: err (negative errno)
+ * says why not the first. */
+typedef void	(*watcher_done_cb)(void *arg, size_t ndirs, int err);
 /* An inotify event in directory dir for entry name (may be NULL). */
 typedef void	(*watcher_event_cb)(void *arg, const char *dir,
 		    const char *name, int uv_events);
@@ -41,13 +44,19 @@ struct watcher	*watcher_new(uv_loop_t *, const struct conf_flow *,
 		    watcher_event_cb, void *arg, char *err, size_t errlen);
 
 /*
- * Walk the matching directories: call found for each matching regular file,
- * and other (when not NULL) for every other regular file in a walked
- * directory.  Adds watches on new directories and drops those of vanished
- * ones.  Returns the number of directories walked.
+ * Walk the matching directories (files/walk.h: each once, each file under
+ * its shortest path, links as followSymlinks says): call found for each
+ * matching regular file, and other (when not NULL) for every other regular
+ * file in a walked directory, then done.  Adds watches on new directories
+ * and drops those of vanished ones.  A walk of many directories goes on in
+ * slices over turns of the loop; a small one is over (done called) before
+ * this returns.  0, or -EBUSY while a walk is
+ * under way.  watcher_free drops a walk under way: no more callbacks.
  */
-size_t		 watcher_scan(struct watcher *, watcher_file_cb found,
-		    watcher_other_cb other, void *arg);
+int		 watcher_scan(struct watcher *, watcher_file_cb found,
+		    watcher_other_cb other, watcher_done_cb done, void *arg);
+/* Whether a walk is under way. */
+bool		 watcher_walking(const struct watcher *);
 
 /*
  * Pause (true) or resume (false) the directory watches: while paused no

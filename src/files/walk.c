@@ -1,0 +1,536 @@
+/*
+ * The directory walk (walk.h).  Breadth first: a queue of directories,
+ * each visited once, by (device, inode), when it is first reached -- so
+ * by its path of the fewest directories -- and its entries in two passes,
+ * the real names before the links, so that at equal depth a real name
+ * wins.  A directory reached again is not queued: when its first path is
+ * above the new one, the new one is a loop, logged once.  A file reached
+ * again is not reported again (found and other apart: a link that
+ * matches the pattern to a file that does not is still found).
+ *
+ * Links (followSymlinks): owner resolves each one with linkrule.c, always
+ * follows it as stat(2) does, never skips it.  The literal directories
+ * are judged as under owner unless always.  What is opened is checked
+ * against what was judged: a directory's descriptor by its identity here,
+ * a file's by the tailer (tailer_open).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/log.h"
+#include "base/pattern.h"
+#include "conf/conf.h"
+#include "files/linkrule.h"
+#include "files/walk.h"
+
+#define MAX_DEPTH	32	/* directories below the literal ones */
+
+enum follow {
+	FOLLOW_OWNER,
+	FOLLOW_ALWAYS,
+	FOLLOW_NEVER,
+};
+
+/* --- identities ---------------------------------------------------------- */
+
+/* A set of (dev, ino), each with a path (directories) or flags (files). */
+struct ident {
+	uint64_t	 dev, ino;
+	char		*path;		/* new, or NULL */
+	unsigned	 flags;
+	bool		 used;
+};
+
+struct idset {
+	struct ident	*v;
+	size_t		 cap, n;	/* cap: 0 or a power of 2 */
+};
+
+#define SEEN_FOUND	0x1
+#define SEEN_OTHER	0x2
+
+static size_t
+id_hash(uint64_t dev, uint64_t ino, size_t cap)
+{
+	uint64_t	 h = (ino ^ (dev << 32 | dev >> 32)) *
+	    0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
+static struct ident *
+id_slot(struct ident *v, size_t cap, uint64_t dev, uint64_t ino)
+{
+	size_t	 i;
+
+	for (i = id_hash(dev, ino, cap); v[i].used; i = (i + 1) & (cap - 1))
+		if (v[i].dev == dev && v[i].ino == ino)
+			break;
+	return &v[i];
+}
+
+/* (dev, ino)'s entry, made (unused fields zero) when add; else NULL. */
+static struct ident *
+id_get(struct idset *s, const struct stat *st, bool add)
+{
+	uint64_t	 dev = (uint64_t)st->st_dev, ino = (uint64_t)st->st_ino;
+	struct ident	*e, *old = s->v;
+	size_t		 i, oldcap = s->cap;
+
+	if (s->cap > 0 && (e = id_slot(s->v, s->cap, dev, ino))->used)
+		return e;
+	if (!add)
+		return NULL;
+	if ((s->n + 1) * 4 > s->cap * 3) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->v = xcalloc(s->cap, sizeof(*s->v));
+		for (i = 0; i < oldcap; i++)
+			if (old[i].used)
+				*id_slot(s->v, s->cap, old[i].dev,
+				    old[i].ino) = old[i];
+		free(old);
+	}
+	e = id_slot(s->v, s->cap, dev, ino);
+	e->used = true;
+	e->dev = dev;
+	e->ino = ino;
+	s->n++;
+	return e;
+}
+
+static void
+id_clear(struct idset *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->cap; i++)
+		free(s->v[i].path);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- notes: what is logged once while it stays ------------------------- */
+
+struct note {
+	char		*key;
+	bool		 seen;		/* by the current walk */
+	struct note	*next;
+};
+
+/* A directory waiting to be read. */
+struct qdir {
+	char		*path;
+	int		 depth;
+	uint64_t	 dev, ino;
+	struct qdir	*next;
+};
+
+struct walker {
+	const struct conf_flow *fc;
+	const char	*pattern, *base, *name_glob;
+	enum follow	 follow;
+	struct note	*notes;
+	/* The walk under way. */
+	struct walk_cbs	 cbs;
+	bool		 busy;
+	struct qdir	*head, **tail;
+	struct idset	 dirs;		/* queued or read: paths */
+	struct idset	 files;		/* reported; SEEN_* */
+	size_t		 ndirs;
+	int		 err;
+};
+
+/* Whether key is new (then the caller logs it); marks it seen. */
+static bool
+note_once(struct walker *k, const char *key)
+{
+	struct note	*n;
+
+	for (n = k->notes; n != NULL; n = n->next)
+		if (strcmp(n->key, key) == 0) {
+			n->seen = true;
+			return false;
+		}
+	n = xcalloc(1, sizeof(*n));
+	n->key = xstrdup(key);
+	n->seen = true;
+	n->next = k->notes;
+	k->notes = n;
+	return true;
+}
+
+/* After a whole walk: forget what is gone, so that it is logged again
+ * should it come back. */
+static void
+notes_sweep(struct walker *k)
+{
+	struct note	**pp, *n;
+
+	for (pp = &k->notes; (n = *pp) != NULL;) {
+		if (n->seen) {
+			n->seen = false;
+			pp = &n->next;
+			continue;
+		}
+		*pp = n->next;
+		free(n->key);
+		free(n);
+	}
+}
+
+/* --- links ---------------------------------------------------------------- */
+
+/*
+ * Whether a link at path to what has mode would matter if followed: a
+ * file the pattern matches, a directory that could hold matches.  Only
+ * such a link is worth a line when it is skipped (not a "current" link
+ * to a file of another name beside the logs).
+ */
+static bool
+matters(const struct walker *k, const char *path, mode_t mode)
+{
+	if (S_ISREG(mode))
+		return pattern_match(k->pattern, path);
+	return S_ISDIR(mode) && pattern_dir_may_match(k->pattern, path);
+}
+
+/*
+ * The link at path under owner: true with *st what it leads to, or false
+ * (refused: one WARN while it stays, when it matters).
+ */
+static bool
+owner_allows(struct walker *k, const char *path, struct stat *st)
+{
+	struct linkrule_refusal why;
+	char		*key;
+	int		 rc;
+
+	rc = linkrule_resolve(path, st, NULL, &why);
+	if (rc == -EPERM && !matters(k, path, why.target_mode))
+		linkrule_refusal_cleanup(&why);
+	else if (rc == -EPERM) {
+		key = xasprintf("refused %s", why.link);
+		if (note_once(k, key))
+			log_warn("[%s] %s: a link owned by uid %u to a %s "
+			    "owned by uid %u; not followed (followSymlinks = "
+			    "owner)%s%s", k->fc->name, why.link,
+			    (unsigned)why.link_uid,
+			    S_ISDIR(why.target_mode) ? "directory" : "file",
+			    (unsigned)why.target_uid,
+			    strcmp(why.link, path) != 0 ? ", so skipping " :
+			    "", strcmp(why.link, path) != 0 ? path : "");
+		free(key);
+		linkrule_refusal_cleanup(&why);
+	} else if (rc != 0)
+		log_debug("[%s] %s: %s", k->fc->name, path, strerror(-rc));
+	return rc == 0;
+}
+
+/* The link at path: whether to follow it, *st then what it leads to. */
+static bool
+follow_link(struct walker *k, const char *path, struct stat *st)
+{
+	char	*key;
+
+	switch (k->follow) {
+	case FOLLOW_ALWAYS:
+		return stat(path, st) == 0;
+	case FOLLOW_OWNER:
+		break;
+	case FOLLOW_NEVER:
+		if (stat(path, st) != 0 || !matters(k, path, st->st_mode))
+			return false;
+		key = xasprintf("never %s", path);
+		if (note_once(k, key))
+			log_info("[%s] %s is a link: not followed "
+			    "(followSymlinks = never)", k->fc->name, path);
+		free(key);
+		return false;
+	}
+	return owner_allows(k, path, st);
+}
+
+/* --- the walk ------------------------------------------------------------ */
+
+static void
+enqueue(struct walker *k, const char *path, int depth, const struct stat *st)
+{
+	struct qdir	*q = xcalloc(1, sizeof(*q));
+
+	q->path = xstrdup(path);
+	q->depth = depth;
+	q->dev = (uint64_t)st->st_dev;
+	q->ino = (uint64_t)st->st_ino;
+	*k->tail = q;
+	k->tail = &q->next;
+	id_get(&k->dirs, st, true)->path = xstrdup(path);
+}
+
+/* Whether dir is path or a directory above it. */
+static bool
+above(const char *dir, const char *path)
+{
+	size_t	 n = strlen(dir);
+
+	return strncmp(dir, path, n) == 0 &&
+	    (path[n] == '/' || path[n] == '\0' || strcmp(dir, "/") == 0);
+}
+
+static void
+dir_entry(struct walker *k, const struct qdir *q, const char *path,
+    const struct stat *st)
+{
+	struct ident	*e;
+	char		*key;
+
+	if (q->depth + 1 > MAX_DEPTH ||
+	    !pattern_dir_may_match(k->pattern, path))
+		return;
+	if ((e = id_get(&k->dirs, st, false)) == NULL) {
+		enqueue(k, path, q->depth + 1, st);
+		return;
+	}
+	if (!above(e->path, path))
+		return;		/* another way to a directory walked */
+	key = xasprintf("loop %s", path);
+	if (note_once(k, key))
+		log_info("[%s] %s leads back to %s, a loop: each directory "
+		    "is walked once", k->fc->name, path, e->path);
+	free(key);
+}
+
+static void
+file_entry(struct walker *k, const char *path, const char *name,
+    const struct stat *st)
+{
+	const struct conf_flow *fc = k->fc;
+	struct ident	*e;
+	unsigned	 flag;
+	bool		 picked;
+
+	picked = pattern_match(k->pattern, path) &&
+	    !pattern_skipped_name(k->name_glob, name, fc->file_suffix) &&
+	    !pattern_excluded(fc->exclude_pattern, path);
+	if (!picked && k->cbs.other == NULL)
+		return;
+	flag = picked ? SEEN_FOUND : SEEN_OTHER;
+	e = id_get(&k->files, st, true);
+	if (e->flags & flag)
+		return;		/* reached before, by a shorter path */
+	e->flags |= flag;
+	if (picked)
+		k->cbs.found(k->cbs.arg, path, st);
+	else
+		k->cbs.other(k->cbs.arg, path, st);
+}
+
+/* Entry name of the open directory q (fd dfd): links only when links. */
+static void
+entry(struct walker *k, const struct qdir *q, int dfd, const char *name,
+    unsigned char type, bool links)
+{
+	struct stat	 st;
+	char		*path;
+
+	if ((type == DT_LNK) != links && type != DT_UNKNOWN)
+		return;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    S_ISLNK(st.st_mode) != links)
+		return;
+	path = strcmp(q->path, "/") == 0 ? xasprintf("/%s", name) :
+	    xasprintf("%s/%s", q->path, name);
+	if (!links || follow_link(k, path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			dir_entry(k, q, path, &st);
+		else if (S_ISREG(st.st_mode))
+			file_entry(k, path, name, &st);
+	}
+	free(path);
+}
+
+/* Read directory q: its real names, then its links; how many entries. */
+static size_t
+read_dir(struct walker *k, const struct qdir *q)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	size_t		 n = 0;
+	DIR		*d;
+	int		 pass;
+
+	if ((d = opendir(q->path)) == NULL) {
+		if (k->ndirs == 0 && k->err == 0)
+			k->err = -errno;
+		return 0;
+	}
+	/* What is read is what was judged: not a link swapped since. */
+	if (fstat(dirfd(d), &st) != 0 || (uint64_t)st.st_dev != q->dev ||
+	    (uint64_t)st.st_ino != q->ino) {
+		if (k->ndirs == 0 && k->err == 0)
+			k->err = -ESTALE;	/* the next scan looks again */
+		closedir(d);
+		return 0;
+	}
+	k->ndirs++;
+	if (k->cbs.dir != NULL)
+		k->cbs.dir(k->cbs.dir_arg, q->path);
+	for (pass = 0; pass < 2; pass++) {
+		rewinddir(d);
+		while ((de = readdir(d)) != NULL) {
+			entry(k, q, dirfd(d), de->d_name, de->d_type, pass);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The literal directories: where the walk starts, when it may. */
+static void
+start(struct walker *k)
+{
+	struct linkrule_refusal why;
+	struct stat	 st;
+	char		*key;
+	int		 rc;
+
+	if (k->follow == FOLLOW_ALWAYS)
+		rc = stat(k->base, &st) == 0 ? 0 : -errno;
+	else
+		rc = linkrule_resolve(k->base, &st, NULL, &why);
+	if (rc == -EPERM) {
+		key = xasprintf("refused %s", why.link);
+		if (note_once(k, key))
+			log_warn("[%s] %s: a link owned by uid %u to a "
+			    "directory owned by uid %u; %s is not read "
+			    "(followSymlinks = %s)", k->fc->name, why.link,
+			    (unsigned)why.link_uid, (unsigned)why.target_uid,
+			    k->base, k->fc->follow_symlinks);
+		free(key);
+		linkrule_refusal_cleanup(&why);
+	}
+	if (rc != 0)
+		k->err = rc;
+	else if (!S_ISDIR(st.st_mode))
+		k->err = -ENOTDIR;
+	else
+		enqueue(k, k->base, 0, &st);
+}
+
+/* Drop the walk under way, if any. */
+static void
+walk_drop(struct walker *k)
+{
+	struct qdir	*q;
+
+	while ((q = k->head) != NULL) {
+		k->head = q->next;
+		free(q->path);
+		free(q);
+	}
+	k->tail = &k->head;
+	id_clear(&k->dirs);
+	id_clear(&k->files);
+	k->busy = false;
+}
+
+struct walker *
+walker_new(const struct conf_flow *fc, const char *pattern, const char *base,
+    const char *name_glob)
+{
+	struct walker	*k = xcalloc(1, sizeof(*k));
+
+	k->fc = fc;
+	k->pattern = pattern;
+	k->base = base;
+	k->name_glob = name_glob;
+	k->tail = &k->head;
+	if (fc->follow_symlinks == NULL ||
+	    strcmp(fc->follow_symlinks, "owner") == 0)
+		k->follow = FOLLOW_OWNER;
+	else if (strcmp(fc->follow_symlinks, "always") == 0)
+		k->follow = FOLLOW_ALWAYS;
+	else
+		k->follow = FOLLOW_NEVER;
+	return k;
+}
+
+void
+walker_begin(struct walker *k, const struct walk_cbs *cbs)
+{
+	walk_drop(k);
+	k->cbs = *cbs;
+	k->busy = true;
+	k->ndirs = 0;
+	k->err = 0;
+	start(k);
+}
+
+bool
+walker_step(struct walker *k, size_t max_dirs, size_t max_entries)
+{
+	struct qdir	*q;
+	size_t		 dirs = 0, entries = 0;
+
+	if (!k->busy)
+		return true;
+	while (k->busy && (q = k->head) != NULL && dirs < max_dirs &&
+	    entries < max_entries) {
+		entries += read_dir(k, q);
+		dirs++;
+		/* read_dir may have queued more behind q, never before. */
+		k->head = q->next;
+		if (k->head == NULL)
+			k->tail = &k->head;
+		free(q->path);
+		free(q);
+	}
+	if (k->head != NULL)
+		return false;
+	notes_sweep(k);
+	walk_drop(k);
+	return true;
+}
+
+bool
+walker_busy(const struct walker *k)
+{
+	return k->busy;
+}
+
+size_t
+walker_ndirs(const struct walker *k)
+{
+	return k->ndirs;
+}
+
+int
+walker_error(const struct walker *k)
+{
+	return k->err;
+}
+
+void
+walker_free(struct walker *k)
+{
+	struct note	*n;
+
+	if (k == NULL)
+		return;
+	walk_drop(k);
+	while ((n = k->notes) != NULL) {
+		k->notes = n->next;
+		free(n->key);
+		free(n);
+	}
+	free(k);
+}
