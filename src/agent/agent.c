@@ -229,6 +229,9 @@ on_check_idle(uv_idle_t *h)
 	case AGENT_FINISHING:
 		return;
 	case AGENT_RUNNING:
+		agent_reload_queued(a);
+		if (a->state != AGENT_RUNNING)
+			return;
 		break;
 	}
 	/* A request ended somewhere: memory may be free for a flow the

@@ -178,8 +178,14 @@ agent_reload(struct agent *a)
 	    a->state == AGENT_FINISHING)
 		return;
 	if (a->state == AGENT_RELOADING) {
-		log_warn("SIGHUP: the last reload is still draining its "
-		    "changed flows; send SIGHUP again once it is done");
+		/* systemctl reload said it worked: the signal is not
+		 * dropped.  Several during one drain are one reload, of
+		 * the file as it is once the drain is over. */
+		if (!a->hup_queued)
+			log_info("SIGHUP: the last reload is still draining "
+			    "its changed flows; %s is read again once it is "
+			    "done", a->conf_path);
+		a->hup_queued = true;
 		return;
 	}
 	if (conf_load(a->conf_path, &nc, err, sizeof(err)) != 0) {
@@ -205,6 +211,16 @@ agent_reload(struct agent *a)
 	uv_timer_start(&a->stop_timer, agent_on_stop_timer,
 	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
 	agent_check_soon(a);
+}
+
+void
+agent_reload_queued(struct agent *a)
+{
+	if (!a->hup_queued || a->state != AGENT_RUNNING)
+		return;
+	a->hup_queued = false;
+	log_info("SIGHUP: applying the reload queued during the drain");
+	agent_reload(a);
 }
 
 /*
