@@ -241,14 +241,25 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 
 /* The file was truncated or rewritten in place: read it again from 0. */
 void
-files_restart(struct files *fs, struct tracked *k, const char *why)
+files_restart(struct files *fs, struct tracked *k, const char *why,
+    uint64_t before)
 {
 	struct tailer	*t = k->t;
 	struct tracked_past *p;
 	struct reg_entry *e;
+	uint64_t	 off = tailer_read_off(t);
 	uint32_t	 len;
 
-	log_warn("%s: %s; reading from 0", tailer_path(t), why);
+	/* Only the size last seen is known: bytes written after it and
+	 * truncated before the next look were never known to the agent. */
+	if (before > off) {
+		log_warn("%s: %s with %" PRIu64 " bytes unread (inode %ju, "
+		    "read to offset %" PRIu64 " of the %" PRIu64 " bytes last "
+		    "seen): they are lost; reading from 0", tailer_path(t),
+		    why, before - off, (uintmax_t)tailer_ino(t), off, before);
+		fs->m->bytes_lost[LOST_TRUNCATED] += before - off;
+	} else
+		log_warn("%s: %s; reading from 0", tailer_path(t), why);
 	p = files_past(k);
 	tailer_head(t, &p->prev_fp_crc, &len);
 	p->prev_fp_len = len;

@@ -45,6 +45,8 @@ struct wholefile;
 struct tracked_past {
 	uint64_t	 prev_end;	/* bytes of it read before then */
 	uint64_t	 scan_size;	/* size at the last scan, while gone */
+	uint64_t	 trunc_from;	/* size last seen before a truncation
+					   noticed, restart pending */
 	uint32_t	 prev_fp_crc;
 	uint32_t	 prev_fp_len;
 };
@@ -178,7 +180,10 @@ uint64_t files_track(struct files *, const char *, const struct stat *,
 	    uint64_t, bool);
 enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
-void	files_restart(struct files *, struct tracked *, const char *);
+/* Read k again from 0 (why: a truncation); before: the size last seen
+ * before it, whose bytes past the read offset are counted lost. */
+void	files_restart(struct files *, struct tracked *, const char *why,
+	    uint64_t before);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
 struct tracked *files_link(struct files *, struct tailer *, bool);
 /* The newest tracked file that is (dev, ino), or NULL. */

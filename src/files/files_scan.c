@@ -201,13 +201,16 @@ refresh(struct files *fs, struct tracked *k)
 		truncated = true;
 	if (!truncated)
 		return;
+	/* What was there before: its bytes past the read offset are lost. */
+	if (!k->truncate_pending)
+		files_past(k)->trunc_from = old;
 	if (tailer_pending(k->t) > 0) {
 		k->truncate_pending = true;
 		return;		/* after the in-flight ranges settle */
 	}
 	k->truncate_pending = false;
 	files_restart(fs, k, "truncated or rewritten in place "
-	    "(copytruncate?)");
+	    "(copytruncate?)", files_past(k)->trunc_from);
 }
 
 static void
