@@ -26,6 +26,7 @@
 #include "files/files.h"
 #include "files/files_int.h"
 #include "files/openfail.h"
+#include "files/ownfiles.h"
 #include "files/reaper.h"
 #include "files/resume.h"
 #include "files/successor.h"
@@ -239,6 +240,19 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 	return unreadable ? TRACK_UNREADABLE : TRACK_FAILED;
 }
 
+bool
+files_own(struct files *fs, const char *path, const struct stat *st)
+{
+	const char	*what = ownfiles_what(fs->own, path, st);
+
+	if (what == NULL)
+		return false;
+	if (!ownfiles_reported(fs->own, path))
+		log_info("[%s] %s is %s: never shipped", fs->fc->name, path,
+		    what);
+	return true;
+}
+
 /* The file was truncated or rewritten in place: read it again from 0. */
 void
 files_restart(struct files *fs, struct tracked *k, const char *why,
@@ -309,6 +323,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	closer_init(&fs->closer, files_freed);
 	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
+	fs->own = ownfiles_new(conf);
 	return fs;
 }
 
@@ -330,6 +345,8 @@ files_free(struct files *fs)
 	wholefile_free(fs->wf);
 	fs->wf = NULL;
 	reaper_free(fs->reap);
+	ownfiles_free(fs->own);
+	fs->own = NULL;
 	keymap_cleanup(&fs->byino);	/* no invariant to keep now */
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);

@@ -29,6 +29,7 @@ struct conf_flow;
 struct framer;
 struct metrics_flow;
 struct openfail;
+struct ownfiles;
 struct reaper;
 struct reg_entry;
 struct registry;
@@ -119,6 +120,7 @@ struct files {
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
+	struct ownfiles	*own;		/* the agent's files, never tracked */
 	struct spool_done *spool_done;	/* delivered spool files, removed
 					   once a save without their
 					   entries is on disk */
@@ -180,6 +182,9 @@ uint64_t files_track(struct files *, const char *, const struct stat *,
 	    uint64_t, bool);
 enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
+/* Whether path (st) is one of the agent's own files, never tracked: said
+ * once per path. */
+bool	files_own(struct files *, const char *path, const struct stat *st);
 /* Read k again from 0 (why: a truncation); before: the size last seen
  * before it, whose bytes past the read offset are counted lost. */
 void	files_restart(struct files *, struct tracked *, const char *why,

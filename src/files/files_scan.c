@@ -220,6 +220,8 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 
 	seen_first(fs, st);
+	if (files_own(fs, path, st))
+		return;		/* the loop of shipping its own log */
 	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
