@@ -253,6 +253,22 @@ files_own(struct files *fs, const char *path, const struct stat *st)
 	return true;
 }
 
+bool
+files_shipped_before(struct files *fs, const char *path)
+{
+	const struct conf_flow *o;
+
+	o = conf_flow_shipped_before(fs->conf, fs->fc, path);
+	if (o == NULL)
+		return false;
+	if (!ownfiles_reported(fs->own, path))
+		log_warn("[%s] %s is read by flow [%s] too, for the same "
+		    "stream %s: only [%s] ships it, or each line would be "
+		    "sent twice", fs->fc->name, path, o->name, o->stream,
+		    o->name);
+	return true;
+}
+
 /* The file was truncated or rewritten in place: read it again from 0. */
 void
 files_restart(struct files *fs, struct tracked *k, const char *why,
@@ -308,6 +324,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 		return NULL;
 	}
 	fs->loop = loop;
+	fs->conf = conf;
 	fs->fc = fc;
 	fs->reg = reg;
 	fs->fr = fr;

@@ -97,6 +97,7 @@ enum files_state {
 
 struct files {
 	uv_loop_t	*loop;
+	const struct conf *conf;	/* fc's */
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	const struct framer *fr;
@@ -185,6 +186,9 @@ enum track_result files_track_at(struct files *, const char *,
 /* Whether path (st) is one of the agent's own files, never tracked: said
  * once per path. */
 bool	files_own(struct files *, const char *path, const struct stat *st);
+/* Whether an earlier flow of the same stream ships path (a new file to
+ * this flow): said once per path, naming both flows. */
+bool	files_shipped_before(struct files *, const char *path);
 /* Read k again from 0 (why: a truncation); before: the size last seen
  * before it, whose bytes past the read offset are counted lost. */
 void	files_restart(struct files *, struct tracked *, const char *why,

@@ -223,6 +223,8 @@ on_found(void *arg, const char *path, const struct stat *st)
 	if (files_own(fs, path, st))
 		return;		/* the loop of shipping its own log */
 	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k == NULL && files_shipped_before(fs, path))
+		return;
 	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
 		if (fs->wf == NULL)
