@@ -33,6 +33,7 @@
 #include "agent/dedupe.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
+#include "agent/renamed.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -479,6 +480,8 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_loop_close(&a.loop);
 		return 1;
 	}
+	/* Before the flows, which find their entries by name. */
+	renamed_at_start(a.reg, conf);
 	agent_sweep_spool(&a);
 	agent_open_client(&a);
 	start_handles(&a);

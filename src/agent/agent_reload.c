@@ -21,6 +21,7 @@
 #include "agent/agent_int.h"
 #include "agent/flow.h"
 #include "agent/reload.h"
+#include "agent/renamed.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "conf/conf.h"
@@ -196,6 +197,7 @@ agent_reload(struct agent *a)
 	(void)notify_reloading();
 	reload_plan_init(&p, a->conf, nc);
 	switch_conf(a, nc);
+	renamed_describe(a->reg, nc);
 	switch_client(a, reload_new_client(&p));
 	plan_flows(a, &p, &added, &nadded);
 	reload_plan_cleanup(&p);
@@ -247,6 +249,10 @@ agent_reload_finish(struct agent *a)
 	for (i = 0; i < a->ngoing; i++) {
 		if (a->succ[i] == NULL)
 			continue;
+		/* Its commits so far are under the old name. */
+		if (strcmp(flow_name(a->going[i]), a->succ[i]->name) != 0)
+			renamed_carry(a->reg, flow_name(a->going[i]),
+			    a->succ[i]);
 		add_flow(&next, &nnext, agent_make_flow(a, a->succ[i]));
 		flow_adopt(next[nnext - 1], flow_hand_over(a->going[i]));
 	}
