@@ -316,8 +316,8 @@ desc_line(struct desc *d, const char *l)
 	    d->nacked < REG_MAX_SPANS) {
 		d->acked = xrealloc(d->acked, (d->nacked + 1) *
 		    sizeof(*d->acked));
-		d->acked[d->nacked].start = a;
-		d->acked[d->nacked++].end = b;
+		d->acked[d->nacked++] = (struct reg_span){ .start = a,
+		    .end = b };
 		return true;
 	}
 	return false;
