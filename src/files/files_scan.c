@@ -158,7 +158,7 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 		fs->orphans[fs->norphans - 1].reused = true;
 	}
 	if (v == COPIES_NONE)
-		off = resume_offset(fs->fc, fs->reg, path, st, first);
+		off = resume_offset(fs->fc, fs->reg, fs->m, path, st, first);
 	(void)files_track_at(fs, path, st, off, gone);
 }
 

@@ -6,6 +6,8 @@
 # from the old content plus what is counted lost is the whole old file.
 # Lines written after the truncation arrive.  Before: a WARN without a
 # number and the counter at 0 while 6,000+ lines were never sent.
+# The same for a file truncated while the agent was stopped, below its
+# committed offset: what the state file knew was after the offset.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 log_has() { grep -q -- "$1" "$TMP/agent.log"; }
@@ -59,6 +61,39 @@ echo "old file $size bytes: $got lines ($((got * line)) bytes) delivered, $lostb
 [ $((got * line + lostb)) = "$size" ] ||
 	fail "delivered $((got * line)) + lost $lostb != $size"
 counted() { [ "$(metric truncated)" = "$lostb" ]; }
+wait_for 30 "disagent_bytes_lost_total{reason=\"truncated\"} = $lostb" counted
+
+# 2. Truncated while stopped: c.log delivered to 1,000 lines, 1,000 more
+# seen but not delivered (an outage), the stop, then cut to 10 lines.
+write_lines "$TMP/c.expect" c 0 1000
+cp "$TMP/c.expect" "$TMP/logs/c.log"
+c_arrived() {
+	[ "$("$PYTHON3" - "$TMP/records.jsonl" <<'PY'
+import base64, json, sys
+print(sum(1 for l in open(sys.argv[1])
+          if base64.b64decode(json.loads(l)["data"]).startswith(b"c ")))
+PY
+)" -ge 1000 ]
+}
+wait_for 60 "c.log's 1,000 lines" c_arrived
+off=$(wc -c <"$TMP/c.expect")
+wait_for 30 "c.log's offset saved" grep -q "c.log\",\"offset\":$off" \
+    "$TMP/state/state.json"
+faults '{"outage": true}'
+write_lines "$TMP/logs/c.log" c 1000 2000
+size=$(wc -c <"$TMP/logs/c.log")
+wait_for 30 "c.log's size seen" grep -q "c.log\",\"offset\":$off,\"size\":$size" \
+    "$TMP/state/state.json"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID" || fail "the agent's stop failed"
+AGENT_PID=
+truncate -s "$(head -n 10 "$TMP/c.expect" | wc -c)" "$TMP/logs/c.log"
+faults '{"outage": false}'
+: >"$TMP/agent.log"
+start_agent "$TMP/agent.ini"
+wait_for 30 "the WARN" log_has "c.log: shorter .* truncated while stopped with $((size - off)) bytes unread"
+grep "c.log: shorter" "$TMP/agent.log"
+lostb=$((size - off))
 wait_for 30 "disagent_bytes_lost_total{reason=\"truncated\"} = $lostb" counted
 stop_agent
 pass
