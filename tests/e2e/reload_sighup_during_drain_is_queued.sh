@@ -4,7 +4,7 @@
 # more reload reads the file as it is once the drain is over.  Three
 # SIGHUPs during one drain are one reload after it.
 #
-# A PutRecords held 4 s by the endpoint keeps the changed flow a draining;
+# A PutRecords held 6 s by the endpoint keeps the changed flow a draining;
 # meanwhile agent.ini gains flow b and three SIGHUPs arrive.  Before: one
 # WARN "send SIGHUP again" and b never read.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
@@ -30,7 +30,7 @@ wait_for 60 "100 records on s1" count_at_least s1 100
 
 # A request held on the wire, then a reload that changes flow a: it
 # drains until the reply.
-faults '{"put_latency_ms": 4000}'
+faults '{"put_latency_ms": 6000}'
 write_lines "$TMP/logs/a/one.log" a 100 200
 wait_for 30 "a PutRecords held by the endpoint" endpoint_busy
 conf "$TMP/new.ini" 300
