@@ -316,6 +316,44 @@ START_TEST(unknown_key_is_rejected)
 }
 END_TEST
 
+/* Two flows that send one file to one stream (issue 36): refused when the
+ * patterns show it, at the later flow's filePattern; a glob against a
+ * glob, two streams, a line filter or a disabled flow pass. */
+START_TEST(flows_sending_a_file_twice_are_refused)
+{
+	struct conf	*c;
+
+	assert_fails(AGENT_OK FLOW_OK
+	    "[flow:all]\nDISStream = s1\nfilePattern = /var/log/*.log\n",
+	    "FILE:11: [flow:all] and [flow:app] both send /var/log/a.log to "
+	    "stream s1: each line would be sent twice (remove one, or leave "
+	    "the file out of one with excludePattern)");
+	assert_fails(AGENT_OK
+	    "[flow:x]\nDISStream = s1\nfilePattern = /v/*.log\n"
+	    "[flow:y]\nDISStream = s1\nfilePattern = /v/*.log\n",
+	    "FILE:11: [flow:y] and [flow:x] both send every file of /v/*.log "
+	    "to stream s1: each line would be sent twice");
+	c = load_ok(AGENT_OK
+	    "[flow:x]\nDISStream = s1\nfilePattern = /v/*.log\n"
+	    "[flow:y]\nDISStream = s1\nfilePattern = /v/a*.log\n"
+	    "[flow:z]\nDISStream = s2\nfilePattern = /v/a.log\n"
+	    "[flow:f]\nDISStream = s1\nfilePattern = /v/a.log\n"
+	    "lineIncludePattern = ^a\n"
+	    "[flow:off]\nDISStream = s1\nfilePattern = /v/a.log\n"
+	    "enable = false\n"
+	    "[flow:ex]\nDISStream = s1\nfilePattern = /w/*.log\n"
+	    "excludePattern = b.log\n"
+	    "[flow:b]\nDISStream = s1\nfilePattern = /w/b.log\n");
+	ck_assert_ptr_eq(conf_flow_shipped_before(c, &c->flows[1], "/v/a1.log"),
+	    &c->flows[0]);
+	ck_assert_ptr_null(conf_flow_shipped_before(c, &c->flows[0],
+	    "/v/a1.log"));
+	ck_assert_ptr_null(conf_flow_shipped_before(c, &c->flows[2],
+	    "/v/a.log"));
+	conf_free(c);
+}
+END_TEST
+
 START_TEST(record_keys_are_validated_with_their_line)
 {
 	struct conf	*c;
@@ -1132,6 +1170,7 @@ conf_suite(void)
 	tc = tcase_create("errors");
 	tcase_add_checked_fixture(tc, clear_env, clear_env);
 	tcase_add_test(tc, unknown_key_is_rejected);
+	tcase_add_test(tc, flows_sending_a_file_twice_are_refused);
 	tcase_add_test(tc, unknown_key_suggests_the_right_case);
 	tcase_add_test(tc, key_in_wrong_section_names_its_section);
 	tcase_add_test(tc, unknown_key_suggests_the_nearest_key);

@@ -391,11 +391,13 @@ static const char expected_small[] =
 "delivered: the file went before it was read and no compressed successor "
 "holds them (gone), it is compressed in a format the agent cannot read "
 "(unreadable), or it was deleted while open and its rest did not fit the "
-"spool at a stop (spool).\n"
+"spool at a stop (spool), or it was truncated in place before it was read "
+"(truncated).\n"
 "# TYPE disagent_bytes_lost_total counter\n"
 "disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"gone\"} 1234\n"
 "disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"unreadable\"} 0\n"
 "disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"spool\"} 0\n"
+"disagent_bytes_lost_total{flow=\"app\",stream=\"s1\",reason=\"truncated\"} 0\n"
 "# HELP disagent_records_failed_total Records DIS reported as failed, by "
 "error code: sent again when the code is retriable "
 "(records.retriable.error.code), else dead-lettered.\n"
@@ -445,7 +447,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 52);
+	ck_assert_int_eq(check_exposition(text), 53);
 	free(text);
 }
 END_TEST
@@ -573,10 +575,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 22 plain x 3, unmatched 3 x 3, lost 3 x 3, codes
+	/* 4 agent-wide, 22 plain x 3, unmatched 3 x 3, lost 4 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 66 + 9 + 9 + 4 + 4 + 42 + 4);
+	    4 + 66 + 9 + 12 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

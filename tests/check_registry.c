@@ -476,6 +476,58 @@ START_TEST(flows_sharing_dev_ino_keep_separate_entries)
 }
 END_TEST
 
+/* A renamed flow (issue 36): every entry of the old name moves to the new
+ * one, an entry the new one has for the same file wins, the other flows
+ * stay; the flows' descriptions survive a save, only for names with
+ * entries. */
+START_TEST(rename_flow_moves_entries_and_descriptions_survive)
+{
+	struct registry		*reg, *r2;
+	const struct reg_flowdesc *d;
+	const char		**names;
+	size_t			 n, i;
+	int			 r;
+
+	reg = registry_new(spath);
+	for (i = 0; i < 100; i++)
+		registry_set(reg, "app", 1, i, 0x1, 10, "/a.log", i);
+	registry_set(reg, "web", 1, 7, 0x1, 10, "/a.log", 1000);
+	registry_set(reg, "other", 1, 3, 0x1, 10, "/o.log", 5);
+	registry_describe_flow(reg, "app", "s1", "/w/*.log");
+	registry_describe_flow(reg, "gone", "s9", "/g/*.log");
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	ck_assert_uint_eq(registry_rename_flow(reg, "app", "web"), 99);
+	ck_assert(registry_dirty(reg));
+	ck_assert_uint_eq(registry_count(reg), 101);
+	ck_assert_uint_eq(registry_flow_count(reg, "app"), 0);
+	ck_assert_uint_eq(registry_flow_count(reg, "web"), 100);
+	ck_assert_uint_eq(registry_find(reg, "web", 1, 7)->offset, 1000);
+	ck_assert_uint_eq(registry_find(reg, "web", 1, 42)->offset, 42);
+	ck_assert_uint_eq(registry_find(reg, "other", 1, 3)->offset, 5);
+	ck_assert_ptr_null(registry_find(reg, "app", 1, 42));
+	names = registry_flow_names(reg, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(names[0], "other");
+	ck_assert_str_eq(names[1], "web");
+	free(names);
+	registry_describe_flow(reg, "web", "s1", "/w/*.log");
+	ck_assert_int_eq(registry_save(reg, false), 0);
+	r2 = load_new(spath, &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(registry_flow_count(r2, "web"), 100);
+	d = registry_flow_desc(r2, "web");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->stream, "s1");
+	ck_assert_str_eq(d->pattern, "/w/*.log");
+	/* No entries: not saved. */
+	ck_assert_ptr_null(registry_flow_desc(r2, "app"));
+	ck_assert_ptr_null(registry_flow_desc(r2, "gone"));
+	ck_assert_ptr_null(registry_flow_desc(r2, "other"));
+	registry_free(r2);
+	registry_free(reg);
+}
+END_TEST
+
 /* --- save ------------------------------------------------------------- */
 
 START_TEST(round_trip_preserves_every_field)
@@ -2072,6 +2124,7 @@ registry_suite(void)
 	tcase_add_test(tc, expire_drops_entries_older_than_ttl);
 	tcase_add_test(tc, random_sets_removes_and_expiries_agree_with_a_model);
 	tcase_add_test(tc, flows_sharing_dev_ino_keep_separate_entries);
+	tcase_add_test(tc, rename_flow_moves_entries_and_descriptions_survive);
 	tcase_add_test(tc, round_trip_preserves_every_field);
 	tcase_add_test(tc, saved_file_is_private_and_versioned);
 	tcase_add_test(tc, save_writes_only_when_dirty_unless_forced);

@@ -33,6 +33,7 @@
 #include "agent/dedupe.h"
 #include "agent/flow.h"
 #include "agent/progress.h"
+#include "agent/renamed.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -229,6 +230,9 @@ on_check_idle(uv_idle_t *h)
 	case AGENT_FINISHING:
 		return;
 	case AGENT_RUNNING:
+		agent_reload_queued(a);
+		if (a->state != AGENT_RUNNING)
+			return;
 		break;
 	}
 	/* A request ended somewhere: memory may be free for a flow the
@@ -476,6 +480,8 @@ agent_run(struct conf **confp, const char *path, bool once)
 		uv_loop_close(&a.loop);
 		return 1;
 	}
+	/* Before the flows, which find their entries by name. */
+	renamed_at_start(a.reg, conf);
 	agent_sweep_spool(&a);
 	agent_open_client(&a);
 	start_handles(&a);

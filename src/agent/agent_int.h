@@ -91,6 +91,8 @@ struct agent {
 	bool		 flight_new_floors; /* a stream's first floors */
 	bool		 took_run;	/* prev_run is taken */
 	bool		 saving;	/* in a save: no other, no timer */
+	bool		 hup_queued;	/* a SIGHUP came while a reload
+					   drained: one more reload after */
 };
 
 /* agent.c */
@@ -128,6 +130,10 @@ int		 agent_save_stop(struct agent *);
 /* A PutRecords of f is about to go out: save first unless the state on
  * disk covers its landing. */
 void		 agent_lease(struct agent *, const struct flow *);
+
+/* agent_reload.c */
+/* A SIGHUP queued during a drain, applied now that the agent runs. */
+void		 agent_reload_queued(struct agent *);
 
 /* agent_stop.c */
 /* TERM or INT (why): stop reading, wait (up to the deadline) for quiet. */

@@ -21,6 +21,7 @@
 #include "agent/agent_int.h"
 #include "agent/flow.h"
 #include "agent/reload.h"
+#include "agent/renamed.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "conf/conf.h"
@@ -178,8 +179,14 @@ agent_reload(struct agent *a)
 	    a->state == AGENT_FINISHING)
 		return;
 	if (a->state == AGENT_RELOADING) {
-		log_warn("SIGHUP: the last reload is still draining its "
-		    "changed flows; send SIGHUP again once it is done");
+		/* systemctl reload said it worked: the signal is not
+		 * dropped.  Several during one drain are one reload, of
+		 * the file as it is once the drain is over. */
+		if (!a->hup_queued)
+			log_info("SIGHUP: the last reload is still draining "
+			    "its changed flows; %s is read again once it is "
+			    "done", a->conf_path);
+		a->hup_queued = true;
 		return;
 	}
 	if (conf_load_opts(a->conf_path, CONF_TLS_WARNS, &nc, err,
@@ -191,6 +198,7 @@ agent_reload(struct agent *a)
 	(void)notify_reloading();
 	reload_plan_init(&p, a->conf, nc);
 	switch_conf(a, nc);
+	renamed_describe(a->reg, nc);
 	switch_client(a, reload_new_client(&p));
 	plan_flows(a, &p, &added, &nadded);
 	reload_plan_cleanup(&p);
@@ -206,6 +214,16 @@ agent_reload(struct agent *a)
 	uv_timer_start(&a->stop_timer, agent_on_stop_timer,
 	    (uint64_t)a->conf->shutdown_timeout_ms, 0);
 	agent_check_soon(a);
+}
+
+void
+agent_reload_queued(struct agent *a)
+{
+	if (!a->hup_queued || a->state != AGENT_RUNNING)
+		return;
+	a->hup_queued = false;
+	log_info("SIGHUP: applying the reload queued during the drain");
+	agent_reload(a);
 }
 
 /*
@@ -232,6 +250,10 @@ agent_reload_finish(struct agent *a)
 	for (i = 0; i < a->ngoing; i++) {
 		if (a->succ[i] == NULL)
 			continue;
+		/* Its commits so far are under the old name. */
+		if (strcmp(flow_name(a->going[i]), a->succ[i]->name) != 0)
+			renamed_carry(a->reg, flow_name(a->going[i]),
+			    a->succ[i]);
 		add_flow(&next, &nnext, agent_make_flow(a, a->succ[i]));
 		flow_adopt(next[nnext - 1], flow_hand_over(a->going[i]));
 	}

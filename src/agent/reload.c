@@ -3,9 +3,11 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/reload.h"
+#include "agent/renamed.h"
 #include "base/log.h"
 #include "conf/conf.h"
 
@@ -30,6 +32,7 @@ reload_plan_cleanup(struct reload_plan *p)
 	buf_cleanup(&p->changed);
 	buf_cleanup(&p->added);
 	buf_cleanup(&p->removed);
+	free(p->renamed);
 }
 
 bool
@@ -48,6 +51,40 @@ note(struct buf *b, const char *name, const char *why)
 		buf_printf(b, " (%s)", why);
 }
 
+/* Whether fc of nc succeeds a renamed flow. */
+static bool
+is_renamed(const struct reload_plan *p, const struct conf_flow *fc)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->nrenamed; i++)
+		if (p->renamed[i] == fc)
+			return true;
+	return false;
+}
+
+/* The flow of nc that fc (of old, gone from nc by name) was renamed to:
+ * new in nc, the same stream and pattern, not taken yet; or NULL. */
+static const struct conf_flow *
+renamed_to(struct reload_plan *p, const struct conf_flow *fc)
+{
+	const struct conf_flow *n, *o;
+	size_t	 i;
+
+	for (i = 0; i < p->nc->nflows; i++) {
+		n = &p->nc->flows[i];
+		o = conf_flow_named(p->old, n->name);
+		if ((o != NULL && o->enable) || is_renamed(p, n) ||
+		    !renamed_pair(fc, n))
+			continue;
+		p->renamed = xrealloc(p->renamed,
+		    (p->nrenamed + 1) * sizeof(*p->renamed));
+		p->renamed[p->nrenamed++] = n;
+		return n;
+	}
+	return NULL;
+}
+
 enum reload_fate
 reload_flow(struct reload_plan *p, const struct conf_flow *fc, bool ready,
     const struct conf_flow **succ)
@@ -55,9 +92,16 @@ reload_flow(struct reload_plan *p, const struct conf_flow *fc, bool ready,
 	const char	*why;
 
 	*succ = conf_flow_named(p->nc, fc->name);
+	if (*succ == NULL)
+		*succ = renamed_to(p, fc);
 	if (*succ == NULL) {
 		note(&p->removed, fc->name, NULL);
 		return RELOAD_REMOVED;
+	}
+	if (strcmp((*succ)->name, fc->name) != 0) {
+		note(&p->changed, fc->name, NULL);
+		buf_printf(&p->changed, " (renamed to %s)", (*succ)->name);
+		return RELOAD_CHANGED;
 	}
 	why = conf_flow_diff(fc, *succ);
 	if (why == NULL && (p->agent & CONF_DIFF_FLOWS))
@@ -80,6 +124,8 @@ reload_added(struct reload_plan *p, const struct conf_flow *fc)
 {
 	size_t	 i;
 
+	if (is_renamed(p, fc))
+		return false;	/* a renamed flow's successor */
 	for (i = 0; i < p->old->nflows; i++)
 		if (p->old->flows[i].enable &&
 		    strcmp(p->old->flows[i].name, fc->name) == 0)

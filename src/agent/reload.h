@@ -31,6 +31,9 @@ struct reload_plan {
 	unsigned	 agent;		/* CONF_DIFF_* */
 	const char	*agent_key;	/* the first key of the costliest */
 	struct buf	 kept, changed, added, removed;	/* names, ", " */
+	const struct conf_flow **renamed;	/* nc's flows that succeed a
+						   renamed one */
+	size_t		 nrenamed;
 };
 
 void		 reload_plan_init(struct reload_plan *, const struct conf *old,

@@ -504,7 +504,8 @@ static void
 render_unmatched(const struct metrics_snapshot *s, struct buf *b)
 {
 	static const char *const action[] = { "deadletter", "raw", "drop" };
-	static const char *const reason[] = { "gone", "unreadable", "spool" };
+	static const char *const reason[] = { "gone", "unreadable", "spool",
+	    "truncated" };
 
 	render_labelled(s, b, P "records_unmatched_total", "Lines LOGTOJSON "
 	    "could not parse, by what was done with them "
@@ -515,7 +516,8 @@ render_unmatched(const struct metrics_snapshot *s, struct buf *b)
 	    "compressed successor holds them (gone), it is compressed in a "
 	    "format the agent cannot read (unreadable), or it was deleted "
 	    "while open and its rest did not fit the spool at a stop "
-	    "(spool).", "reason", reason,
+	    "(spool), or it was truncated in place before it was read "
+	    "(truncated).", "reason", reason,
 	    ARRAY_SIZE(reason), offsetof(struct metrics_flow, bytes_lost));
 }
 

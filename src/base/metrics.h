@@ -40,6 +40,7 @@ enum lost_reason {
 				   read (xz, bzip2), or corrupt */
 	LOST_SPOOL,		/* deleted while open and not spooled at a
 				   stop: beyond spoolMaxBytes, disk full */
+	LOST_TRUNCATED,		/* truncated in place before it was read */
 	METRICS_NLOST
 };
 

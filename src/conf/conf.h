@@ -256,6 +256,21 @@ void	conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out);
  * skipped and excludePattern, as a scan (files/watcher.c) applies them.
  */
 bool	conf_flow_matches(const struct conf_flow *fc, const char *path);
+/*
+ * Whether flows a and b would send the same file's lines to the same
+ * stream twice: both enabled, reading files, to the same stream, neither
+ * with a line filter (two flows that pick different lines of a file are a
+ * split, not a duplicate).
+ */
+bool	conf_flows_may_overlap(const struct conf_flow *a,
+	    const struct conf_flow *b);
+/*
+ * The flow of c before fc (in c's order) that may overlap fc
+ * (conf_flows_may_overlap) and would pick path, or NULL: a file matched
+ * by two such flows is shipped by the first only.  Borrowed from c.
+ */
+const struct conf_flow *conf_flow_shipped_before(const struct conf *c,
+	    const struct conf_flow *fc, const char *path);
 
 /* deadLetterFile, or deadletter.jsonl beside checkpointFile: new. */
 char	*conf_deadletter_path(const struct conf *);

@@ -1,6 +1,8 @@
 /*
  * The checks of single values (conf_int.h): names, URLs, paths, regular
  * expressions, encodings; each returns NULL or why the value is not valid.
+ * And one across flows: two flows that would send one file to one stream
+ * twice, when the patterns alone tell (conf_check_overlap).
  */
 #include "config.h"
 
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/re.h"
+#include "conf/conf.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
 #include "conf/proxyconf.h"
@@ -233,4 +236,61 @@ conf_delimiter(const char *s)
 	default:
 		return -1;
 	}
+}
+
+/* --- flows that send a file twice -------------------------------------- */
+
+/* Whether fc's pattern names one file, no wildcard nor recursion. */
+static bool
+literal(const struct conf_flow *fc)
+{
+	return !fc->recursive && strpbrk(fc->file_pattern, "*?[") == NULL;
+}
+
+/*
+ * Flows a (before) and b: an error at b's filePattern when the patterns
+ * alone show a file both would send to their stream (a literal path the
+ * other matches, or the same pattern).  Other overlaps are found at run
+ * time, where the first flow ships the file (files.c).
+ */
+static int
+check_pair(struct parse *p, size_t ia, size_t ib)
+{
+	const struct conf_flow *a = &p->conf->flows[ia], *b = &p->conf->flows[ib];
+	const char	*file = NULL;
+	int		 line;
+
+	if (!conf_flows_may_overlap(a, b))
+		return 0;
+	if (literal(b) && conf_flow_matches(a, b->file_pattern))
+		file = b->file_pattern;
+	else if (literal(a) && conf_flow_matches(b, a->file_pattern))
+		file = a->file_pattern;
+	else if (strcmp(a->file_pattern, b->file_pattern) != 0 ||
+	    a->recursive != b->recursive)
+		return 0;
+	p->path = p->flows[ib].path;
+	line = conf_key_line(&p->flows[ib], "filePattern");
+	if (file != NULL)
+		return conf_fail(p, line, "[flow:%s] and [flow:%s] both send "
+		    "%s to stream %s: each line would be sent twice (remove "
+		    "one, or leave the file out of one with excludePattern)",
+		    b->name, a->name, file, b->stream);
+	return conf_fail(p, line, "[flow:%s] and [flow:%s] both send every "
+	    "file of %s to stream %s: each line would be sent twice",
+	    b->name, a->name, b->file_pattern, b->stream);
+}
+
+int
+conf_check_overlap(struct parse *p)
+{
+	const char	*main_path = p->path;
+	size_t		 i, j;
+
+	for (j = 1; j < p->conf->nflows; j++)
+		for (i = 0; i < j; i++)
+			if (check_pair(p, i, j) != 0)
+				return -1;
+	p->path = main_path;
+	return 0;
 }

@@ -376,7 +376,8 @@ conf_finish(struct parse *p)
 		rc = check_flow(p, i);
 	}
 	p->path = main_path;
-	if (rc != 0 || finish_agent(p) != 0 || check_state_dirs(p) != 0)
+	if (rc != 0 || conf_check_overlap(p) != 0 || finish_agent(p) != 0 ||
+	    check_state_dirs(p) != 0)
 		return -1;
 	if (p->opts & CONF_TLS_WARNS)
 		warn_weak_tls(p);

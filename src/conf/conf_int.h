@@ -132,6 +132,9 @@ int	conf_parse_file(struct parse *, const char *path, FILE *fp);
 /* conf_dropin.c: the drop-ins after agent.ini, 0 or -1. */
 int	conf_read_dropins(struct parse *);
 
+/* conf_check.c: two flows that send one file to one stream: 0, or -1
+ * naming both (at the later one's filePattern). */
+int	conf_check_overlap(struct parse *);
 /* conf_check.c: NULL, or why the value is not valid. */
 bool	conf_charset_ok(const char *, const char *, size_t);
 const char *conf_check_region(const char *);

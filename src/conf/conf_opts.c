@@ -68,3 +68,44 @@ conf_flow_matches(const struct conf_flow *fc, const char *path)
 	free(pat);
 	return ok;
 }
+
+/* Whether s is unset or empty. */
+static bool
+unset(const char *s)
+{
+	return s == NULL || s[0] == '\0';
+}
+
+/* Whether two optional strings are the same (unset is ""). */
+static bool
+same(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+bool
+conf_flows_may_overlap(const struct conf_flow *a, const struct conf_flow *b)
+{
+	return a != b && a->enable && b->enable &&
+	    a->source == SOURCE_FILES && b->source == SOURCE_FILES &&
+	    same(a->stream, b->stream) && same(a->stream_id, b->stream_id) &&
+	    unset(a->line_include) && unset(a->line_exclude) &&
+	    unset(b->line_include) && unset(b->line_exclude);
+}
+
+const struct conf_flow *
+conf_flow_shipped_before(const struct conf *c, const struct conf_flow *fc,
+    const char *path)
+{
+	size_t	 i;
+
+	/* (A flow of another conf: a reload's, or a test's.) */
+	if (c == NULL || c->nflows == 0 || fc < &c->flows[0] ||
+	    fc >= &c->flows[c->nflows])
+		return NULL;
+	for (i = 0; &c->flows[i] != fc; i++)
+		if (conf_flows_may_overlap(&c->flows[i], fc) &&
+		    conf_flow_matches(&c->flows[i], path))
+			return &c->flows[i];
+	return NULL;
+}

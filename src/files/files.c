@@ -26,6 +26,7 @@
 #include "files/files.h"
 #include "files/files_int.h"
 #include "files/openfail.h"
+#include "files/ownfiles.h"
 #include "files/reaper.h"
 #include "files/resume.h"
 #include "files/successor.h"
@@ -244,16 +245,56 @@ files_track_at(struct files *fs, const char *path, const struct stat *st,
 	return unreadable ? TRACK_UNREADABLE : TRACK_FAILED;
 }
 
+bool
+files_own(struct files *fs, const char *path, const struct stat *st)
+{
+	const char	*what = ownfiles_what(fs->own, path, st);
+
+	if (what == NULL)
+		return false;
+	if (!ownfiles_reported(fs->own, path))
+		log_info("[%s] %s is %s: never shipped", fs->fc->name, path,
+		    what);
+	return true;
+}
+
+bool
+files_shipped_before(struct files *fs, const char *path)
+{
+	const struct conf_flow *o;
+
+	o = conf_flow_shipped_before(fs->conf, fs->fc, path);
+	if (o == NULL)
+		return false;
+	if (!ownfiles_reported(fs->own, path))
+		log_warn("[%s] %s is read by flow [%s] too, for the same "
+		    "stream %s: only [%s] ships it, or each line would be "
+		    "sent twice", fs->fc->name, path, o->name, o->stream,
+		    o->name);
+	return true;
+}
+
 /* The file was truncated or rewritten in place: read it again from 0. */
 void
-files_restart(struct files *fs, struct tracked *k, const char *why)
+files_restart(struct files *fs, struct tracked *k, const char *why,
+    uint64_t before)
 {
 	struct tailer	*t = k->t;
 	struct tracked_past *p;
 	struct reg_entry *e;
+	uint64_t	 off = tailer_read_off(t);
 	uint32_t	 len;
 
-	log_warn("%s: %s; reading from 0", tailer_path(t), why);
+	/* Only the size last seen is known: bytes written after it and
+	 * truncated before the next look were never known to the agent. */
+	if (before > off) {
+		log_warn("%s: %s with %" PRIu64 " bytes unread (inode %ju, "
+		    "read to offset %" PRIu64 " of the %" PRIu64 " bytes last "
+		    "seen): they are lost; reading from 0", tailer_path(t),
+		    why, before - off, (uintmax_t)tailer_ino(t), off, before);
+		fs->m->bytes_lost[LOST_TRUNCATED] += before - off;
+	} else
+		log_warn("%s: %s; reading from 0", tailer_path(t), why);
 	p = files_past(k);
 	tailer_head(t, &p->prev_fp_crc, &len);
 	p->prev_fp_len = len;
@@ -288,6 +329,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 		return NULL;
 	}
 	fs->loop = loop;
+	fs->conf = conf;
 	fs->fc = fc;
 	fs->reg = reg;
 	fs->fr = fr;
@@ -303,6 +345,7 @@ files_new(uv_loop_t *loop, const struct conf *conf,
 	closer_init(&fs->closer, files_freed);
 	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
 	fs->reap = reaper_new(fc, reg, m);
+	fs->own = ownfiles_new(conf);
 	return fs;
 }
 
@@ -324,6 +367,8 @@ files_free(struct files *fs)
 	wholefile_free(fs->wf);
 	fs->wf = NULL;
 	reaper_free(fs->reap);
+	ownfiles_free(fs->own);
+	fs->own = NULL;
 	keymap_cleanup(&fs->byino);	/* no invariant to keep now */
 	while ((k = fs->list) != NULL)
 		files_unlink(fs, &fs->list, k);

@@ -86,7 +86,7 @@ reopen(struct files *fs, struct tracked *k)
 	if (rc != -ESTALE || k->gone || !still_at_path(k->t))
 		return rc;
 	files_restart(fs, k, "truncated or rewritten in place while parked "
-	    "(copytruncate?)");
+	    "(copytruncate?)", tailer_size(k->t));
 	return tailer_reopen(k->t);
 }
 

@@ -29,6 +29,7 @@ struct conf_flow;
 struct framer;
 struct metrics_flow;
 struct openfail;
+struct ownfiles;
 struct reaper;
 struct reg_entry;
 struct registry;
@@ -45,6 +46,8 @@ struct wholefile;
 struct tracked_past {
 	uint64_t	 prev_end;	/* bytes of it read before then */
 	uint64_t	 scan_size;	/* size at the last scan, while gone */
+	uint64_t	 trunc_from;	/* size last seen before a truncation
+					   noticed, restart pending */
 	uint32_t	 prev_fp_crc;
 	uint32_t	 prev_fp_len;
 };
@@ -94,6 +97,7 @@ enum files_state {
 
 struct files {
 	uv_loop_t	*loop;
+	const struct conf *conf;	/* fc's */
 	const struct conf_flow *fc;
 	struct registry	*reg;
 	const struct framer *fr;
@@ -117,6 +121,7 @@ struct files {
 	struct openfail	*fails;		/* matching files we cannot open */
 	struct wholefile *wf;		/* isFileAppendable = false, or NULL */
 	struct reaper	*reap;		/* deleteAfterDeliverySeconds or NULL */
+	struct ownfiles	*own;		/* the agent's files, never tracked */
 	struct spool_done *spool_done;	/* delivered spool files, removed
 					   once a save without their
 					   entries is on disk */
@@ -185,7 +190,16 @@ uint64_t files_track(struct files *, const char *, const struct stat *,
 	    uint64_t, bool);
 enum track_result files_track_at(struct files *, const char *,
 	    const struct stat *, uint64_t, bool);
-void	files_restart(struct files *, struct tracked *, const char *);
+/* Whether path (st) is one of the agent's own files, never tracked: said
+ * once per path. */
+bool	files_own(struct files *, const char *path, const struct stat *st);
+/* Whether an earlier flow of the same stream ships path (a new file to
+ * this flow): said once per path, naming both flows. */
+bool	files_shipped_before(struct files *, const char *path);
+/* Read k again from 0 (why: a truncation); before: the size last seen
+ * before it, whose bytes past the read offset are counted lost. */
+void	files_restart(struct files *, struct tracked *, const char *why,
+	    uint64_t before);
 void	files_unlink(struct files *, struct tracked **, struct tracked *);
 struct tracked *files_link(struct files *, struct tailer *, bool);
 /* The newest tracked file that is (dev, ino), or NULL. */

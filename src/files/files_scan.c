@@ -158,7 +158,7 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 		fs->orphans[fs->norphans - 1].reused = true;
 	}
 	if (v == COPIES_NONE)
-		off = resume_offset(fs->fc, fs->reg, path, st, first);
+		off = resume_offset(fs->fc, fs->reg, fs->m, path, st, first);
 	(void)files_track_at(fs, path, st, off, gone);
 }
 
@@ -201,13 +201,16 @@ refresh(struct files *fs, struct tracked *k)
 		truncated = true;
 	if (!truncated)
 		return;
+	/* What was there before: its bytes past the read offset are lost. */
+	if (!k->truncate_pending)
+		files_past(k)->trunc_from = old;
 	if (tailer_pending(k->t) > 0) {
 		k->truncate_pending = true;
 		return;		/* after the in-flight ranges settle */
 	}
 	k->truncate_pending = false;
 	files_restart(fs, k, "truncated or rewritten in place "
-	    "(copytruncate?)");
+	    "(copytruncate?)", files_past(k)->trunc_from);
 }
 
 static void
@@ -217,7 +220,11 @@ on_found(void *arg, const char *path, const struct stat *st)
 	struct tracked	*k;
 
 	seen_first(fs, st);
+	if (files_own(fs, path, st))
+		return;		/* the loop of shipping its own log */
 	k = files_find_ino(fs, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (k == NULL && files_shipped_before(fs, path))
+		return;
 	wholefile_found(fs->wf, path, st);	/* it decides when */
 	if (k == NULL) {
 		if (fs->wf == NULL)

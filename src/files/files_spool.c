@@ -66,6 +66,10 @@ spool_one(struct files *fs, struct spool *sp, struct tracked *k,
 
 	memset(&c, 0, sizeof(c));
 	c.flow = fs->fc->name;
+	c.path = tailer_path(t);
+	/* What was acknowledged past from: in the description too. */
+	c.nacked = files_collect_spans(fs, t);
+	c.acked = fs->scratch;
 	c.dev = tailer_dev(t);
 	c.ino = tailer_ino(t);
 	c.fd = tailer_fd(t);
@@ -211,6 +215,7 @@ files_spool_finished(struct files *fs, struct tracked *k)
 {
 	struct reg_entry *e;
 	struct tailer	*t = k->t;
+	int		 rc;
 
 	e = registry_find(fs->reg, fs->fc->name, tailer_dev(t),
 	    tailer_ino(t));
@@ -220,7 +225,14 @@ files_spool_finished(struct files *fs, struct tracked *k)
 	    "after the next save", fs->fc->name, tailer_path(t),
 	    (uintmax_t)reg_spool(e)->ino, reg_spool(e)->file);
 	/* Its entry goes now; the file once the state without it is on
-	 * disk: a crash before that finds it named, and sends it again. */
+	 * disk: a crash before that finds it named, and sends it again.
+	 * Its description goes first: after that save, a file left by a
+	 * crash must not be adopted and sent again. */
+	rc = spool_forget(reg_spool(e)->file);
+	if (rc < 0)
+		log_warn("[%s] cannot remove the description of spool file "
+		    "%s: %s", fs->fc->name, reg_spool(e)->file,
+		    strerror(-rc));
 	fs->spool_done = xrealloc(fs->spool_done,
 	    (fs->nspool_done + 1) * sizeof(*fs->spool_done));
 	fs->spool_done[fs->nspool_done].file = xstrdup(reg_spool(e)->file);

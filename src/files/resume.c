@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "conf/conf.h"
 #include "files/resume.h"
 #include "files/tailer.h"
@@ -26,7 +27,8 @@ resume_same_head(const char *path, const struct reg_entry *e, uint64_t size)
 
 uint64_t
 resume_offset(const struct conf_flow *fc, struct registry *reg,
-    const char *path, const struct stat *st, bool first)
+    struct metrics_flow *m, const char *path, const struct stat *st,
+    bool first)
 {
 	struct reg_entry *e;
 	uint64_t	 size = (uint64_t)st->st_size;
@@ -43,9 +45,19 @@ resume_offset(const struct conf_flow *fc, struct registry *reg,
 		 * its tailer finds out what is left after the offset. */
 		if (e->offset <= size || zsource_name_compressed(path))
 			return e->offset;
+		if (e->size <= e->offset) {
+			log_warn("%s: shorter (%ju) than its committed offset "
+			    "(%ju): truncated while stopped; reading from 0",
+			    path, (uintmax_t)size, (uintmax_t)e->offset);
+			return 0;
+		}
 		log_warn("%s: shorter (%ju) than its committed offset (%ju): "
-		    "truncated while stopped; reading from 0", path,
-		    (uintmax_t)size, (uintmax_t)e->offset);
+		    "truncated while stopped with %ju bytes unread (of the "
+		    "%ju the state file knew of): they are lost; reading "
+		    "from 0", path, (uintmax_t)size, (uintmax_t)e->offset,
+		    (uintmax_t)(e->size - e->offset), (uintmax_t)e->size);
+		if (m != NULL)
+			m->bytes_lost[LOST_TRUNCATED] += e->size - e->offset;
 		return 0;
 	}
 	if (first && fc->initial_position == POS_END_OF_FILE)

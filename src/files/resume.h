@@ -13,6 +13,7 @@
 
 struct conf_flow;
 struct reg_entry;
+struct metrics_flow;
 struct registry;
 struct tailer;
 
@@ -25,9 +26,13 @@ bool		 resume_same_head(const char *path, const struct reg_entry *e,
  * knows this exact file, else 0; or its end for initialPosition =
  * END_OF_FILE at the first scan (first), or when it was not modified for
  * ignoreNotUpdatedFileSeconds.  Logs each decision that is not "0, new".
+ * A file truncated while stopped below its committed offset had, as far
+ * as the state file knew, its size at the last save: what it held past
+ * the offset is counted lost in m (NULL: not counted).
  */
 uint64_t	 resume_offset(const struct conf_flow *, struct registry *,
-		    const char *path, const struct stat *st, bool first);
+		    struct metrics_flow *m, const char *path,
+		    const struct stat *st, bool first);
 
 /*
  * Committed offsets follow a delimiter, except after the kept head of a

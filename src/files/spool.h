@@ -9,6 +9,14 @@
  * After the restart the flow reads it first (files_spool.c) and removes it
  * once every byte is acknowledged and saved.
  *
+ * A spool file also describes itself, in FILE.desc beside it (the flow,
+ * the original's identity, path and offsets, the acknowledged spans),
+ * written once its data is synced: a stop killed, or unable to save the
+ * state, before the state file named it leaves a file the next start
+ * adopts instead of deleting.  A spool file without a valid description
+ * (killed while copying) is removed, as one the state file no longer names
+ * is: the description goes first when a spool file is delivered.
+ *
  * Owns: the spool directory's bound (spoolMaxBytes) over one stop or
  * reload.  Files and the registry entries naming them are files/'s.
  */
@@ -29,9 +37,14 @@ struct spool	*spool_new(const char *dir, uint64_t max_bytes);
 void		 spool_free(struct spool *);
 const char	*spool_dir(const struct spool *);
 
+struct reg_span;
+
 /* What to copy: the rest of the file open as fd from offset from. */
 struct spool_copy {
 	const char	*flow;
+	const char	*path;		/* the original's */
+	const struct reg_span *acked;	/* borrowed: acknowledged past from */
+	size_t		 nacked;
 	uint64_t	 dev, ino;	/* the original's */
 	int		 fd;		/* borrowed */
 	uint32_t	 head;		/* its fingerprint's length */
@@ -73,6 +86,15 @@ int		 spool_sync(struct spool *);
  * whose state file was not saved, or delivered and dropped from the state
  * before the stop that could not remove them.  At start, before the flows.
  */
-void		 spool_sweep(const struct spool *, const struct registry *);
+/* A spool file unnamed but described is adopted instead: its entry made in
+ * reg (in place of the original's), as the stop would have saved it. */
+void		 spool_sweep(const struct spool *, struct registry *);
+
+/*
+ * Before the state drops the entry of delivered spool file file: remove
+ * its description (the directory synced), so that a crash before the file
+ * itself goes does not adopt it again.  0 or a negative errno.
+ */
+int		 spool_forget(const char *file);
 
 #endif

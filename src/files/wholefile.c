@@ -311,8 +311,8 @@ wholefile_next(struct wholefile *wf, struct wholefile_next *nx)
 		if (!still_ready(wf, f, &nx->st))
 			continue;
 		nx->path = f->path;
-		nx->offset = resume_offset(wf->fc, wf->reg, f->path, &nx->st,
-		    false);
+		nx->offset = resume_offset(wf->fc, wf->reg, wf->m, f->path,
+		    &nx->st, false);
 		wf->picked = f;
 		wf->picked_off = nx->offset;
 		return true;

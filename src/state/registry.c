@@ -516,6 +516,56 @@ registry_count(const struct registry *reg)
 	return reg->tab.n;
 }
 
+void
+registry_describe_flow(struct registry *reg, const char *flow,
+    const char *stream, const char *pattern)
+{
+	regtable_describe(&reg->tab, flow, stream, pattern);
+}
+
+const struct reg_flowdesc *
+registry_flow_desc(const struct registry *reg, const char *flow)
+{
+	return regtable_desc(&reg->tab, flow);
+}
+
+const char **
+registry_flow_names(const struct registry *reg, size_t *n)
+{
+	struct reg_entry **v = regtable_sorted(&reg->tab);
+	const char	 **names = xcalloc(reg->tab.n + 1, sizeof(*names));
+	size_t		   i;
+
+	*n = 0;
+	for (i = 0; i < reg->tab.n; i++)
+		if (*n == 0 || strcmp(names[*n - 1], v[i]->flow) != 0)
+			names[(*n)++] = v[i]->flow;
+	free(v);
+	return names;
+}
+
+size_t
+registry_flow_count(const struct registry *reg, const char *flow)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < reg->tab.nb; i++)
+		if (reg->tab.b[i] != NULL &&
+		    strcmp(reg->tab.b[i]->flow, flow) == 0)
+			n++;
+	return n;
+}
+
+size_t
+registry_rename_flow(struct registry *reg, const char *from, const char *to)
+{
+	size_t	 moved = regtable_rename_flow(&reg->tab, from, to);
+
+	if (moved > 0)
+		mark_dirty(reg);
+	return moved;
+}
+
 bool
 registry_dirty(const struct registry *reg)
 {
@@ -655,7 +705,7 @@ choose_afresh(struct registry *reg, struct reg_table *t, struct choice *c)
 int
 registry_load(struct registry *reg)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL, NULL, 0 };
 	struct choice	 c;
 	int		 r;
 
@@ -670,7 +720,7 @@ registry_load(struct registry *reg)
 int
 registry_peek(struct registry *reg, bool *from_bak)
 {
-	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL };
+	struct reg_table t = { NULL, 0, 0, NULL, 0, NULL, NULL, 0 };
 	struct choice	 c;
 	int		 r;
 

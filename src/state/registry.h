@@ -189,6 +189,18 @@ struct reg_spool {
 	uint64_t	 ino;
 };
 
+/*
+ * What a flow of the state file read: its stream and filePattern (with
+ * directoryRecursionEnabled's "**"), in the header's "flows", so that a
+ * flow renamed in agent.ini with the same stream and pattern is known for
+ * the same one and carries its positions on.
+ */
+struct reg_flowdesc {
+	char		*name;		/* owned */
+	char		*stream;	/* owned */
+	char		*pattern;	/* owned */
+};
+
 struct registry;
 
 /* New, empty registry for the state file at path (not read yet). */
@@ -346,6 +358,22 @@ void		 registry_set_run(struct registry *, struct reg_run *run);
 struct reg_run	*registry_take_run(struct registry *);
 
 size_t		 registry_count(const struct registry *);
+/* Note what flow reads (copied), saved with its entries. */
+void		 registry_describe_flow(struct registry *, const char *flow,
+		    const char *stream, const char *pattern);
+/* What the state file (or registry_describe_flow) says flow read, or
+ * NULL.  Borrowed until the next describe or load. */
+const struct reg_flowdesc *registry_flow_desc(const struct registry *,
+		    const char *flow);
+/* The flows of the entries, each once (new array of borrowed names, in
+ * order; *n set). */
+const char	**registry_flow_names(const struct registry *, size_t *n);
+/* How many entries flow has. */
+size_t		 registry_flow_count(const struct registry *, const char *flow);
+/* Every entry of from becomes to's (one to already has for the same file
+ * is dropped); how many moved.  Makes the registry dirty. */
+size_t		 registry_rename_flow(struct registry *, const char *from,
+		    const char *to);
 bool		 registry_dirty(const struct registry *);
 /* Entries were made since the last save (new files not on disk yet). */
 bool		 registry_unsaved_entries(const struct registry *);

@@ -57,6 +57,8 @@ regtable_init(struct reg_table *t)
 	t->flows = NULL;
 	t->nflows = 0;
 	t->run = NULL;
+	t->descs = NULL;
+	t->ndescs = 0;
 }
 
 /* The table's copy of flow name, shared by all its entries of that flow. */
@@ -140,6 +142,14 @@ regtable_cleanup(struct reg_table *t)
 	t->nflows = 0;
 	reg_run_free(t->run);
 	t->run = NULL;
+	for (i = 0; i < t->ndescs; i++) {
+		free(t->descs[i].name);
+		free(t->descs[i].stream);
+		free(t->descs[i].pattern);
+	}
+	free(t->descs);
+	t->descs = NULL;
+	t->ndescs = 0;
 }
 
 void
@@ -251,6 +261,64 @@ regtable_remove(struct reg_table *t, const char *flow, uint64_t dev,
 		return false;
 	table_unlink(t, i);
 	return true;
+}
+
+size_t
+regtable_rename_flow(struct reg_table *t, const char *from, const char *to)
+{
+	struct reg_entry **old = t->b;
+	char		  *nf = table_flow(t, to);
+	size_t		   i, moved = 0;
+
+	/* Placed again from scratch: the key of every moved entry changes. */
+	t->b = xcalloc(t->nb, sizeof(*t->b));
+	for (i = 0; i < t->nb; i++)
+		if (old[i] != NULL && strcmp(old[i]->flow, from) != 0)
+			table_place(t, old[i]);
+	for (i = 0; i < t->nb; i++) {
+		if (old[i] == NULL || strcmp(old[i]->flow, from) != 0)
+			continue;
+		if (t->b[table_slot(t, to, old[i]->dev, old[i]->ino)] != NULL) {
+			entry_free(old[i]);
+			t->n--;
+			continue;
+		}
+		old[i]->flow = nf;
+		table_place(t, old[i]);
+		moved++;
+	}
+	free(old);
+	return moved;
+}
+
+const struct reg_flowdesc *
+regtable_desc(const struct reg_table *t, const char *flow)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->ndescs; i++)
+		if (strcmp(t->descs[i].name, flow) == 0)
+			return &t->descs[i];
+	return NULL;
+}
+
+void
+regtable_describe(struct reg_table *t, const char *flow, const char *stream,
+    const char *pattern)
+{
+	struct reg_flowdesc *d = (struct reg_flowdesc *)regtable_desc(t, flow);
+
+	if (d == NULL) {
+		t->descs = xrealloc(t->descs,
+		    (t->ndescs + 1) * sizeof(*t->descs));
+		d = &t->descs[t->ndescs++];
+		d->name = xstrdup(flow);
+	} else {
+		free(d->stream);
+		free(d->pattern);
+	}
+	d->stream = xstrdup(stream);
+	d->pattern = xstrdup(pattern);
 }
 
 /*

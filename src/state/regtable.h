@@ -21,6 +21,9 @@ struct reg_table {
 	char		**flows;
 	size_t		  nflows;
 	struct reg_run	 *run;		/* owned: the header's, or NULL */
+	struct reg_flowdesc *descs;	/* owned: the header's "flows" and
+					   registry_describe_flow's */
+	size_t		  ndescs;
 };
 
 /* An empty table.  A zeroed table needs only regtable_cleanup. */
@@ -52,6 +55,16 @@ void		 reg_rare_trim(struct reg_entry *e);
 /* Free r and what it holds (NULL-safe); reg_spool_free a spool part. */
 void		 reg_rare_free(struct reg_rare *r);
 void		 reg_spool_free(struct reg_spool *sp);
+
+/* The entries of flow from moved to flow to (an entry to has for the
+ * same file wins); how many moved. */
+size_t		 regtable_rename_flow(struct reg_table *, const char *from,
+		    const char *to);
+/* Set (copied) what flow reads; the description of flow, or NULL. */
+void		 regtable_describe(struct reg_table *, const char *flow,
+		    const char *stream, const char *pattern);
+const struct reg_flowdesc *regtable_desc(const struct reg_table *,
+		    const char *flow);
 
 /* Drop the entries with updated < before; returns how many. */
 size_t		 regtable_expire(struct reg_table *, int64_t before);

@@ -24,6 +24,10 @@
  * directory or "system", and "cursor":"s=...", the sd-journal cursor of
  * its last committed entry: a release that does not know the field loads
  * it as the entry of a file no scan finds.
+ * The header may also have "flows":{"NAME":{"stream":S,"pattern":P}},
+ * what each flow with entries read, so that a flow renamed with the same
+ * stream and pattern carries its positions on (outside the crc32 too; a
+ * damaged one is ignored: it can only cost a resend).
  * The crc32 covers every byte after the header line and the header counts
  * the entries, so a torn write (a prefix of the file), a flipped byte or a
  * lost line is caught before any entry is believed.  Each line is parsed
@@ -455,6 +459,55 @@ run_header(const struct reg_run *run, struct buf *line)
 	}
 }
 
+/* ,"flows":{...} appended to the header line: the descriptions of the
+ * flows that have entries (v, sorted by flow). */
+static void
+flows_header(const struct reg_table *t, struct reg_entry **v,
+    struct buf *line)
+{
+	const struct reg_flowdesc *d;
+	json_t	*o = NULL, *f;
+	size_t	 i, len = line->len;
+
+	for (i = 0; i < t->n; i++) {
+		if (i > 0 && v[i]->flow == v[i - 1]->flow)
+			continue;	/* (names are the table's, shared) */
+		d = regtable_desc(t, v[i]->flow);
+		if (d == NULL)
+			continue;
+		if (o == NULL)
+			o = json_object();
+		f = json_object();
+		json_object_set_new(f, "stream", json_text(d->stream));
+		json_object_set_new(f, "pattern", json_text(d->pattern));
+		json_object_set_new(o, d->name, f);
+	}
+	if (o == NULL)
+		return;
+	buf_addstr(line, ",\"flows\":");
+	json_dump_callback(o, buf_cb, line, JSON_COMPACT);
+	json_decref(o);
+	if (line->len + 2 > ENTRY_MAX_BYTES)
+		buf_setlen(line, len);	/* only renames need it */
+}
+
+/* The header's optional "flows" into t; what is malformed is left out. */
+static void
+parse_flows(json_t *h, struct reg_table *t)
+{
+	json_t		*o = json_object_get(h, "flows"), *v;
+	const char	*k, *stream, *pattern;
+
+	if (!json_is_object(o))
+		return;
+	json_object_foreach(o, k, v) {
+		stream = get_str(v, "stream");
+		pattern = get_str(v, "pattern");
+		if (stream != NULL && pattern != NULL)
+			regtable_describe(t, k, stream, pattern);
+	}
+}
+
 int
 statefile_write(struct atomicfile *af, const struct reg_table *t)
 {
@@ -473,6 +526,7 @@ statefile_write(struct atomicfile *af, const struct reg_table *t)
 	    t->n);
 	buf_addstr(&line, head);
 	run_header(t->run, &line);
+	flows_header(t, v, &line);
 	buf_addstr(&line, "}\n");
 	r = atomicfile_write(af, line.data, line.len);
 	for (i = 0; r == 0 && i < t->n; i++) {
@@ -633,6 +687,7 @@ parse_v2(json_t *h, const char *body, size_t n, struct reg_table *t,
 		snprintf(why, whylen, "malformed run in the header line");
 		return -EBADMSG;
 	}
+	parse_flows(h, t);
 	return 0;
 }
 

@@ -29,7 +29,7 @@ must() {
 		"$@"
 	fi
 }
-spooled() { ls "$TMP/spool" 2>/dev/null | grep -c . || true; }
+spooled() { ls "$TMP/spool" 2>/dev/null | grep -c "\.spool$" || true; }
 spool_empty() { [ "$(spooled)" = 0 ]; }
 # conf FILE [flows...]: a with maxBufferAgeMillis = AGE_A, then b if asked.
 conf() {

@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/e2e/rotate_lib.sh"
 
 log_has() { grep -q -- "$1" "$TMP/agent.log"; }
-spooled() { ls "$TMP/state/spool" 2>/dev/null | grep -c . || true; }
+spooled() { ls "$TMP/state/spool" 2>/dev/null | grep -c "\.spool$" || true; }
 spool_empty() { [ "$(spooled)" = 0 ]; }
 
 start_server --stream s1 --outage

@@ -37,7 +37,7 @@ once() {
 	records verify --records "$TMP/records.jsonl" --stream "$_s" "$@" ||
 		fail "stream $_s: lines missing, duplicated or unexpected"
 }
-spooled() { ls "$TMP/spool" 2>/dev/null | grep -c . || true; }
+spooled() { ls "$TMP/spool" 2>/dev/null | grep -c "\.spool$" || true; }
 spool_empty() { [ "$(spooled)" = 0 ]; }
 stop_now() {
 	kill -TERM "$AGENT_PID"
