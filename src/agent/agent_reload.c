@@ -191,6 +191,7 @@ agent_reload(struct agent *a)
 	(void)notify_reloading();
 	reload_plan_init(&p, a->conf, nc);
 	switch_conf(a, nc);
+	agent_http_reload(a);
 	switch_client(a, reload_new_client(&p));
 	plan_flows(a, &p, &added, &nadded);
 	reload_plan_cleanup(&p);

@@ -125,6 +125,8 @@ struct conf {
 						   logged */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
+	char		*http_listen;	/* httpListen ("" = no server) */
+	long long	 health_stall_s;	/* healthStallSeconds */
 	/* Credentials and proxies: secrets are zeroed by conf_free. */
 	char		*security_token;	/* security.token
 						   (DIS_SECURITY_TOKEN) */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/listenaddr.h"
 #include "base/log.h"
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
@@ -328,6 +329,27 @@ check_state_dirs(struct parse *p)
 	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
+/*
+ * -t: httpListen can be bound now.  The probe shares the port with a
+ * running agent of the same user (listenaddr.h), so the check before a
+ * reload passes while the agent holds it.
+ */
+static int
+check_listen(struct parse *p)
+{
+	const struct key	*k;
+	int			 r;
+
+	if (!(p->opts & CONF_FS_CHECKS) || p->conf->http_listen[0] == '\0')
+		return 0;
+	r = listenaddr_probe(p->conf->http_listen);
+	if (r == 0)
+		return 0;
+	k = conf_key_find(KS_AGENT, "httpListen", false);
+	return conf_fail(p, p->agent.keyline[k - conf_keys], "httpListen = %s: "
+	    "cannot be bound: %s", p->conf->http_listen, strerror(-r));
+}
+
 /* --- weak transport ------------------------------------------------------ */
 
 /*
@@ -376,7 +398,8 @@ conf_finish(struct parse *p)
 		rc = check_flow(p, i);
 	}
 	p->path = main_path;
-	if (rc != 0 || finish_agent(p) != 0 || check_state_dirs(p) != 0)
+	if (rc != 0 || finish_agent(p) != 0 || check_state_dirs(p) != 0 ||
+	    check_listen(p) != 0)
 		return -1;
 	if (p->opts & CONF_TLS_WARNS)
 		warn_weak_tls(p);

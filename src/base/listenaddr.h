@@ -1,0 +1,31 @@
+/*
+ * A listening address as agent.ini gives it (httpListen): "A.B.C.D:PORT"
+ * or "[IPV6]:PORT", numeric only (no names: a listener must not depend on
+ * the resolver), and the socket the agent listens on.  The socket takes
+ * SO_REUSEPORT, as does the probe -t binds, so that the check before a
+ * reload (ExecReload runs -t as the agent's user) passes while the running
+ * agent holds the port, and fails when anything else does.
+ */
+#ifndef DISAGENT_LISTENADDR_H
+#define DISAGENT_LISTENADDR_H
+
+#include <sys/socket.h>
+
+#include "base/util.h"
+
+/* Parse s into *ss (and its length into *len).  NULL, or why it is not an
+ * address (static text). */
+const char	*listenaddr_parse(const char *s, struct sockaddr_storage *ss,
+		    socklen_t *len);
+
+/*
+ * A new listening socket (close-on-exec, non-blocking, backlog) on s:
+ * the descriptor, or a negative errno (a bad address is -EINVAL).
+ */
+int		 listenaddr_listen(const char *s, int backlog) WARN_UNUSED;
+
+/* Whether s can be listened on now: 0 or a negative errno (the socket is
+ * closed again at once). */
+int		 listenaddr_probe(const char *s) WARN_UNUSED;
+
+#endif
