@@ -1067,7 +1067,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 98);
+	ck_assert_uint_eq(nkeys, 100);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
