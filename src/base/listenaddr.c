@@ -45,34 +45,34 @@ listenaddr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 	if (s[0] == '[') {
 		end = strchr(s, ']');
 		if (end == NULL || end[1] != ':')
-			return "not [IPV6]:PORT";
+			return "is not [IPV6]:PORT";
 		colon = end + 1;
 		s++;
 	} else {
 		colon = strrchr(s, ':');
 		if (colon == NULL)
-			return "no :PORT (an address and a port: "
+			return "has no :PORT (an address and a port: "
 			    "127.0.0.1:2020 or [::1]:2020)";
 		end = colon;
 	}
 	n = (size_t)(end - s);
 	if (n == 0 || n >= sizeof(host))
-		return "no address before :PORT";
+		return "has no address before :PORT";
 	memcpy(host, s, n);
 	host[n] = '\0';
 	port = parse_port(colon + 1);
 	if (port < 0)
-		return "the port is not a number from 1 to 65535";
+		return "has a port that is not a number from 1 to 65535";
 	if (end != colon) {
 		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
-			return "not a numeric IPv6 address";
+			return "is not a numeric IPv6 address";
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)port);
 		*len = sizeof(*in6);
 		return NULL;
 	}
 	if (inet_pton(AF_INET, host, &in4->sin_addr) != 1)
-		return "not a numeric IPv4 address (IPv6 goes in brackets: "
+		return "is not a numeric IPv4 address (IPv6 goes in brackets: "
 		    "[::1]:2020)";
 	in4->sin_family = AF_INET;
 	in4->sin_port = htons((uint16_t)port);

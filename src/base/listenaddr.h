@@ -14,7 +14,7 @@
 #include "base/util.h"
 
 /* Parse s into *ss (and its length into *len).  NULL, or why it is not an
- * address (static text). */
+ * address (static text that follows "httpListen = VALUE "). */
 const char	*listenaddr_parse(const char *s, struct sockaddr_storage *ss,
 		    socklen_t *len);
 
