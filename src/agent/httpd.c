@@ -152,7 +152,8 @@ ask_loop(struct httpd *h, struct job *j)
 		j->status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		buf_reset(&j->out);
 		if (h->closing)
-			buf_addstr(&j->out, "the agent is stopping\n");
+			buf_addstr(&j->out, "the HTTP server is closing (a stop, "
+			    "or a reload that moved it)\n");
 		else
 			buf_printf(&j->out, "the agent's event loop has not "
 			    "answered for %d s (healthStallSeconds)\n",

@@ -49,10 +49,11 @@ kill "$HOLDER"; wait "$HOLDER" 2>/dev/null || true
 
 write_lines "$TMP/logs/a.log" a 0 500
 printf 'x\n' >"$TMP/logs/b\"q.log"
+printf 'y\n' >"$TMP/logs/$(printf 'c\377.log')"	# not UTF-8
 start_agent "$TMP/agent.ini"
 wait_for 30 "/healthz to answer 200" health_is 200
 curl -s "http://127.0.0.1:$HPORT/healthz" | grep -qx ok || fail "/healthz body"
-wait_for 60 "501 records" count_at_least s1 501
+wait_for 60 "502 records" count_at_least s1 502
 
 # -t while the agent itself holds the port (ExecReload runs it first).
 "$DISAGENT" -t -c "$TMP/agent.ini" >"$TMP/t.out" 2>&1 ||
@@ -61,18 +62,18 @@ wait_for 60 "501 records" count_at_least s1 501
 # /metrics: the file's format, Prometheus's content type, the counters.
 metrics_sent() {
 	curl -s "http://127.0.0.1:$HPORT/metrics" >"$TMP/m.txt" &&
-	grep -qE '^disagent_records_sent_total\{flow="app",stream="s1"\} 501$' \
+	grep -qE '^disagent_records_sent_total\{flow="app",stream="s1"\} 502$' \
 	    "$TMP/m.txt"
 }
-wait_for 30 "/metrics to count 501 records sent" metrics_sent
+wait_for 30 "/metrics to count 502 records sent" metrics_sent
 ctype=$(curl -s -o /dev/null -w '%{content_type}' "http://127.0.0.1:$HPORT/metrics")
 [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] ||
     fail "/metrics content type: $ctype"
 file_sent() {
-	grep -qE '^disagent_records_sent_total\{flow="app",stream="s1"\} 501$' \
+	grep -qE '^disagent_records_sent_total\{flow="app",stream="s1"\} 502$' \
 	    "$TMP/metrics.prom"
 }
-wait_for 30 "the metrics file to count 501 records sent" file_sent
+wait_for 30 "the metrics file to count 502 records sent" file_sent
 # The same families, in the same order, as the file.
 grep '^# TYPE' "$TMP/metrics.prom" >"$TMP/file.types"
 grep '^# TYPE' "$TMP/m.txt" >"$TMP/http.types"
@@ -87,10 +88,13 @@ st = json.load(open(sys.argv[1]))
 fl = st["flows"]
 assert [f["name"] for f in fl] == ["app"], fl
 files = {f["path"]: f for f in fl[0]["files"]}
-for name in ("a.log", 'b"q.log'):
-    p = os.path.join(sys.argv[2], name)
-    assert p in files, (p, list(files))
-    f = files[p]
+# A name that is not UTF-8 is escaped as the log escapes it.
+for name, shown in (("a.log", "a.log"), ('b"q.log', 'b"q.log'),
+                    (b"c\xff.log", "c\\xff.log")):
+    p = os.path.join(os.fsencode(sys.argv[2]), os.fsencode(name))
+    k = os.path.join(sys.argv[2], shown)
+    assert k in files, (k, list(files))
+    f = files[k]
     assert f["offset"] == f["size"] == os.path.getsize(p), f
     assert f["bytes_behind"] == 0, f
 assert fl[0]["stream"] == "s1" and fl[0]["bytes_behind"] == 0, fl[0]
@@ -156,7 +160,7 @@ PY
 kill -0 "$AGENT_PID" || fail "the agent died"
 health_is 200 || fail "/healthz is not 200 after the hostile clients"
 write_lines "$TMP/logs/a.log" a 500 600
-wait_for 60 "601 records" count_at_least s1 601
+wait_for 60 "602 records" count_at_least s1 602
 
 # An idle agent with the server sleeps (waiting_states_sleep.sh's bound).
 TICK=$(getconf CLK_TCK)
@@ -178,7 +182,7 @@ curl -s "http://127.0.0.1:$HPORT/healthz" | grep -q "state has not been saved" |
     fail "/healthz 503 without the reason"
 writable "$TMP/state"
 wait_for 30 "/healthz to answer 200 again" health_is 200
-wait_for 60 "701 records" count_at_least s1 701
+wait_for 60 "702 records" count_at_least s1 702
 
 stop_agent
 pass
