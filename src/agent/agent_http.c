@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,14 @@ page(enum httpd_page p, struct buf *out, void *arg)
 	return 500;
 }
 
+/* A server on addr with the current conf's stall: NULL and *err. */
+static struct httpd *
+listen_on(struct agent *a, const char *addr, int *err)
+{
+	return httpd_new(&a->loop, addr, (int)a->conf->health_stall_s, page,
+	    a, err);
+}
+
 int
 agent_http_start(struct agent *a)
 {
@@ -181,8 +190,7 @@ agent_http_start(struct agent *a)
 
 	if (c->http_listen[0] == '\0')
 		return 0;
-	a->httpd = httpd_new(&a->loop, c->http_listen, (int)c->health_stall_s,
-	    page, a, &err);
+	a->httpd = listen_on(a, c->http_listen, &err);
 	if (a->httpd == NULL) {
 		log_error("httpListen = %s: cannot listen: %s; refusing to "
 		    "start", c->http_listen, strerror(-err));
@@ -193,36 +201,64 @@ agent_http_start(struct agent *a)
 	return 0;
 }
 
+/*
+ * A new address that overlaps the old one (the same port on 0.0.0.0
+ * instead of 127.0.0.1, say) can be bound only once the old server lets
+ * go of it: try that, and take the old one back if the new one still
+ * cannot listen.  Returns the new server or NULL (a->httpd is then the
+ * old one again, or NULL).
+ */
+static struct httpd *
+move_over(struct agent *a, int *err)
+{
+	struct httpd	*h;
+	char		*old;
+	int		 e2;
+
+	old = xstrdup(httpd_addr(a->httpd));
+	httpd_close(a->httpd);
+	a->httpd = NULL;
+	h = listen_on(a, a->conf->http_listen, err);
+	if (h == NULL) {
+		a->httpd = listen_on(a, old, &e2);
+		if (a->httpd == NULL)
+			log_error("reload: httpListen = %s: cannot listen "
+			    "again: %s", old, strerror(-e2));
+	}
+	free(old);
+	return h;
+}
+
 void
 agent_http_reload(struct agent *a)
 {
-	const struct conf *c = a->conf;
-	struct httpd	*h;
+	const char	*addr = a->conf->http_listen;
+	struct httpd	*h = NULL;
 	int		 err;
 
-	if (a->httpd != NULL && strcmp(httpd_addr(a->httpd),
-	    c->http_listen) == 0) {
-		httpd_set_stall(a->httpd, (int)c->health_stall_s);
+	if (a->httpd != NULL && strcmp(httpd_addr(a->httpd), addr) == 0) {
+		httpd_set_stall(a->httpd, (int)a->conf->health_stall_s);
 		return;
 	}
-	h = NULL;
-	if (c->http_listen[0] != '\0') {
-		h = httpd_new(&a->loop, c->http_listen,
-		    (int)c->health_stall_s, page, a, &err);
+	if (addr[0] == '\0')
+		log_info("reload: httpListen is off: the HTTP server stops");
+	else {
+		h = listen_on(a, addr, &err);
+		if (h == NULL && err == -EADDRINUSE && a->httpd != NULL)
+			h = move_over(a, &err);
 		if (h == NULL) {
 			log_error("reload: httpListen = %s: cannot listen: "
-			    "%s; %s", c->http_listen, strerror(-err),
-			    a->httpd != NULL ? "still serving on the old "
-			    "address" : "no HTTP server");
+			    "%s; %s", addr, strerror(-err), a->httpd != NULL ?
+			    "still serving on the old address" :
+			    "no HTTP server");
 			if (a->httpd != NULL)
 				httpd_set_stall(a->httpd,
-				    (int)c->health_stall_s);
+				    (int)a->conf->health_stall_s);
 			return;
 		}
 		log_info("reload: serving /healthz, /metrics and /status on "
-		    "http://%s", c->http_listen);
-	} else
-		log_info("reload: httpListen is off: the HTTP server stops");
+		    "http://%s", addr);
+	}
 	httpd_close(a->httpd);
 	a->httpd = h;
 }

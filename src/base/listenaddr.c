@@ -94,9 +94,9 @@ bound(const char *s, int backlog)
 	    0);
 	if (fd < 0)
 		return -errno;
-	/* SO_REUSEPORT: listenaddr.h says why. */
+	/* SO_REUSEADDR: connections in TIME_WAIT do not hold the port; a
+	 * listening socket still does (the probe fails against it). */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
 	    (ss.ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6,
 	    IPV6_V6ONLY, &on, sizeof(on)) != 0) ||
 	    bind(fd, (struct sockaddr *)&ss, len) != 0 ||

@@ -1,10 +1,9 @@
 /*
  * A listening address as agent.ini gives it (httpListen): "A.B.C.D:PORT"
  * or "[IPV6]:PORT", numeric only (no names: a listener must not depend on
- * the resolver), and the socket the agent listens on.  The socket takes
- * SO_REUSEPORT, as does the probe -t binds, so that the check before a
- * reload (ExecReload runs -t as the agent's user) passes while the running
- * agent holds the port, and fails when anything else does.
+ * the resolver), the socket the agent listens on, and the bind -t tries.
+ * No SO_REUSEPORT: a second process on the same port fails to bind
+ * instead of sharing its connections.
  */
 #ifndef DISAGENT_LISTENADDR_H
 #define DISAGENT_LISTENADDR_H

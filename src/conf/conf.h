@@ -185,6 +185,13 @@ int	conf_load(const char *path, struct conf **out, char *err,
 #define CONF_TLS_WARNS		0x10
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
+/*
+ * -t, httpListen in use: whether the running agent of this configuration
+ * (c's checkpointFile) is what holds it, so that the check before a
+ * reload passes.  Set by main.c, where the state layer is in reach; NULL:
+ * never.
+ */
+extern bool	(*conf_agent_running)(const struct conf *c);
 /* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS | CONF_TLS_WARNS:
  * disagent -t. */
 int	conf_load_test(const char *path, struct conf **out, char *err,

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,10 +330,13 @@ check_state_dirs(struct parse *p)
 	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
+bool	(*conf_agent_running)(const struct conf *);
+
 /*
- * -t: httpListen can be bound now.  The probe shares the port with a
- * running agent of the same user (listenaddr.h), so the check before a
- * reload passes while the agent holds it.
+ * -t: httpListen can be bound now, or is in use by the running agent of
+ * this configuration (the check before a reload runs beside it; which
+ * address that agent holds is not known: a reload that cannot bind a new
+ * one keeps the old, with an ERROR).
  */
 static int
 check_listen(struct parse *p)
@@ -343,7 +347,8 @@ check_listen(struct parse *p)
 	if (!(p->opts & CONF_FS_CHECKS) || p->conf->http_listen[0] == '\0')
 		return 0;
 	r = listenaddr_probe(p->conf->http_listen);
-	if (r == 0)
+	if (r == 0 || (r == -EADDRINUSE && conf_agent_running != NULL &&
+	    conf_agent_running(p->conf)))
 		return 0;
 	k = conf_key_find(KS_AGENT, "httpListen", false);
 	return conf_fail(p, p->agent.keyline[k - conf_keys], "httpListen = %s: "

@@ -5,7 +5,8 @@
 # are 404, other methods 405; huge headers, garbage and slow clients get a
 # clear status or are cut off, and the agent still delivers and stays
 # healthy; -t refuses a port something else holds (and accepts it while
-# the agent itself holds it: the check before a reload); /healthz goes to
+# the agent of the same configuration holds it: the check before a
+# reload), a second agent on the port does not start; /healthz goes to
 # 503 while the state cannot be saved (healthStallSeconds = 1) and back to
 # 200 once it can; an idle agent with the server sleeps.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
@@ -55,9 +56,24 @@ wait_for 30 "/healthz to answer 200" health_is 200
 curl -s "http://127.0.0.1:$HPORT/healthz" | grep -qx ok || fail "/healthz body"
 wait_for 60 "502 records" count_at_least s1 502
 
-# -t while the agent itself holds the port (ExecReload runs it first).
+# -t while the agent itself holds the port (ExecReload runs it first):
+# its state file is locked, so the port is its own.
 "$DISAGENT" -t -c "$TMP/agent.ini" >"$TMP/t.out" 2>&1 ||
     fail "-t refused the running agent's own port: $(cat "$TMP/t.out")"
+# Another configuration on the same port: -t refuses it, and so does the
+# start (the port is not shared).
+sed "s|^checkpointFile = .*|checkpointFile = $TMP/state2/state.json|" \
+    "$TMP/agent.ini" >"$TMP/other.ini"
+chmod 600 "$TMP/other.ini"
+mkdir -p "$TMP/state2"
+rc=0
+"$DISAGENT" -t -c "$TMP/other.ini" >"$TMP/t.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "httpListen = 127.0.0.1:$HPORT: cannot be bound" \
+    "$TMP/t.out" || fail "-t of another configuration on the port: $(cat "$TMP/t.out")"
+rc=0
+"$DISAGENT" -c "$TMP/other.ini" >"$TMP/other.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "httpListen = 127.0.0.1:$HPORT: cannot listen: Address already in use; refusing to start" \
+    "$TMP/other.log" || fail "a second agent on the port exited $rc: $(cat "$TMP/other.log")"
 
 # /metrics: the file's format, Prometheus's content type, the counters.
 metrics_sent() {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A reload (SIGHUP) follows httpListen: a new address is listened on and
 # the old one closed; an address that cannot be bound keeps the old one
-# (ERROR in the log); removing the key stops the server.  Delivery goes on
+# (ERROR in the log); one that overlaps the old (the same port on
+# 0.0.0.0) is moved to; removing the key stops the server.  Delivery goes on
 # throughout.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
@@ -16,10 +17,11 @@ ok_on() { [ "$(code "$1")" = 200 ]; }
 closed_on() { [ "$(code "$1")" = 000 ]; }
 log_has() { grep -q -- "$1" "$TMP/agent.log"; }
 
-# conf PORT|"": the configuration, with httpListen on PORT (none if "").
+# conf PORT|"" [HOST]: the configuration, with httpListen on HOST
+# (127.0.0.1) and PORT (none if "").
 conf() {
 	if [ -n "$1" ]; then
-		write_conf "$TMP/agent.ini" "httpListen = 127.0.0.1:$1"
+		write_conf "$TMP/agent.ini" "httpListen = ${2:-127.0.0.1}:$1"
 	else
 		write_conf "$TMP/agent.ini"
 	fi
@@ -53,6 +55,13 @@ conf "$P3"
 kill -HUP "$AGENT_PID"
 wait_for 30 "the reload's error" log_has "reload: httpListen = 127.0.0.1:$P3: cannot listen"
 ok_on "$P2" || fail "the old server stopped although the new one could not start"
+
+# The same port on every address: it overlaps the one held, which must
+# let go first.
+conf "$P2" 0.0.0.0
+kill -HUP "$AGENT_PID"
+wait_for 30 "the move to 0.0.0.0" log_has "reload: serving /healthz, /metrics and /status on http://0.0.0.0:$P2"
+ok_on "$P2" || fail "no server on 0.0.0.0:$P2"
 
 conf ""
 kill -HUP "$AGENT_PID"
