@@ -44,7 +44,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#define CONN_LIMIT	16
+#define CONN_LIMIT	HTTPD_MAX_CONNECTIONS
 #define CONN_TIMEOUT_S	10
 #define CONN_MEMORY	(32 * 1024)
 #define THREAD_STACK	(256 * 1024)

@@ -14,6 +14,9 @@
 
 #include "base/util.h"
 
+/* Connections served at once; more are closed as they come. */
+#define HTTPD_MAX_CONNECTIONS	16
+
 enum httpd_page {
 	HTTPD_HEALTH,		/* /healthz: text, one line */
 	HTTPD_METRICS,		/* /metrics: Prometheus text */
