@@ -25,6 +25,7 @@
 #include "conf/credcmd.h"
 #include "conf/importyml.h"
 #include "dis/http.h"
+#include "state/registry.h"
 #include "readback/cmd.h"
 
 static void
@@ -163,6 +164,13 @@ run_command(int argc, char **argv)
 	return rc;
 }
 
+/* -t: the agent of c runs (it holds its state file's lock). */
+static bool
+agent_running(const struct conf *c)
+{
+	return registry_lock_held(c->checkpoint_file);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,6 +238,9 @@ main(int argc, char **argv)
 	 * credential file readable by all) goes to the journal as WARN. */
 	if (!test)
 		log_setup(LOG_LVL_INFO, getenv("JOURNAL_STREAM") != NULL);
+	/* -t: an httpListen in use is fine if this configuration's agent
+	 * runs (it holds its port). */
+	conf_agent_running = agent_running;
 	/* The agent makes its state directory; -t checks that it could. */
 	if ((test ? conf_load_test(path, &conf, err, sizeof(err)) :
 	    conf_load_opts(path, CONF_STATE_DIRS | CONF_TLS_WARNS, &conf,

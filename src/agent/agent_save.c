@@ -234,6 +234,8 @@ static void
 save_failed(struct agent *a)
 {
 	log_error("state not saved; will retry");
+	if (a->save_failed_ms == 0)	/* /healthz (agent_http.c) */
+		a->save_failed_ms = MAX(mono_ms(), 1);
 	if (a->state != AGENT_FINISHING)
 		uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
 }
@@ -248,6 +250,7 @@ saved(struct agent *a)
 {
 	size_t	 i;
 
+	a->save_failed_ms = 0;
 	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
 		for (i = 0; i < a->nflows; i++)
 			flow_saved(a->flows[i]);

@@ -19,6 +19,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/flow.h"
+#include "agent/httpd.h"
 #include "base/closer.h"
 #include "base/log.h"
 #include "base/notify.h"
@@ -225,6 +226,8 @@ agent_finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
 	ecsmeta_close(a->meta);
 	a->meta = NULL;
+	httpd_close(a->httpd);
+	a->httpd = NULL;
 	/* The flows go once every client closed: their requests' callbacks
 	 * (cancelled) reach the sinks until then. */
 	closer_init(&a->clients, clients_closed);

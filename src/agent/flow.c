@@ -777,6 +777,13 @@ flow_free(struct flow *f)
 /* --- what a restart needs ---------------------------------------------- */
 
 void
+flow_each_file(const struct flow *f, source_file_fn fn, void *arg)
+{
+	if (f->src != NULL)
+		source_each_file(f->src, fn, arg);
+}
+
+void
 flow_set_agent_key(struct flow *f, const struct hash_key *k)
 {
 	if (k == NULL) {

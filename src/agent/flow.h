@@ -14,6 +14,7 @@
 
 #include <uv.h>
 
+#include "agent/source.h"
 #include "base/util.h"
 
 struct conf;
@@ -67,6 +68,8 @@ bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
 /* The flow's counters, gauges updated (borrowed until the next call). */
 const struct metrics_flow *flow_metrics(struct flow *);
+/* Call fn for every file the flow reads (source.h). */
+void		 flow_each_file(const struct flow *, source_file_fn, void *);
 /* The flow's summed "Put N records" line, if requests were summed. */
 void		 flow_log_puts(struct flow *);
 /* Resume reading if it stopped for the memory budget and memory is free. */

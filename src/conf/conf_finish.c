@@ -5,9 +5,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/listenaddr.h"
 #include "base/log.h"
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
@@ -328,6 +330,31 @@ check_state_dirs(struct parse *p)
 	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
+bool	(*conf_agent_running)(const struct conf *);
+
+/*
+ * -t: httpListen can be bound now, or is in use by the running agent of
+ * this configuration (the check before a reload runs beside it; which
+ * address that agent holds is not known: a reload that cannot bind a new
+ * one keeps the old, with an ERROR).
+ */
+static int
+check_listen(struct parse *p)
+{
+	const struct key	*k;
+	int			 r;
+
+	if (!(p->opts & CONF_FS_CHECKS) || p->conf->http_listen[0] == '\0')
+		return 0;
+	r = listenaddr_probe(p->conf->http_listen);
+	if (r == 0 || (r == -EADDRINUSE && conf_agent_running != NULL &&
+	    conf_agent_running(p->conf)))
+		return 0;
+	k = conf_key_find(KS_AGENT, "httpListen", false);
+	return conf_fail(p, p->agent.keyline[k - conf_keys], "httpListen = %s: "
+	    "cannot be bound: %s", p->conf->http_listen, strerror(-r));
+}
+
 /* --- weak transport ------------------------------------------------------ */
 
 /*
@@ -377,7 +404,7 @@ conf_finish(struct parse *p)
 	}
 	p->path = main_path;
 	if (rc != 0 || conf_check_overlap(p) != 0 || finish_agent(p) != 0 ||
-	    check_state_dirs(p) != 0)
+	    check_state_dirs(p) != 0 || check_listen(p) != 0)
 		return -1;
 	if (p->opts & CONF_TLS_WARNS)
 		warn_weak_tls(p);
