@@ -42,6 +42,7 @@
 #include "agent/httpd.h"
 #include "base/listenaddr.h"
 #include "base/log.h"
+#include "base/mhdlib.h"
 #include "base/util.h"
 
 #define CONN_LIMIT	HTTPD_MAX_CONNECTIONS
@@ -51,6 +52,9 @@
 #define BACKLOG		16
 
 #define PROM_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+/* libmicrohttpd's functions (mhdlib.h): set by the first httpd_new. */
+static const struct mhdlib *M;
 
 /* One request waiting for the loop; on its thread's stack. */
 struct job {
@@ -169,18 +173,18 @@ respond(struct MHD_Connection *c, int status, const char *type,
 	struct MHD_Response	*r;
 	enum MHD_Result		 ret;
 
-	r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+	r = M->create_response_from_buffer(len, (void *)(uintptr_t)body,
 	    MHD_RESPMEM_MUST_COPY);
 	if (r == NULL)
 		return MHD_NO;
-	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+	(void)M->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	(void)M->add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    "no-store");
 	if (allow)
-		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+		(void)M->add_response_header(r, MHD_HTTP_HEADER_ALLOW,
 		    "GET, HEAD");
-	ret = MHD_queue_response(c, (unsigned)status, r);
-	MHD_destroy_response(r);
+	ret = M->queue_response(c, (unsigned)status, r);
+	M->destroy_response(r);
 	return ret;
 }
 
@@ -241,7 +245,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 static struct MHD_Daemon *
 start_mhd(struct httpd *h, int fd)
 {
-	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
+	return M->start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
 	    on_request, h,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
@@ -270,8 +274,15 @@ httpd_new(uv_loop_t *loop, const char *addr, int stall_s,
     httpd_page_cb page, void *arg, int *err)
 {
 	struct httpd	*h;
+	char		 why[256];
 	int		 fd;
 
+	/* conf_load has loaded it already when httpListen is set. */
+	if (M == NULL && (M = mhdlib_get(why, sizeof(why))) == NULL) {
+		log_error("%s: %s", __func__, why);
+		*err = -ELIBACC;
+		return NULL;
+	}
 	fd = listenaddr_listen(addr, BACKLOG);
 	if (fd < 0) {
 		*err = fd;
@@ -334,6 +345,6 @@ httpd_close(struct httpd *h)
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	/* Its threads end: those waiting for the loop were just woken. */
-	MHD_stop_daemon(h->mhd);
+	M->stop_daemon(h->mhd);
 	uv_close((uv_handle_t *)&h->async, on_closed);
 }

@@ -34,7 +34,9 @@ struct httpd;
 /*
  * A new server listening on addr (listenaddr.h), whose pages page makes on
  * loop with arg (borrowed: they outlive it); stall_s as healthStallSeconds.
- * NULL with a negative errno in *err when it cannot listen.
+ * NULL with a negative errno in *err when it cannot listen, or -ELIBACC
+ * when libmicrohttpd cannot be loaded (logged; conf_load checks it first:
+ * base/mhdlib.h).
  */
 struct httpd	*httpd_new(uv_loop_t *, const char *addr, int stall_s,
 		    httpd_page_cb page, void *arg, int *err);

@@ -11,6 +11,7 @@
 
 #include "base/listenaddr.h"
 #include "base/log.h"
+#include "base/mhdlib.h"
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
@@ -271,6 +272,11 @@ finish_agent(struct parse *p)
 		return conf_fail(p, p->agent.keyline[k - conf_keys],
 		    "data.compress.enabled needs libsnappy (Debian: "
 		    "libsnappy1v5, EL: snappy): %s", why);
+	/* Loaded only when needed (mhdlib.h): missing, say so here. */
+	k = conf_key_find(KS_AGENT, "httpListen", false);
+	if (c->http_listen[0] != '\0' && mhdlib_get(why, sizeof(why)) == NULL)
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "httpListen needs libmicrohttpd: %s", why);
 	if (c->endpoint[0] == '\0') {
 		free(c->endpoint);
 		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",
