@@ -269,13 +269,26 @@ sync_init(struct httpd *h)
 	pthread_condattr_destroy(&ca);
 }
 
+/* The memory goes here, once the loop lets go of the handle. */
+static void
+on_closed(uv_handle_t *hd)
+{
+	struct httpd	*h = container_of((uv_async_t *)hd, struct httpd,
+	    async);
+
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	free(h->addr);
+	free(h);
+}
+
 struct httpd *
 httpd_new(uv_loop_t *loop, const char *addr, int stall_s,
     httpd_page_cb page, void *arg, int *err)
 {
 	struct httpd	*h;
 	char		 why[256];
-	int		 fd;
+	int		 fd, r;
 
 	/* conf_load has loaded it already when httpListen is set. */
 	if (M == NULL && (M = mhdlib_get(why, sizeof(why))) == NULL) {
@@ -295,17 +308,24 @@ httpd_new(uv_loop_t *loop, const char *addr, int stall_s,
 	h->stall_s = stall_s;
 	h->tail = &h->head;
 	sync_init(h);
-	h->mhd = start_mhd(h, fd);
-	if (h->mhd == NULL) {
-		/* fd is left open: whether MHD closed it is not said. */
+	/* Before MHD's threads start: the first request sends on it. */
+	r = uv_async_init(loop, &h->async, on_async);
+	if (r != 0) {
+		close(fd);
 		pthread_cond_destroy(&h->cv);
 		pthread_mutex_destroy(&h->mu);
 		free(h->addr);
 		free(h);
+		*err = r;
+		return NULL;
+	}
+	h->mhd = start_mhd(h, fd);
+	if (h->mhd == NULL) {
+		/* fd is left open: whether MHD closed it is not said. */
+		uv_close((uv_handle_t *)&h->async, on_closed);
 		*err = -EIO;
 		return NULL;
 	}
-	uv_async_init(loop, &h->async, on_async);
 	return h;
 }
 
@@ -321,18 +341,6 @@ const char *
 httpd_addr(const struct httpd *h)
 {
 	return h->addr;
-}
-
-static void
-on_closed(uv_handle_t *hd)
-{
-	struct httpd	*h = container_of((uv_async_t *)hd, struct httpd,
-	    async);
-
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
-	free(h->addr);
-	free(h);
 }
 
 void
