@@ -21,7 +21,8 @@
  *
  * Bounds: CONN_LIMIT connections (more are refused by MHD), CONN_TIMEOUT_S
  * idle seconds per connection (a slow client is cut off), CONN_MEMORY
- * bytes for a request's headers (more: 431), and a small thread stack.
+ * bytes for a request's headers (more: 431), a small thread stack, and
+ * CLOSE_GRACE_MS for the replies in hand to go out at a close.
  * MHD parses HTTP; a malformed request gets its 400 from MHD and never
  * reaches the loop.
  */
@@ -50,6 +51,7 @@
 #define CONN_MEMORY	(32 * 1024)
 #define THREAD_STACK	(256 * 1024)
 #define BACKLOG		16
+#define CLOSE_GRACE_MS	1000	/* for the last replies to go out */
 
 #define PROM_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
@@ -78,6 +80,7 @@ struct httpd {
 	uint64_t	 asked_ms;	/* when the loop was first woken for
 					   what it has not answered; 0: none */
 	int		 stall_s;
+	int		 answering;	/* requests not yet completed */
 	bool		 closing;
 };
 
@@ -223,7 +226,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	(void)version;
 	(void)upload;
 	(void)upload_size;
-	(void)con_cls;
+	if (*con_cls == NULL) {
+		/* Until on_completed: httpd_close waits for its reply. */
+		*con_cls = h;
+		pthread_mutex_lock(&h->mu);
+		h->answering++;
+		pthread_mutex_unlock(&h->mu);
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, page_types[0],
@@ -240,6 +249,24 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	return ret;
 }
 
+/* A request's reply went out, or MHD gave up on it. */
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode why)
+{
+	struct httpd	*h = cls;
+
+	(void)c;
+	(void)why;
+	if (*con_cls == NULL)
+		return;
+	*con_cls = NULL;
+	pthread_mutex_lock(&h->mu);
+	h->answering--;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
 /* --- the server --------------------------------------------------------- */
 
 static struct MHD_Daemon *
@@ -253,6 +280,7 @@ start_mhd(struct httpd *h, int fd)
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_END);
 }
 
@@ -343,16 +371,43 @@ httpd_addr(const struct httpd *h)
 	return h->addr;
 }
 
+size_t
+httpd_queued(struct httpd *h)
+{
+	struct job	*j;
+	size_t		 n = 0;
+
+	pthread_mutex_lock(&h->mu);
+	for (j = h->head; j != NULL; j = j->next)
+		n++;
+	pthread_mutex_unlock(&h->mu);
+	return n;
+}
+
 void
 httpd_close(struct httpd *h)
 {
+	struct timespec	 ts;
+	uint64_t	 deadline;
+
 	if (h == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
 	h->closing = true;
 	pthread_cond_broadcast(&h->cv);
+	/*
+	 * Those waiting for the loop were just woken and answer 503; MHD's
+	 * stop shuts every connection's socket down before their threads
+	 * could send that, so wait (a little: a reload waits too) until
+	 * the requests in hand have gone out.
+	 */
+	deadline = now_ms() + CLOSE_GRACE_MS;
+	while (h->answering > 0 && now_ms() < deadline) {
+		ts.tv_sec = (time_t)(deadline / 1000);
+		ts.tv_nsec = (long)(deadline % 1000) * 1000000;
+		(void)pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+	}
 	pthread_mutex_unlock(&h->mu);
-	/* Its threads end: those waiting for the loop were just woken. */
 	M->stop_daemon(h->mhd);
 	uv_close((uv_handle_t *)&h->async, on_closed);
 }
