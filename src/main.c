@@ -73,6 +73,9 @@ usage(FILE *out)
  * because Debian's libcurl links librtmp and libldap.  Those call
  * gnutls_global_init() themselves before they do TLS, as a libcurl built
  * with GnuTLS does, so skipping the implicit one takes nothing from them.
+ * libmicrohttpd's constructor calls gnutls_global_init() as it loads,
+ * which this cannot skip: so it is loaded only for httpListen
+ * (base/mhdlib.h).
  */
 int	_gnutls_global_init_skip(void);
 
