@@ -233,9 +233,10 @@ save_state_as(struct agent *a, bool force, bool clean)
 static void
 save_failed(struct agent *a)
 {
+	if (a->state == AGENT_FINISHING)
+		return;		/* the stop says what it leaves (agent_stop.c) */
 	log_error("state not saved; will retry");
-	if (a->state != AGENT_FINISHING)
-		uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
+	uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
 }
 
 /*

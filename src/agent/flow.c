@@ -813,10 +813,10 @@ flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
 	sink_floors(f->sink, cb, arg);
 }
 
-bool
+size_t
 flow_uncertain(const struct flow *f)
 {
-	return sink_inflight(f->sink) > 0 || sink_uncertain(f->sink);
+	return sink_inflight(f->sink) + sink_uncertain(f->sink);
 }
 
 bool

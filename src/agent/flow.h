@@ -103,9 +103,9 @@ void		 flow_publish(struct flow *);
 /* The sequence-number floors of its stream (sink_floors). */
 void		 flow_floors(const struct flow *,
 		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
-/* Records on the wire or left uncertain may have landed unacknowledged:
- * a stop now is not clean. */
-bool		 flow_uncertain(const struct flow *);
+/* The requests on the wire and the batches left uncertain, whose records
+ * may have landed unacknowledged: a stop now is not clean.  0: none. */
+size_t		 flow_uncertain(const struct flow *);
 /* Records the restart's read found are not all read past yet. */
 bool		 flow_restart_pending(struct flow *);
 /* --- transitions (reload, stop) ------------------------------------------ */

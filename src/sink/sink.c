@@ -75,6 +75,10 @@ struct sink {
 	uint64_t	 sent_seq;	/* requests sent so far */
 	uint64_t	 next_send_ms;
 	struct seqmark	*seq;		/* sequence numbers seen, pins */
+	struct seqsnap	*doubt;		/* the pins of batches handed back
+					   that may have landed: kept for
+					   the floors of the saves to come */
+	size_t		 ndoubt;	/* how many such batches */
 	uv_timer_t	 timer;		/* the head of the timed queue */
 	struct closer	 closer;	/* freed once the timer is closed */
 	uint64_t	 last_halt_log_ms;
@@ -206,6 +210,14 @@ sink_record_cap(const struct sink *s)
 static void
 hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
 {
+	/* Undelivered but maybe landed (a timeout, a dropped connection, a
+	 * request cancelled on the wire): the stop is not clean, and the
+	 * floors stay below its records. */
+	if (!delivered && sb->uncertain && sb->b->ndone < sb->b->nrecs) {
+		s->doubt = seqsnap_join(s->doubt, sb->pin);
+		sb->pin = NULL;
+		s->ndoubt++;
+	}
 	s->cbs.done(sinkq_take(&s->q, sb), delivered, s->cbs.arg);
 }
 
@@ -633,6 +645,7 @@ on_put_done(const struct http_response *r, void *arg)
 	s->inflight--;
 	putbody_req_drop_body(&sb->req);
 	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
+		sb->uncertain = true;	/* it was on the wire */
 		hand_back(s, sb, false);
 		return;
 	}
@@ -823,10 +836,11 @@ sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
 	struct sink_batch *sb;
 	size_t		 n = 0;
 
-	pins = xcalloc(s->q.pending + 1, sizeof(*pins));
+	pins = xcalloc(s->q.pending + 2, sizeof(*pins));
 	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
 		if (n < s->q.pending)
 			pins[n++] = sb->pin;
+	pins[n++] = s->doubt;
 	seqmark_floors(s->seq, pins, n, cb, arg);
 	free(pins);
 }
@@ -841,15 +855,16 @@ sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
 		fn(sb->b, arg);
 }
 
-bool
+size_t
 sink_uncertain(const struct sink *s)
 {
 	const struct sink_batch *sb;
+	size_t		 n = s->ndoubt;
 
 	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
 		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
-			return true;
-	return false;
+			n++;
+	return n;
 }
 
 void
@@ -866,6 +881,8 @@ sink_free(struct sink *s)
 		return;
 	sinkrecs_log_puts(&s->recs);
 	sink_cancel(s);
+	seqsnap_unpin(s->doubt);
+	s->doubt = NULL;
 	seqmark_free(s->seq);
 	s->seq = NULL;
 	putbody_free(s->body);

@@ -125,10 +125,12 @@ void		 sink_floors(const struct sink *,
 void		 sink_each(const struct sink *,
 		    void (*fn)(const struct batch *, void *), void *arg);
 /*
- * Whether a batch it holds has records not acknowledged that may have
- * landed all the same (an attempt ended without a verdict).
+ * The batches with records not acknowledged that may have landed all the
+ * same (an attempt ended without a verdict, or a request cancelled on the
+ * wire): those it holds, and those it handed back so (its stop, a
+ * reload), whose pins it keeps for sink_floors.  0: none.
  */
-bool		 sink_uncertain(const struct sink *);
+size_t		 sink_uncertain(const struct sink *);
 /* The answered requests whose INFO lines were summed (more than a few a
  * second), as one line; the progress report calls it. */
 void		 sink_log_puts(struct sink *);
