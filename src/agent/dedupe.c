@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "agent/dedupe.h"
+#include "agent/dedupe_int.h"
 #include "base/closer.h"
 #include "base/hash.h"
 #include "base/log.h"
@@ -39,229 +40,8 @@
 #define FETCH_BYTES	(1024 * 1024)
 #define MAX_RESPONSE	(64 * 1024 * 1024)
 
-/* One file of a flow of the stream whose records may be in it. */
-struct dd_file {
-	uint64_t	 fid;		/* keyid_file */
-	const char	*flow;		/* the conf's */
-	uint64_t	 dev, ino;
-	uint64_t	 offset;	/* committed, as saved */
-	uint64_t	 below;		/* its records' offsets are below this */
-};
-
-struct dd_stream;
-
-enum dd_state { DD_QUEUED, DD_ACTIVE, DD_DONE };
-
-struct dd_part {
-	struct dd_stream *st;
-	int32_t		 part;
-	int64_t		 floor;		/* last sequence number saved */
-	int64_t		 seen;		/* the last one read (-2: none) */
-	char		*cursor;	/* NULL: get one */
-	enum dd_state	 state;
-	unsigned	 attempts;	/* failures in a row */
-	uv_timer_t	 timer;		/* retries */
-};
-
-struct dd_stream {
-	struct dedupe	*d;
-	const char	*key;		/* "NAME" or "id:ID" (the run's) */
-	bool		 by_id;
-	struct dd_file	*files;		/* by fid */
-	size_t		 nfiles;
-	struct dd_part	*parts;
-	size_t		 nparts;
-	size_t		 left;		/* parts not done */
-	uint64_t	 read;		/* records read */
-	uint64_t	 ours;		/* of them this agent's files' */
-	bool		 failed;
-};
-
-struct dedupe {
-	uv_loop_t	*loop;
-	struct disapi	*api;
-	const struct conf *conf;
-	struct registry	*reg;
-	struct hash_key	 agent;
-	struct dd_stream *streams;
-	size_t		 nstreams;
-	size_t		 active;	/* parts being read */
-	size_t		 left;		/* parts not done, all streams */
-	struct closer	 closer;	/* requests on the wire, timers
-					   being closed */
-	int64_t		 until_ms;	/* records after this: not ours */
-	uint64_t	 t0;
-	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
-	bool		 freed;
-};
-
 static void	part_next(struct dd_part *);
 static void	start_parts(struct dedupe *);
-
-/* --- what to read ------------------------------------------------------- */
-
-static bool
-flow_reads_back(const struct conf_flow *fc)
-{
-	struct partkey	*pk;
-	bool		 ids;
-
-	pk = partkey_new(fc->partition_key_option);
-	ids = partkey_carries_id(pk);
-	partkey_free(pk);
-	return ids;
-}
-
-/* The state file's name of fc's stream: "NAME", or "id:ID". */
-static void
-stream_key(const struct conf_flow *fc, char *out, size_t len)
-{
-	if (fc->stream_id[0] != '\0')
-		snprintf(out, len, "id:%s", fc->stream_id);
-	else
-		snprintf(out, len, "%s", fc->stream);
-}
-
-struct collect {
-	struct dd_stream *st;
-	const struct conf_flow *fc;
-	const struct hash_key *agent;
-};
-
-/*
- * The whole head of e's file as it is now, into *crc, when the file at
- * its path is still e's (device, inode, the head e saved) and has hb
- * bytes.
- */
-static bool
-whole_head(const struct reg_entry *e, uint32_t hb, uint32_t *crc)
-{
-	struct stat	 st;
-	uint32_t	 c;
-
-	if (stat(e->path, &st) != 0 || (uint64_t)st.st_dev != e->dev ||
-	    (uint64_t)st.st_ino != e->ino || (uint64_t)st.st_size < hb)
-		return false;
-	if (tailer_head_crc(e->path, e->fp_len, &c) != 0 || c != e->fp_crc)
-		return false;
-	return tailer_head_crc(e->path, hb, crc) == 0;
-}
-
-static void
-collect_file(const struct reg_entry *e, void *arg)
-{
-	struct collect	*c = arg;
-	struct dd_stream *st = c->st;
-	struct dd_file	*f;
-
-	uint32_t	 hb = (uint32_t)c->fc->header_bytes, crc = e->fp_crc;
-	bool		 full = e->fp_len == hb;
-	int		 i;
-
-	if (strcmp(e->flow, c->fc->name) != 0)
-		return;
-	/* A short head saved: the file may have grown a whole one since,
-	 * which the ids of its later records carry (flow.c, key_file). */
-	if (!full)
-		full = whole_head(e, hb, &crc);
-	/* The ids of records within the first headerBytesLength bytes of a
-	 * file that was shorter then leave the head out. */
-	for (i = full ? 0 : 1; i < 2; i++) {
-		st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
-		f = &st->files[st->nfiles++];
-		f->fid = keyid_file(c->agent, c->fc->name, e->dev, e->ino,
-		    i == 0, crc, hb);
-		f->flow = c->fc->name;
-		f->dev = e->dev;
-		f->ino = e->ino;
-		f->offset = e->offset;
-		f->below = i == 0 ? UINT64_MAX : hb;
-	}
-}
-
-static int
-file_cmp(const void *a, const void *b)
-{
-	const struct dd_file *x = a, *y = b;
-
-	return x->fid < y->fid ? -1 : x->fid > y->fid;
-}
-
-static const struct dd_file *
-find_file(const struct dd_stream *st, uint64_t fid)
-{
-	size_t	 lo = 0, hi = st->nfiles, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (st->files[mid].fid < fid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < st->nfiles && st->files[lo].fid == fid ?
-	    &st->files[lo] : NULL;
-}
-
-/* The stream of key in d, added when new. */
-static struct dd_stream *
-stream_of(struct dedupe *d, const char *key, bool by_id)
-{
-	struct dd_stream *st;
-	size_t		 i;
-
-	for (i = 0; i < d->nstreams; i++)
-		if (strcmp(d->streams[i].key, key) == 0)
-			return &d->streams[i];
-	d->streams = xrealloc(d->streams, (d->nstreams + 1) * sizeof(*st));
-	st = &d->streams[d->nstreams++];
-	memset(st, 0, sizeof(*st));
-	st->d = d;
-	st->key = key;
-	st->by_id = by_id;
-	return st;
-}
-
-/*
- * The flows that write records with ids, grouped by stream, each with its
- * files; a flow whose keys cannot carry ids is named (its in-flight
- * records are sent again).  The streams' keys point into run.
- */
-static void
-plan_streams(struct dedupe *d, const struct reg_run *run)
-{
-	const struct conf_flow *fc;
-	const struct reg_stream *rs;
-	struct collect	 c;
-	char		 key[128];
-	size_t		 i;
-
-	for (i = 0; i < d->conf->nflows; i++) {
-		fc = &d->conf->flows[i];
-		if (!fc->enable)
-			continue;
-		if (!flow_reads_back(fc)) {
-			log_info("[%s] restart after a crash: "
-			    "partitionKeyOption = %s gives its records no id, "
-			    "so what it sent after the last save is sent again",
-			    fc->name, fc->partition_key_option);
-			continue;
-		}
-		stream_key(fc, key, sizeof(key));
-		rs = reg_run_stream(run, key);
-		if (rs == NULL || rs->n == 0) {
-			log_info("[%s] restart after a crash: the state file "
-			    "has no sequence numbers of stream [%s], so what "
-			    "was sent after the last save is sent again",
-			    fc->name, key);
-			continue;
-		}
-		c.st = stream_of(d, rs->name, fc->stream_id[0] != '\0');
-		c.fc = fc;
-		c.agent = &d->agent;
-		registry_each(d->reg, collect_file, &c);
-	}
-}
 
 /* Free d and its streams (nothing refers to them any more). */
 static void
@@ -276,6 +56,8 @@ destroy(struct closer *c)
 		for (j = 0; j < st->nparts; j++)
 			free(st->parts[j].cursor);
 		free(st->parts);
+		for (j = 0; j < st->nfiles; j++)
+			free(st->files[j].path);
 		free(st->files);
 	}
 	free(d->streams);
@@ -301,10 +83,6 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
-		if (st->nfiles > 1)	/* a stream none of whose files
-					 * sent anything has none */
-			qsort(st->files, st->nfiles, sizeof(*st->files),
-			    file_cmp);
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
@@ -584,12 +362,17 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	st->read++;
 	if (rec->key == NULL ||
 	    !keyid_find(rec->key, strlen(rec->key), &fid, &off32) ||
-	    (f = find_file(st, fid)) == NULL)
+	    (f = dedupe_find_file(st, fid)) == NULL)
 		return;
 	buf_reset(data);
 	if (codec_base64_decode(rec->data64, rec->data64_len, data) != 0)
 		return;
 	e = registry_find(st->d->reg, f->flow, f->dev, f->ino);
+	/* A file the state file did not name: its entry from now on, at
+	 * offset 0, where the crashed run began it. */
+	if (e == NULL && f->path != NULL)
+		e = registry_set(st->d->reg, f->flow, f->dev, f->ino,
+		    f->fp_crc, f->fp_len, f->path, 0);
 	if (e == NULL)
 		return;
 	off = keyid_offset(off32, f->offset);
@@ -719,7 +502,7 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	    run->land_by_ms - run->saved_ms);
 	uv_timer_init(loop, &d->deadline);
 	closer_init(&d->closer, destroy);
-	plan_streams(d, run);
+	dedupe_plan(d, run);
 	make_parts(d, run);
 	if (d->left == 0) {
 		dedupe_free(d);
