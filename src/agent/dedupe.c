@@ -37,6 +37,7 @@
 #define RETRY_MS	250		/* backoff after a failure */
 #define RETRY_MAX_MS	5000
 #define THROTTLE_MS	1000
+#define POLL_MS		300		/* at the end, before land_by */
 #define FETCH_BYTES	(1024 * 1024)
 #define MAX_RESPONSE	(64 * 1024 * 1024)
 
@@ -109,9 +110,11 @@ stream_done(struct dd_stream *st)
 		return;		/* said so already */
 	log_info("restart read of stream [%s]: %zu partition%s, %" PRIu64
 	    " records read in %.2f s after the sequence numbers the state "
-	    "file kept; %" PRIu64 " of them sent by this agent before the "
-	    "crash, not sent again", st->key, st->nparts,
-	    st->nparts == 1 ? "" : "s", st->read, s, st->ours);
+	    "file kept (%.2f s of it waiting at the end for requests of the "
+	    "crashed run that could still land); %" PRIu64 " of them sent by "
+	    "this agent before the crash, not sent again", st->key,
+	    st->nparts, st->nparts == 1 ? "" : "s", st->read, s,
+	    (double)d->waited_ms / 1000.0, st->ours);
 }
 
 static void
@@ -218,6 +221,7 @@ get_records(struct dd_part *p)
 {
 	struct buf	 q;
 
+	p->asked = wall_ms();
 	buf_init(&q);
 	buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%d", p->cursor,
 	    FETCH_BYTES);
@@ -383,15 +387,17 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	st->ours++;
 }
 
-/* The records of one reply; false when the partition is read far enough
- * (its end, or records written after the crashed run's could land). */
-static bool
+enum dd_next { DD_MORE, DD_END, DD_PAST };
+
+/* The records of one reply: more to read at once, the partition's end for
+ * now, or records written after the crashed run's could land. */
+static enum dd_next
 take_all(struct dd_part *p, const struct codec_records *rs)
 {
 	struct codec_record rec;
 	struct buf	 data;
 	size_t		 i, n = codec_records_count(rs);
-	bool		 more = n > 0;
+	enum dd_next	 next = n > 0 ? DD_MORE : DD_END;
 
 	buf_init(&data);
 	for (i = 0; i < n; i++) {
@@ -399,13 +405,44 @@ take_all(struct dd_part *p, const struct codec_records *rs)
 		p->seen = rec.seq;
 		if (rec.timestamp >= 0 &&
 		    rec.timestamp > p->st->d->until_ms) {
-			more = false;
+			next = DD_PAST;
 			break;
 		}
 		take(p, &rec, &data);
 	}
 	buf_cleanup(&data);
-	return more && codec_records_next(rs) != NULL;
+	if (next == DD_MORE && codec_records_next(rs) == NULL)
+		next = DD_END;
+	return next;
+}
+
+/*
+ * p is read to its end.  Done when the GetRecords that found it was sent
+ * once no request of the crashed run could land any more; else asked
+ * again after POLL_MS (a timer: the read sleeps meanwhile), from the
+ * reply's next cursor.
+ */
+static bool
+part_at_end(struct dd_part *p, const char *next)
+{
+	struct dedupe	*d = p->st->d;
+	int64_t		 left = d->wait_until - p->asked;
+	uint64_t	 now = mono_ms();
+
+	if (p->end_ms != 0)
+		d->waited_ms = MAX(d->waited_ms, now - p->end_ms);
+	if (left <= 0)
+		return false;
+	if (p->end_ms == 0)
+		p->end_ms = now;
+	if (next != NULL) {
+		free(p->cursor);
+		p->cursor = xstrdup(next);
+	}
+	left = d->wait_until - wall_ms();
+	uv_timer_start(&p->timer, on_part_timer,
+	    (uint64_t)MAX(MIN(left, POLL_MS), 0), 0);
+	return true;
 }
 
 static void
@@ -413,6 +450,7 @@ on_records(const struct http_response *r, void *arg)
 {
 	struct dd_part	*p = arg;
 	struct codec_records *rs;
+	enum dd_next	 more;
 	const char	*next;
 
 	if (!part_alive(p))
@@ -426,12 +464,17 @@ on_records(const struct http_response *r, void *arg)
 		return;
 	}
 	p->attempts = 0;
-	if (!take_all(p, rs)) {
+	more = take_all(p, rs);
+	next = codec_records_next(rs);
+	if (more == DD_PAST || (more == DD_END && !part_at_end(p, next))) {
 		codec_records_free(rs);
 		part_done(p);
 		return;
 	}
-	next = codec_records_next(rs);
+	if (more == DD_END) {
+		codec_records_free(rs);
+		return;
+	}
 	free(p->cursor);
 	p->cursor = xstrdup(next);
 	codec_records_free(rs);
@@ -465,6 +508,18 @@ wanted(const struct conf *conf, const struct reg_run *run, size_t nentries)
 	return true;
 }
 
+/*
+ * Until when a request of the crashed run may land: the lease of its last
+ * save (no request went out that the state on disk did not cover), and no
+ * later than socketTimeOutSeconds after this start, since that run was
+ * gone before this one took the state file's lock.
+ */
+static int64_t
+land_by(const struct conf *conf, const struct reg_run *run)
+{
+	return MIN(run->land_by_ms, wall_ms() + conf->socket_timeout_s * 1000);
+}
+
 static void
 on_deadline(uv_timer_t *t)
 {
@@ -472,8 +527,8 @@ on_deadline(uv_timer_t *t)
 	size_t		 i;
 	char		 why[64];
 
-	snprintf(why, sizeof(why), "not read within %d s",
-	    DEDUPE_MAX_MS / 1000);
+	snprintf(why, sizeof(why), "not read within %.0f s",
+	    (double)(mono_ms() - d->t0) / 1000.0);
 	for (i = 0; i < d->nstreams; i++)
 		if (d->streams[i].left > 0)
 			stream_fail(&d->streams[i], why);
@@ -496,10 +551,18 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->agent = *agent;
 	d->t0 = mono_ms();
 	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
+	d->wait_until = land_by(conf, run);
 	log_info("the previous run did not stop cleanly (a crash, or "
 	    "requests left on the wire); reading back what it sent after its "
 	    "last save (up to %" PRId64 " ms after it)",
 	    run->land_by_ms - run->saved_ms);
+	if (d->wait_until > wall_ms())
+		log_info("a request of the previous run may still land for "
+		    "%.1f s (its last save's lease, %lld s of "
+		    "socketTimeOutSeconds after this start): the read waits "
+		    "that long at each partition's end before anything is "
+		    "sent", (double)(d->wait_until - wall_ms()) / 1000.0,
+		    conf->socket_timeout_s);
 	uv_timer_init(loop, &d->deadline);
 	closer_init(&d->closer, destroy);
 	dedupe_plan(d, run);
@@ -508,7 +571,8 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 		dedupe_free(d);
 		return NULL;
 	}
-	uv_timer_start(&d->deadline, on_deadline, DEDUPE_MAX_MS, 0);
+	uv_timer_start(&d->deadline, on_deadline, DEDUPE_MAX_MS +
+	    (uint64_t)MAX(d->wait_until - wall_ms(), 0), 0);
 	start_parts(d);
 	return d;
 }

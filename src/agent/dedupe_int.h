@@ -44,6 +44,9 @@ struct dd_part {
 	int64_t		 floor;		/* last sequence number saved */
 	int64_t		 seen;		/* the last one read (-2: none) */
 	char		*cursor;	/* NULL: get one */
+	int64_t		 asked;		/* wall ms of the last GetRecords */
+	uint64_t	 end_ms;	/* mono ms it first reached the end
+					   (0: not yet) */
 	enum dd_state	 state;
 	unsigned	 attempts;	/* failures in a row */
 	uv_timer_t	 timer;		/* retries */
@@ -76,7 +79,12 @@ struct dedupe {
 	struct closer	 closer;	/* requests on the wire, timers
 					   being closed */
 	int64_t		 until_ms;	/* records after this: not ours */
+	int64_t		 wait_until;	/* wall ms: a request of the crashed
+					   run may land until then, so a
+					   partition read to its end before
+					   is polled again */
 	uint64_t	 t0;
+	uint64_t	 waited_ms;	/* the longest a partition waited */
 	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
 	bool		 freed;
 };

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Requests that time out may have landed: the endpoint takes 2.5 s to take
-# a request, the agent gives up after 2 s (socketTimeOutSeconds), so every
+# Requests that time out may have landed: the endpoint stores a request on
+# receipt and answers 2.5 s later,
+# while the agent gives up after 2 s (socketTimeOutSeconds), so every
 # request times out and lands all the same.  A SIGTERM then is not a clean
 # stop: the retries waiting in their backoff are handed back undelivered,
 # and the state file must not say "clean", nor the log "a clean stop"; it
@@ -9,7 +10,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1:COMMON:1
-faults '{"put_latency_ms": 2500}'
+faults '{"put_reply_latency_ms": 2500}'
 mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/a.log" t 0 200
 
