@@ -47,42 +47,16 @@
 #include "sink/seqmark.h"
 #include "sink/sink.h"
 #include "sink/sinkdesc.h"
+#include "sink/sink_int.h"
 #include "sink/sinkq.h"
 #include "sink/sinkrecs.h"
 #include "sink/sinkreply.h"
+#include "records/partkey.h"
 #include "wire/codec.h"
 #include "wire/retry.h"
 
 #define HALT_LOG_EVERY_MS	60000
 
-struct sink {
-	uv_loop_t	*loop;
-	struct disapi	*api;
-	const struct conf *conf;
-	const struct conf_flow *fc;
-	struct putbody	*body;		/* body.serialize.type, compress */
-	struct metrics_flow *m;		/* the flow's counters */
-	struct sinkrecs	 recs;		/* where records' outcomes go */
-	struct sink_cbs	 cbs;
-	enum sink_state	 state;
-	bool		 described;	/* the stream's type is known */
-	struct sinkdesc	*desc;		/* DescribeStream */
-	size_t		 request_cap;
-	struct sinkq	 q;		/* the batches held */
-	struct sink_batch *probe;	/* PAUSED: the batch that probes */
-	size_t		 inflight;	/* on the wire */
-	struct aimd	 aimd;		/* the window allowed out, the pacing */
-	uint64_t	 sent_seq;	/* requests sent so far */
-	uint64_t	 next_send_ms;
-	struct seqmark	*seq;		/* sequence numbers seen, pins */
-	struct seqsnap	*doubt;		/* the pins of batches handed back
-					   that may have landed: kept for
-					   the floors of the saves to come */
-	size_t		 ndoubt;	/* how many such batches */
-	uv_timer_t	 timer;		/* the head of the timed queue */
-	struct closer	 closer;	/* freed once the timer is closed */
-	uint64_t	 last_halt_log_ms;
-};
 
 static void	try_send(struct sink *, struct sink_batch *);
 static void	on_seed(int32_t, int64_t, void *);
@@ -120,6 +94,16 @@ sink_freed(struct closer *c)
 	free(container_of(c, struct sink, closer));
 }
 
+static bool
+ids_in_keys(const struct conf_flow *fc)
+{
+	struct partkey	*pk = partkey_new(fc->partition_key_option);
+	bool		 ids = partkey_carries_id(pk);
+
+	partkey_free(pk);
+	return ids;
+}
+
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct deadletter *dlq,
@@ -144,6 +128,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	closer_init(&s->closer, sink_freed);
 	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
 	s->seq = seqmark_new();
+	s->ids = ids_in_keys(fc);
 	s->recs.flow = fc->name;
 	s->recs.stream = fc->stream;
 	s->recs.dlq = dlq;
@@ -207,17 +192,11 @@ sink_record_cap(const struct sink *s)
 /* --- the queues (sinkq.c) --------------------------------------------- */
 
 /* Hand the batch back to the flow (delivered or not). */
-static void
-hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
+void
+sink_hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
 {
-	/* Undelivered but maybe landed (a timeout, a dropped connection, a
-	 * request cancelled on the wire): the stop is not clean, and the
-	 * floors stay below its records. */
-	if (!delivered && sb->uncertain && sb->b->ndone < sb->b->nrecs) {
-		s->doubt = seqsnap_join(s->doubt, sb->pin);
-		sb->pin = NULL;
-		s->ndoubt++;
-	}
+	if (!delivered)
+		sinkdoubt_keep(s, sb);
 	s->cbs.done(sinkq_take(&s->q, sb), delivered, s->cbs.arg);
 }
 
@@ -245,9 +224,8 @@ insert_timed(struct sink *s, struct sink_batch *sb)
 		arm_timer(s);
 }
 
-/* Send sb after delay_ms (a retry, the pacing gap, the probe). */
-static void
-schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
+void
+sink_schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
 {
 	sb->due_ms = mono_ms() + delay_ms;
 	insert_timed(s, sb);
@@ -439,7 +417,7 @@ pause_behind_probe(struct sink *s, struct sink_batch *sb, uint64_t delay)
 	sink_set_state(s, SINK_PAUSED);
 	if (s->probe == NULL || s->probe == sb) {
 		s->probe = sb;
-		schedule(s, sb, delay);
+		sink_schedule(s, sb, delay);
 	} else
 		sinkq_enqueue(&s->q, sb);
 }
@@ -473,15 +451,14 @@ adapt(struct sink *s, const struct sink_batch *sb, enum sinkreply_aimd a)
 
 /* --- replies: the verdict applied --------------------------------------- */
 
-/* Every record of sb is done: hand it back delivered. */
-static bool
-finish_if_done(struct sink *s, struct sink_batch *sb)
+bool
+sink_finish_if_done(struct sink *s, struct sink_batch *sb)
 {
 	if (sb->b->ndone < sb->b->nrecs)
 		return false;
 	if (s->probe == sb)
 		s->probe = NULL;
-	hand_back(s, sb, true);
+	sink_hand_back(s, sb, true);
 	return true;
 }
 
@@ -511,7 +488,7 @@ split(struct sink *s, struct sink_batch *sb, const struct sinkreply_verdict *v)
 	sb->limit = v->split_limit;
 	log_warn("PutRecords to [%s]: HTTP %ld %s: sending %zu records per "
 	    "request", s->fc->stream, v->status, v->code, sb->limit);
-	schedule(s, sb, 0);
+	sink_schedule(s, sb, 0);
 }
 
 /* DEAD: the lone record refused is a dead letter, and the rest of a split
@@ -523,11 +500,11 @@ dead_one(struct sink *s, struct sink_batch *sb,
 	if (sb->req.nsent == 1 && sinkrecs_dead_one(&s->recs, sb->b,
 	    v->dead_idx, v->code[0] ? v->code : "HTTP", v->msg) == 0) {
 		sb->limit = 0;
-		if (!finish_if_done(s, sb))
-			schedule(s, sb, 0);
+		if (!sink_finish_if_done(s, sb))
+			sink_schedule(s, sb, 0);
 		return;
 	}
-	schedule(s, sb, backoff(s, sb));
+	sink_schedule(s, sb, backoff(s, sb));
 }
 
 /* No reply, or an error reply: the whole request is judged. */
@@ -545,7 +522,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
 		delay = backoff(s, sb);
 		log_warn("PutRecords to [%s] failed: %s; retrying in %" PRIu64
 		    " ms", s->fc->stream, v->error, delay);
-		schedule(s, sb, delay);
+		sinkdoubt_retry(s, sb, delay);
 		return;
 	}
 	if (v->action != SINKREPLY_PAUSE)
@@ -570,7 +547,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
 	log_warn("PutRecords to [%s] failed: HTTP %ld %s %s; %s in %" PRIu64
 	    " ms", s->fc->stream, v->status, v->code, v->msg,
 	    retry_action_name(v->retry), delay);
-	schedule(s, sb, delay);
+	sinkdoubt_retry(s, sb, delay);
 }
 
 /*
@@ -596,7 +573,7 @@ unacknowledged(struct sink *s, struct sink_batch *sb,
 	metrics_set_error(s->m, "REPLY", why, wall_s());
 	log_warn("PutRecords to [%s]: %s; resending all %zu", s->fc->stream,
 	    why, sb->req.nsent);
-	schedule(s, sb, backoff(s, sb));
+	sinkdoubt_retry(s, sb, backoff(s, sb));
 }
 
 static void
@@ -616,7 +593,7 @@ records_replied(struct sink *s, struct sink_batch *sb,
 	    &throttled);
 	adapt(s, sb, throttled == 0 ? v->aimd :
 	    sinkreply_aimd(v->throttled + throttled, sb->req.nsent));
-	if (finish_if_done(s, sb))
+	if (sink_finish_if_done(s, sb))
 		return;
 	if (!retry) {
 		/* A split batch: the next part goes now. */
@@ -630,7 +607,7 @@ records_replied(struct sink *s, struct sink_batch *sb,
 	 * absorb_riders).  Meanwhile the batch takes no place in the window,
 	 * so the flow's next batch can be that request. */
 	sb->remnant = true;
-	schedule(s, sb, backoff(s, sb));
+	sink_schedule(s, sb, backoff(s, sb));
 }
 
 /* http_done_cb of a PutRecords request; arg is the sink_batch. */
@@ -646,7 +623,7 @@ on_put_done(const struct http_response *r, void *arg)
 	putbody_req_drop_body(&sb->req);
 	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
 		sb->uncertain = true;	/* it was on the wire */
-		hand_back(s, sb, false);
+		sink_hand_back(s, sb, false);
 		return;
 	}
 	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
@@ -711,7 +688,7 @@ send_batch(struct sink *s, struct sink_batch *sb)
 		log_error("cannot send to [%s]: %s; retrying",
 		    s->fc->stream, strerror(-rc));
 		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
-		schedule(s, sb, backoff(s, sb));
+		sink_schedule(s, sb, backoff(s, sb));
 		return;
 	}
 	sb->sent_ms = mono_ms();
@@ -740,7 +717,7 @@ try_send(struct sink *s, struct sink_batch *sb)
 		s->probe = sb;
 	now = mono_ms();
 	if (s->next_send_ms > now) {
-		schedule(s, sb, s->next_send_ms - now);
+		sink_schedule(s, sb, s->next_send_ms - now);
 		return;
 	}
 	s->next_send_ms = now + s->aimd.pace_ms;
@@ -803,7 +780,7 @@ give_back_list(struct sink *s, struct sink_batch *list)
 	while ((sb = list) != NULL) {
 		list = sb->next;
 		sb->next = NULL;
-		hand_back(s, sb, false);
+		sink_hand_back(s, sb, false);
 	}
 }
 
@@ -815,56 +792,12 @@ sink_cancel(struct sink *s)
 	sink_set_state(s, SINK_CLOSING);
 	uv_timer_stop(&s->timer);
 	sinkdesc_cancel(s->desc);
+	sinkdoubt_cancel(s);
 	w = sinkq_take_waiting(&s->q);
 	t = sinkq_take_timed(&s->q);
 	s->probe = NULL;
 	give_back_list(s, w);
 	give_back_list(s, t);
-}
-
-void
-sink_seed(struct sink *s, int32_t part, int64_t last)
-{
-	seqmark_seed(s->seq, part, last);
-}
-
-void
-sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
-    void *arg)
-{
-	struct seqsnap	**pins;
-	struct sink_batch *sb;
-	size_t		 n = 0;
-
-	pins = xcalloc(s->q.pending + 2, sizeof(*pins));
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		if (n < s->q.pending)
-			pins[n++] = sb->pin;
-	pins[n++] = s->doubt;
-	seqmark_floors(s->seq, pins, n, cb, arg);
-	free(pins);
-}
-
-void
-sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
-    void *arg)
-{
-	const struct sink_batch *sb;
-
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		fn(sb->b, arg);
-}
-
-size_t
-sink_uncertain(const struct sink *s)
-{
-	const struct sink_batch *sb;
-	size_t		 n = s->ndoubt;
-
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
-			n++;
-	return n;
 }
 
 void

@@ -2,14 +2,15 @@
 # Requests that time out may have landed: the endpoint stores a request on
 # receipt and answers 2.5 s later,
 # while the agent gives up after 2 s (socketTimeOutSeconds), so every
-# request times out and lands all the same.  A SIGTERM then is not a clean
-# stop: the retries waiting in their backoff are handed back undelivered,
+# request times out and lands all the same, and its keys may not read the
+# stream (--deny-reads), so no request can be settled by reading it.  A
+# SIGTERM then is not a clean stop: the retries waiting in their backoff are handed back undelivered,
 # and the state file must not say "clean", nor the log "a clean stop"; it
 # says how many requests were left in doubt.  The next start reads them
 # back.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-start_server --stream s1:COMMON:1
+start_server --stream s1:COMMON:1 --deny-reads
 faults '{"put_reply_latency_ms": 2500}'
 mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/a.log" t 0 200
