@@ -660,7 +660,9 @@ flow_stop(struct flow *f)
 bool
 flow_quiet(const struct flow *f)
 {
-	return sink_inflight(f->sink) == 0;
+	/* A request being settled by reading is waited for too: cancelled,
+	 * its records stay in doubt. */
+	return sink_inflight(f->sink) == 0 && sink_settling(f->sink) == 0;
 }
 
 size_t

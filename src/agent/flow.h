@@ -55,9 +55,10 @@ int		 flow_start(struct flow *) WARN_UNUSED;
 /* Stop reading; send what is batched. */
 void		 flow_stop(struct flow *);
 /*
- * Nothing on the wire: what a stop or a reload waits for.  Batches held
- * back (backoff, a paused flow, pacing) are not waited for: their offsets
- * have not moved, so they are sent again after the restart.
+ * Nothing on the wire and no request being settled by reading: what a
+ * stop or a reload waits for.  Batches held back (backoff, a paused flow,
+ * pacing) are not waited for: their offsets have not moved, so they are
+ * sent again after the restart.
  */
 bool		 flow_quiet(const struct flow *);
 /* Requests on the wire. */

@@ -131,6 +131,9 @@ void		 sink_each(const struct sink *,
  * reload), whose pins it keeps for sink_floors.  0: none.
  */
 size_t		 sink_uncertain(const struct sink *);
+/* The batches whose request in doubt is being settled by reading the
+ * stream (settle.h): not on the wire, but not to be cancelled lightly. */
+size_t		 sink_settling(const struct sink *);
 /* The answered requests whose INFO lines were summed (more than a few a
  * second), as one line; the progress report calls it. */
 void		 sink_log_puts(struct sink *);

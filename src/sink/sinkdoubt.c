@@ -58,9 +58,23 @@ on_settled(size_t found, const char *fail, void *arg)
 		seqsnap_unpin(sb->pin);
 		sb->pin = NULL;
 	}
-	if (sink_finish_if_done(s, sb))
-		return;
-	sink_schedule(s, sb, sb->settle_delay);
+	if (!sink_finish_if_done(s, sb))
+		sink_schedule(s, sb, sb->settle_delay);
+	/* A stop or a reload waiting for quiet looks again. */
+	if (s->cbs.ended != NULL)
+		s->cbs.ended(s->cbs.arg);
+}
+
+size_t
+sink_settling(const struct sink *s)
+{
+	const struct sink_batch *sb;
+	size_t		 n = 0;
+
+	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
+		if (sb->settle != NULL)
+			n++;
+	return n;
 }
 
 void
