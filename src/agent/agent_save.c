@@ -171,10 +171,11 @@ agent_lease(struct agent *a, const struct flow *f)
 	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
 	    a->land_by_ms && floors_saved(a, f) &&
 	    !(registry_saving(a->reg) && a->flight_new_floors);
-	/* A new file's records can be found only through its entry; a save
-	 * for it waits as long as the save timer would (a state of many
-	 * files is slow to write), and what goes meanwhile is resent after
-	 * a crash. */
+	/* A new file the state does not name is found at the restart only
+	 * while its pattern still matches it (dedupe_plan.c); renamed away
+	 * meanwhile, only through its entry: a save for it waits as long as
+	 * the save timer would (a state of many files is slow to write), and
+	 * what goes meanwhile of such a file is resent after a crash. */
 	known = !registry_unsaved_entries(a->reg) || t0 - a->saved_ms <
 	    MAX((uint64_t)a->conf->checkpoint_interval_ms,
 	    20 * a->save_cost_ms);
