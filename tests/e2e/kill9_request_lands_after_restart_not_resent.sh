@@ -26,6 +26,12 @@ reads_at_least() {
 	[ "$(grep -c 'restart read of stream \[s1\]' "$TMP/agent.log")" -ge "$1" ]
 }
 
+waits_at_least() {
+	[ "$(grep -c 'may still land for' "$TMP/agent.log")" -ge "$1" ]
+}
+# cpu_ticks: the agent's user + system time so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat"; }
+
 n=0
 for round in 1 2; do
 	faults '{"put_latency_ms": 3000}'
@@ -37,7 +43,14 @@ for round in 1 2; do
 	wait "$AGENT_PID" 2>/dev/null || true
 	AGENT_PID=
 	restart_soon "$round"
+	# The wait at the partitions' ends sleeps between its polls.
+	wait_for 30 "the wait $round" waits_at_least "$round"
+	c0=$(cpu_ticks); t0=$(date +%s)
 	wait_for 60 "restart read $round" reads_at_least "$round"
+	c1=$(cpu_ticks); secs=$(( $(date +%s) - t0 ))
+	echo "agent CPU while the restart read waited: $((c1 - c0)) ticks in about $secs s"
+	[ $((c1 - c0)) -le $(( (secs + 1) * 20 )) ] ||
+		fail "the waiting restart read used $((c1 - c0)) ticks in $secs s: it spins"
 	faults '{"put_latency_ms": 0}'
 	wait_for 60 "round $round's lines" records verify \
 	    --records "$TMP/records.jsonl" --stream s1 \
