@@ -22,6 +22,7 @@
 #include "base/closer.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/notify.h"
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
@@ -540,6 +541,8 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 {
 	const struct reg_run *run = registry_run(reg);
 	struct dedupe	*d;
+	uint64_t	 total;
+	char		 ext[64];
 
 	if (!wanted(conf, run, registry_count(reg)))
 		return NULL;
@@ -571,8 +574,15 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 		dedupe_free(d);
 		return NULL;
 	}
-	uv_timer_start(&d->deadline, on_deadline, DEDUPE_MAX_MS +
-	    (uint64_t)MAX(d->wait_until - wall_ms(), 0), 0);
+	total = DEDUPE_MAX_MS + (uint64_t)MAX(d->wait_until - wall_ms(), 0);
+	uv_timer_start(&d->deadline, on_deadline, total, 0);
+	/* READY=1 comes after the read: systemd's start timeout (90 s by
+	 * default) must cover it, the wait for late requests included. */
+	snprintf(ext, sizeof(ext), "EXTEND_TIMEOUT_USEC=%" PRIu64,
+	    (total + 10000) * 1000);
+	(void)notify_send(ext);
+	(void)notify_status("reading back what the previous run sent before "
+	    "its crash (up to %" PRIu64 " s)", total / 1000);
 	start_parts(d);
 	return d;
 }

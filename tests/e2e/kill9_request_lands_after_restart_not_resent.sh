@@ -16,9 +16,27 @@ mkdir -p "$TMP/logs"
 write_conf "$TMP/agent.ini" "socketTimeOutSeconds = 5"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
 
+# systemd's notify socket: what the agent tells it, one line a datagram.
+"$PYTHON3" - "$TMP/notify.sock" "$TMP/notify.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode().replace("\n", " ") + "\n")
+        out.flush()
+PY
+E2E_PIDS="$E2E_PIDS $!"
+wait_for 10 "the notify socket" test -S "$TMP/notify.sock"
+
 restart_soon() {
 	sleep "$(awk -v s="$E2E_SEED$1" 'BEGIN { srand(s); printf "%.1f", 0.1 + rand() * 0.9 }')"
+	# The restart's read comes before READY=1: it extends systemd's
+	# start timeout to cover its wait.
+	NOTIFY_SOCKET="$TMP/notify.sock"
+	export NOTIFY_SOCKET
 	start_agent "$TMP/agent.ini"
+	unset NOTIFY_SOCKET
 }
 
 # The restart reads done so far are at least $1.
@@ -65,4 +83,10 @@ grep "restart read\|may still land" "$TMP/agent.log"
 records verify --records "$TMP/records.jsonl" --stream s1 \
     --expect "$TMP/logs/a.log" ||
 	fail "records differ from the lines written (see duplicated)"
+cat "$TMP/notify.log"
+grep -n "EXTEND_TIMEOUT_USEC=[0-9]" "$TMP/notify.log" | head -n 1 | cut -d: -f1 >"$TMP/ext"
+grep -n "READY=1" "$TMP/notify.log" | head -n 1 | cut -d: -f1 >"$TMP/ready"
+[ -s "$TMP/ext" ] && [ -s "$TMP/ready" ] &&
+    [ "$(cat "$TMP/ext")" -lt "$(cat "$TMP/ready")" ] ||
+	fail "the start timeout was not extended before READY=1"
 pass
