@@ -660,7 +660,9 @@ flow_stop(struct flow *f)
 bool
 flow_quiet(const struct flow *f)
 {
-	return sink_inflight(f->sink) == 0;
+	/* A request being settled by reading is waited for too: cancelled,
+	 * its records stay in doubt. */
+	return sink_inflight(f->sink) == 0 && sink_settling(f->sink) == 0;
 }
 
 size_t
@@ -820,11 +822,12 @@ flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
 	sink_floors(f->sink, cb, arg);
 }
 
-bool
+size_t
 flow_uncertain(const struct flow *f)
 {
 	/* Not sink_inflight: a DescribeStream on the wire sends no record,
-	 * and a --once run that sent nothing stops clean. */
+	 * and a --once run that sent nothing stops clean.  sink_uncertain
+	 * counts the PutRecords on the wire. */
 	return sink_uncertain(f->sink);
 }
 
