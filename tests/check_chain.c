@@ -50,16 +50,18 @@ clock_now(void)
 static struct {
 	int		 asked;
 	bool		 answer;
+	bool		 fixed;
 	uint64_t	 file;
 } ids;
 
 static bool
-id_file(void *arg, const struct chain_rec *r, uint64_t *file)
+id_file(void *arg, const struct chain_rec *r, uint64_t *file, bool *fixed)
 {
 	(void)arg;
 	ck_assert_ptr_eq(r->ctx, &ids);
 	ids.asked++;
 	*file = ids.file;
+	*fixed = ids.fixed;
 	return ids.answer;
 }
 
@@ -100,7 +102,7 @@ make(const struct chain_opts *o)
 static enum chain_verdict
 run(struct chain *c, const char *s, struct chain_out *out)
 {
-	struct chain_rec r = { s, strlen(s), "/var/log/app.log", 42, CAP,
+	struct chain_rec r = { s, strlen(s), "/var/log/app.log", 42, 7, CAP,
 	    &ids };
 
 	memset(out, 0xa5, sizeof(*out));
@@ -252,7 +254,7 @@ START_TEST(convert_cuts_to_the_cap)
 {
 	struct chain_opts o = opts(csv_kv);
 	struct chain	*c = make(&o);
-	struct chain_rec r = { "1,2\n", 4, "/a", 0, 8, NULL };
+	struct chain_rec r = { "1,2\n", 4, "/a", 0, 7, 8, NULL };
 	struct chain_out out;
 
 	ck_assert_int_eq(chain_record(c, &r, &out), CHAIN_SEND);
@@ -286,8 +288,9 @@ START_TEST(key_is_made_from_the_converted_record)
 }
 END_TEST
 
-/* RANDOM_INT carries an id when the caller gives the file part; the
- * callback is asked only then, and only for a record that got that far. */
+/* RANDOM_INT carries an id while ids are on and the caller gives the
+ * file part; the callback is asked only then, only for a record that got
+ * that far, and once for a run of an origin whose part is fixed. */
 START_TEST(key_carries_an_id_when_given)
 {
 	struct chain_opts o = opts(csv_kv);
@@ -303,19 +306,34 @@ START_TEST(key_carries_an_id_when_given)
 	ck_assert(chain_carries_id(c));
 	ids.answer = true;
 	ids.file = 0x123456789abcULL;
+	buf_init(&b);
+	partkey_make_id(pk, "/var/log/app.log", json, strlen(json), ids.file,
+	    42, &b);
+	/* Off (no agent key): never asked, no id. */
+	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
+	ck_assert_int_eq(ids.asked, 0);
+	ck_assert(out.klen != b.len || memcmp(out.key, b.data, b.len) != 0);
+	chain_set_ids(c, true);
 	ck_assert_int_eq(run(c, "3,4\n", &out), CHAIN_FILTERED);
 	ck_assert_int_eq(ids.asked, 0);
 	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
 	ck_assert_int_eq(ids.asked, 1);
-	buf_init(&b);
-	partkey_make_id(pk, "/var/log/app.log", json, strlen(json), ids.file,
-	    42, &b);
 	ck_assert_uint_eq(out.klen, b.len);
 	ck_assert(memcmp(out.key, b.data, b.len) == 0);
 	/* No answer: a random key, not the id. */
 	ids.answer = false;
 	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
 	ck_assert_int_eq(ids.asked, 2);
+	ck_assert(out.klen != b.len || memcmp(out.key, b.data, b.len) != 0);
+	/* Fixed for its origin: asked once for the run. */
+	ids.answer = ids.fixed = true;
+	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
+	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
+	ck_assert_int_eq(ids.asked, 3);
+	ck_assert_uint_eq(out.klen, b.len);
+	ck_assert(memcmp(out.key, b.data, b.len) == 0);
+	chain_set_ids(c, false);
+	ck_assert_int_eq(run(c, "1,2\n", &out), CHAIN_SEND);
 	ck_assert(out.klen != b.len || memcmp(out.key, b.data, b.len) != 0);
 	buf_cleanup(&b);
 	partkey_free(pk);
@@ -325,6 +343,7 @@ START_TEST(key_carries_an_id_when_given)
 	o = opts(none_kv);
 	c = make(&o);
 	ck_assert(!chain_carries_id(c));
+	chain_set_ids(c, true);
 	ids.answer = true;
 	ck_assert_int_eq(run(c, "x\n", &out), CHAIN_SEND);
 	ck_assert_int_eq(ids.asked, 0);

@@ -70,10 +70,6 @@ struct flow {
 	bool		 chain_ok;	/* else err says why it did not
 					   compile */
 	struct hash_key	 agent_key;	/* records/keyid.h */
-	uint64_t	 kid_origin;	/* the file part of the ids of */
-	uint64_t	 kid_file;	/* this origin's records, for good */
-	bool		 kid_fixed;
-	bool		 ids;		/* the keys carry record ids */
 	bool		 skipped;	/* a record was skipped: a batch's range
 					   may no longer be its file's newest */
 	char		*stream_key;	/* "NAME" or "id:ID" */
@@ -188,29 +184,14 @@ over_budget(const struct flow *f)
 	    sink_pending(f->sink) > 0);
 }
 
-/* The file part of r's record id; cached while an origin's is fixed
- * (records of one file come in runs). */
+/* chain_cbs: the file part of a record's id, under the agent's key. */
 static bool
-record_id_file(struct flow *f, const struct source_rec *r, uint64_t *kid)
-{
-	if (f->kid_fixed && f->kid_origin == r->origin) {
-		*kid = f->kid_file;
-		return true;
-	}
-	if (!source_id_file(f->src, r, &f->agent_key, kid, &f->kid_fixed))
-		return false;
-	f->kid_origin = r->origin;
-	f->kid_file = *kid;
-	return true;
-}
-
-/* chain_cbs: the keys carry ids while the agent has a key (dedupe). */
-static bool
-chain_id_file(void *arg, const struct chain_rec *cr, uint64_t *kid)
+chain_id_file(void *arg, const struct chain_rec *cr, uint64_t *kid,
+    bool *fixed)
 {
 	struct flow	*f = arg;
 
-	return f->ids && record_id_file(f, cr->ctx, kid);
+	return source_id_file(f->src, cr->ctx, &f->agent_key, kid, fixed);
 }
 
 static int
@@ -345,7 +326,7 @@ on_record(void *arg, const struct source_rec *r)
 	if (r->known && source_known(f->src, r, NULL, 0))
 		return skip_delivered(f, r, false);
 	switch (chain_record(f->chain, &(struct chain_rec){ r->data, r->len,
-	    r->name, r->off, sink_record_cap(f->sink), r }, &o)) {
+	    r->name, r->off, r->origin, sink_record_cap(f->sink), r }, &o)) {
 	case CHAIN_FILTERED:
 		return skip_record(f, r, true);
 	case CHAIN_DROPPED:
@@ -759,12 +740,9 @@ flow_free(struct flow *f)
 void
 flow_set_agent_key(struct flow *f, const struct hash_key *k)
 {
-	if (k == NULL) {
-		f->ids = false;
-		return;
-	}
-	f->agent_key = *k;
-	f->ids = chain_carries_id(f->chain);
+	if (k != NULL)
+		f->agent_key = *k;
+	chain_set_ids(f->chain, k != NULL);
 }
 
 const char *

@@ -60,12 +60,14 @@ struct deadletter;
 /* What the caller tells the chain; NULL functions: nothing to tell. */
 struct chain_cbs {
 	/*
-	 * The file part of r's record id (keyid.h) into *file; false when
-	 * r's key carries no id.  Asked only when partitionKeyOption has
-	 * one (a RANDOM_INT), after the converters.
+	 * The file part of r's record id (keyid.h) into *file, and whether
+	 * it stays the same for the later records of r's origin (*fixed:
+	 * the chain keeps it for them); false when r's key carries none.
+	 * Asked only while ids are on (chain_set_ids) and
+	 * partitionKeyOption has one (a RANDOM_INT), after the converters.
 	 */
 	bool		(*id_file)(void *arg, const struct chain_rec *r,
-			    uint64_t *file);
+			    uint64_t *file, bool *fixed);
 	void		*arg;
 };
 
@@ -96,6 +98,7 @@ struct chain_rec {
 	const char	*name;		/* its file's path (a journal entry's
 					   unit): keys, metadata */
 	uint64_t	 off;		/* where it starts: metadata, ids */
+	uint64_t	 origin;	/* its file (the record ids' cache) */
 	size_t		 cap;		/* the most bytes it may have on the
 					   wire (the stream's record cap) */
 	const void	*ctx;		/* the caller's own, for its callbacks */
@@ -145,6 +148,9 @@ size_t		 chain_plain_cap(const struct chain *, size_t cap);
 bool		 chain_keeps_delimiter(const struct chain *);
 /* partitionKeyOption can carry record ids (false for NULL). */
 bool		 chain_carries_id(const struct chain *);
+/* Whether the keys carry record ids, when they can (off at first): the
+ * agent has its key (dedupeOnRestart). */
+void		 chain_set_ids(struct chain *, bool on);
 /* LOGTOJSON's regex: 1 JIT-compiled, 0 interpreted, -1 none. */
 int		 chain_regex_jit(const struct chain *);
 /* The dead-letter file (borrowed), NULL for a chain made without one. */
