@@ -10,6 +10,7 @@
  * (the sink's ended callback) for a full window, the agent's kick after
  * another flow freed memory for the budget, the refill timer of a flow
  * held by its rate limit (maxBytesPerSecond, maxRecordsPerSecond).
+ * What a restart and a transition ask of a flow is flow_restart.c.
  */
 #include "config.h"
 
@@ -18,81 +19,15 @@
 
 #include "agent/acked.h"
 #include "agent/flow.h"
-#include "agent/pace.h"
+#include "agent/flow_int.h"
 #include "agent/source.h"
-#include "base/closer.h"
-#include "base/hash.h"
 #include "base/log.h"
-#include "base/metrics.h"
 #include "conf/conf.h"
-#include "files/files.h"
 #include "records/chain.h"
 #include "state/registry.h"
-#include "sink/batch.h"
 #include "sink/sink.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
-
-/*
- * Where a flow is in its life, changed only in set_state():
- *
- *   RUNNING --(--once: all delivered, reported)--> DRAINED
- *      |                                              |
- *      +---- flow_stop --> STOPPING <-- flow_stop ----+
- *      +--- flow_cancel -> CANCELLED <- flow_cancel (any)
- *
- * STOPPING reads no more but still sends what is batched; CANCELLED does
- * nothing at all any more.  It never goes back.
- */
-enum flow_state {
-	FLOW_RUNNING,
-	FLOW_DRAINED,
-	FLOW_STOPPING,
-	FLOW_CANCELLED,
-};
-
-/* Whether the pump may take records. */
-enum window {
-	WINDOW_OPEN,
-	WINDOW_FULL,		/* the sink has its window of batches out */
-	WINDOW_MEMORY,		/* all flows hold maxMemoryBytes */
-	WINDOW_RATE,		/* held by its rate limit until a refill */
-};
-
-struct flow {
-	uv_loop_t	*loop;
-	const struct conf *conf;
-	const struct conf_flow *fc;
-	struct sink	*sink;
-	struct source	*src;		/* its files, or the journal */
-	struct chain	*chain;		/* what each record becomes; owns the
-					   dead-letter file */
-	bool		 chain_ok;	/* else err says why it did not
-					   compile */
-	struct hash_key	 agent_key;	/* records/keyid.h */
-	bool		 skipped;	/* a record was skipped: a batch's range
-					   may no longer be its file's newest */
-	char		*stream_key;	/* "NAME" or "id:ID" */
-	struct registry	*reg;
-	char		 err[256];	/* why flow_start fails */
-	struct batch	*cur;		/* being filled */
-	struct batch_size last_size;	/* of the last one handed on */
-	size_t		 pass_recs;	/* records the pump's pass took */
-	struct pace	 pace;		/* of coalesced reads */
-	struct mem_budget *mem;
-	struct metrics_flow m;		/* the flow's counters */
-	uint64_t	 held_ms;	/* when the limit last held it */
-	enum window	 window;
-	enum flow_state	 state;
-	bool		 once;
-	uv_timer_t	 age_timer;
-	uv_timer_t	 pump_timer;
-	uv_timer_t	 rate_timer;	/* the refill of a flow held by its
-					   rate limit */
-	struct closer	 closer;	/* the timers being closed */
-	flow_cb		 cb;
-	void		*arg;
-};
 
 static void	pump(struct flow *);
 static void	retry_cur(struct flow *);
@@ -733,98 +668,4 @@ flow_free(struct flow *f)
 	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
 	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
 	closer_release(&f->closer);
-}
-
-/* --- what a restart needs ---------------------------------------------- */
-
-void
-flow_set_agent_key(struct flow *f, const struct hash_key *k)
-{
-	if (k != NULL)
-		f->agent_key = *k;
-	chain_set_ids(f->chain, k != NULL);
-}
-
-const char *
-flow_stream_key(const struct flow *f)
-{
-	return f->stream_key;
-}
-
-void
-flow_publish(struct flow *f)
-{
-	struct acked_list l = { NULL, 0, 0 };
-
-	if (f->src == NULL)
-		return;
-	sink_each(f->sink, acked_add_batch, &l);
-	acked_sort(&l);
-	source_publish(f->src, l.v, l.n);
-	free(l.v);
-}
-
-void
-flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
-    void *arg)
-{
-	sink_floors(f->sink, cb, arg);
-}
-
-bool
-flow_uncertain(const struct flow *f)
-{
-	/* Not sink_inflight: a DescribeStream on the wire sends no record,
-	 * and a --once run that sent nothing stops clean. */
-	return sink_uncertain(f->sink);
-}
-
-bool
-flow_restart_pending(struct flow *f)
-{
-	return f->src != NULL && source_restart_pending(f->src);
-}
-
-/* --- transitions -------------------------------------------------------- */
-
-const struct conf *
-flow_conf(const struct flow *f)
-{
-	return f->conf;
-}
-
-const struct conf_flow *
-flow_fc(const struct flow *f)
-{
-	return f->fc;
-}
-
-bool
-flow_ready(const struct flow *f)
-{
-	return sink_state(f->sink) == SINK_READY;
-}
-
-struct files_handover *
-flow_hand_over(struct flow *f)
-{
-	return f->src != NULL ? source_hand_over(f->src) : NULL;
-}
-
-void
-flow_adopt(struct flow *f, struct files_handover *h)
-{
-	size_t	 n;
-
-	n = source_adopt(f->src, h);
-	if (n > 0)
-		log_info("[%s] reading on %zu open file%s of the flow it "
-		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
-}
-
-void
-flow_spool(struct flow *f, struct spool *sp)
-{
-	if (f->src != NULL)
-		source_spool(f->src, sp);
 }
