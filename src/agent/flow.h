@@ -56,9 +56,10 @@ int		 flow_start(struct flow *) WARN_UNUSED;
 /* Stop reading; send what is batched. */
 void		 flow_stop(struct flow *);
 /*
- * Nothing on the wire: what a stop or a reload waits for.  Batches held
- * back (backoff, a paused flow, pacing) are not waited for: their offsets
- * have not moved, so they are sent again after the restart.
+ * Nothing on the wire and no request being settled by reading: what a
+ * stop or a reload waits for.  Batches held back (backoff, a paused flow,
+ * pacing) are not waited for: their offsets have not moved, so they are
+ * sent again after the restart.
  */
 bool		 flow_quiet(const struct flow *);
 /* Requests on the wire. */
@@ -106,9 +107,9 @@ void		 flow_publish(struct flow *);
 /* The sequence-number floors of its stream (sink_floors). */
 void		 flow_floors(const struct flow *,
 		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
-/* Records on the wire or left uncertain may have landed unacknowledged:
- * a stop now is not clean. */
-bool		 flow_uncertain(const struct flow *);
+/* The requests on the wire and the batches left uncertain, whose records
+ * may have landed unacknowledged: a stop now is not clean.  0: none. */
+size_t		 flow_uncertain(const struct flow *);
 /* Records the restart's read found are not all read past yet. */
 bool		 flow_restart_pending(struct flow *);
 /* --- transitions (reload, stop) ------------------------------------------ */
