@@ -81,12 +81,13 @@ compile() {
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
     conf_dropin journalconf filter statedir cred pwcrypt reccodec proxyconf \
-    cleanconf pattern listenaddr mhdlib"
+    cleanconf pattern listenaddr mhdlib chain partkey ratelimit keyid hash \
+    codec_read"
 conv="jackson jackson_parse re logparse convert convert_build deadletter codec \
     codec_ack"
 # (libsnappy is dlopen()ed by reccodec, libmicrohttpd by mhdlib: no
 # -lsnappy, no -lmicrohttpd.)
-for f in util log escape crc32 codec_read pbuf $confparts $conv importyml importyml_put \
+for f in util log escape crc32 pbuf $confparts $conv importyml importyml_put \
     ymlopts ecsmeta_parse statefile statefile_v1 regtable registry registry_save \
     pool atomicfile; do
 	compile "$f" "$(srcfile "$f")"
