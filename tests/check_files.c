@@ -37,7 +37,7 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "files/files.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "records/framer.h"
 #include "state/registry.h"
 #include "testutil.h"

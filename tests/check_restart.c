@@ -16,8 +16,8 @@
 
 #include "base/hash.h"
 #include "base/util.h"
-#include "files/skipplan.h"
-#include "files/watermark.h"
+#include "tail/skipplan.h"
+#include "tail/watermark.h"
 #include "records/keyid.h"
 #include "records/partkey.h"
 #include "sink/seqmark.h"

@@ -1,6 +1,6 @@
 /*
  * The directory walk (files/walk.c), the owner rule of followSymlinks
- * (files/linkrule.c) and the watcher's walk in slices (files/watcher.c),
+ * (tail/linkrule.c) and the watcher's walk in slices (files/watcher.c),
  * on real directories under a temp dir: a loop is walked once and each
  * file found once under its shortest path; a link is judged by the owner
  * of what it leads to, every link of a chain on its own; what is opened
@@ -25,7 +25,7 @@
 #include "base/pattern.h"
 #include "base/util.h"
 #include "conf/conf.h"
-#include "files/linkrule.h"
+#include "tail/linkrule.h"
 #include "files/walk.h"
 #include "files/watcher.h"
 #include "testutil.h"

@@ -24,7 +24,7 @@
 #include "conf/conf.h"
 #include "files/cleanup.h"
 #include "files/files.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/wholefile.h"
 #include "records/framer.h"
 #include "state/registry.h"

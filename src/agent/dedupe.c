@@ -26,7 +26,7 @@
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "records/keyid.h"
 #include "records/partkey.h"
 #include "state/registry.h"

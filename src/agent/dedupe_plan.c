@@ -20,7 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "conf/conf.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/watcher.h"
 #include "records/keyid.h"
 #include "records/partkey.h"

@@ -24,7 +24,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "conf/conf.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "state/disckpt.h"
 #include "state/registry.h"
 #include "wire/signer.h"

@@ -19,8 +19,8 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "files/files.h"
-#include "files/skipplan.h"
-#include "files/tailer.h"
+#include "tail/skipplan.h"
+#include "tail/tailer.h"
 #include "records/framer.h"
 #include "records/keyid.h"
 

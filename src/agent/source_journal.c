@@ -19,7 +19,7 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "conf/journalconf.h"
-#include "files/watermark.h"
+#include "tail/watermark.h"
 #include "journal/journal.h"
 #include "state/registry.h"
 

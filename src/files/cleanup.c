@@ -23,7 +23,7 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "files/cleanup.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 
 /* --- identity ----------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include "base/log.h"
 #include "conf/conf.h"
 #include "files/files_int.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/wholefile.h"
 
 /* Descriptors kept for everything but tailed files: connections (at most

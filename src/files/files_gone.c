@@ -15,7 +15,7 @@
 #include "files/files_int.h"
 #include "files/reaper.h"
 #include "files/successor.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "state/registry.h"
 
 void

@@ -18,8 +18,8 @@
 #include "base/log.h"
 #include "conf/conf.h"
 #include "files/files_int.h"
-#include "files/skipplan.h"
-#include "files/tailer.h"
+#include "tail/skipplan.h"
+#include "tail/tailer.h"
 
 struct handed {
 	int		 fd;

@@ -20,9 +20,9 @@
 
 #include "base/closer.h"
 #include "base/util.h"
-#include "files/copies.h"
+#include "tail/copies.h"
 #include "files/files.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 
 struct conf;
 struct conf_flow;

@@ -17,10 +17,10 @@
 #include "conf/conf.h"
 #include "files/files.h"
 #include "files/files_int.h"
-#include "files/resume.h"
-#include "files/skipplan.h"
-#include "files/tailer.h"
-#include "files/zsource.h"
+#include "tail/resume.h"
+#include "tail/skipplan.h"
+#include "tail/tailer.h"
+#include "tail/zsource.h"
 #include "state/registry.h"
 
 /* --- a restart's plan --------------------------------------------------- */

@@ -20,17 +20,17 @@
 
 #include "base/log.h"
 #include "conf/conf.h"
-#include "files/copies.h"
+#include "tail/copies.h"
 #include "files/files.h"
 #include "files/files_int.h"
-#include "files/openfail.h"
+#include "tail/openfail.h"
 #include "files/reaper.h"
-#include "files/resume.h"
+#include "tail/resume.h"
 #include "files/successor.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/watcher.h"
 #include "files/wholefile.h"
-#include "files/zsource.h"
+#include "tail/zsource.h"
 #include "state/registry.h"
 
 #define EVENT_DELAY_MS	10	/* coalesce fs events */

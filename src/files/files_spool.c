@@ -21,7 +21,7 @@
 #include "conf/conf.h"
 #include "files/files_int.h"
 #include "files/spool.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "state/registry.h"
 
 /* --- at a stop ---------------------------------------------------------- */

@@ -14,8 +14,8 @@
 #include "base/metrics.h"
 #include "files/files.h"
 #include "files/files_int.h"
-#include "files/openfail.h"
-#include "files/tailer.h"
+#include "tail/openfail.h"
+#include "tail/tailer.h"
 #include "files/watcher.h"
 #include "files/wholefile.h"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "files/files_int.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/wholefile.h"
 
 void

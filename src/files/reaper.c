@@ -18,7 +18,7 @@
 #include "conf/conf.h"
 #include "files/cleanup.h"
 #include "files/reaper.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "files/watcher.h"
 #include "state/registry.h"
 

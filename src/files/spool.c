@@ -18,7 +18,7 @@
 
 #include "base/log.h"
 #include "files/spool.h"
-#include "files/tailer.h"
+#include "tail/tailer.h"
 #include "state/registry.h"
 
 #define CHUNK		(256u * 1024)

@@ -11,7 +11,7 @@
 #include "base/crc32.h"
 #include "base/util.h"
 #include "files/successor.h"
-#include "files/zsource.h"
+#include "tail/zsource.h"
 
 #define MIN_HEAD	64
 

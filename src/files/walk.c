@@ -27,7 +27,7 @@
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
-#include "files/linkrule.h"
+#include "tail/linkrule.h"
 #include "files/walk.h"
 
 #define MAX_DEPTH	32	/* directories below the literal ones */

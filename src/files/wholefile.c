@@ -17,7 +17,7 @@
 #include "conf/cleanconf.h"
 #include "conf/conf.h"
 #include "files/cleanup.h"
-#include "files/resume.h"
+#include "tail/resume.h"
 #include "files/wholefile_int.h"
 #include "state/registry.h"
 

@@ -8,9 +8,9 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "conf/conf.h"
-#include "files/resume.h"
-#include "files/tailer.h"
-#include "files/zsource.h"
+#include "tail/resume.h"
+#include "tail/tailer.h"
+#include "tail/zsource.h"
 #include "state/registry.h"
 
 bool

@@ -14,7 +14,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "files/zsource.h"
+#include "tail/zsource.h"
 
 #define IN_CHUNK	(64 * 1024)
 #define SKIP_CHUNK	(64 * 1024)

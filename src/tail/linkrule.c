@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "files/linkrule.h"
+#include "tail/linkrule.h"
 
 #define MAX_LINKS	40	/* the kernel's MAXSYMLINKS */
 

@@ -12,7 +12,7 @@
 #include "base/crc32.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "files/copies.h"
+#include "tail/copies.h"
 
 #define COPY_MIN_HEAD	64	/* heads shorter than this prove nothing */
 #define COPY_WAIT_MS	3000	/* held this long after its last change */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "files/watermark.h"
+#include "tail/watermark.h"
 #include "state/registry.h"
 
 /* The ranges in flight: a power-of-two ring (a mask, not a division, as

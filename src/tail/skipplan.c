@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "files/skipplan.h"
+#include "tail/skipplan.h"
 #include "records/keyid.h"
 #include "state/registry.h"
 

@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
-#include "files/openfail.h"
+#include "tail/openfail.h"
 
 #define REPEAT_MS	(3600 * 1000)
 

@@ -15,11 +15,11 @@
 #include "base/crc32.h"
 #include "base/log.h"
 #include "base/pool.h"
-#include "files/linkrule.h"
-#include "files/skipplan.h"
-#include "files/tailer.h"
-#include "files/watermark.h"
-#include "files/zsource.h"
+#include "tail/linkrule.h"
+#include "tail/skipplan.h"
+#include "tail/tailer.h"
+#include "tail/watermark.h"
+#include "tail/zsource.h"
 
 /*
  * What few files need, out of line: a restarted file's epoch, a compressed
