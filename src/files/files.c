@@ -1,13 +1,14 @@
 /*
  * The tracked files of a flow (files.h): the set, one struct tracked
- * around each tailer, and how a file joins and leaves it.  Identity
- * decides rename vs new file (R5): a file is its (dev, ino), found through
- * the inode map.  Tracking opens a tailer at the offset a scan chose,
- * parked when maxOpenFiles is spent; a file that cannot be opened is
- * reported once.  The rest of the module works on this set (files_int.h
- * says who): scans reconcile it with the file system (files_scan.c), the
- * flow reads from it (files_view.c), what a restart must not send again
- * rides on it (files_known.c).
+ * around each tailer, found by id and by identity, and how a file is
+ * linked into it and unlinked.  Identity decides rename vs new file (R5):
+ * a file is its (dev, ino), found through the inode map.  The bottom of
+ * the folder: it calls no other file of it but the parts below the set
+ * (ownfiles, wholefile's untracking).  The rest works on this set
+ * (files_int.h says who): files_track.c opens a file into it, scans
+ * reconcile it with the file system (files_scan.c), the flow reads from
+ * it (files_view.c), what a restart must not send again rides on it
+ * (files_known.c), and files_life.c makes and frees it all.
  */
 #include "config.h"
 
@@ -17,23 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/pool.h"
 #include "conf/conf.h"
-#include "tail/copies.h"
 #include "files/files.h"
 #include "files/files_int.h"
-#include "tail/openfail.h"
 #include "files/ownfiles.h"
-#include "files/reaper.h"
 #include "tail/resume.h"
-#include "files/successor.h"
 #include "tail/tailer.h"
-#include "files/watcher.h"
 #include "files/wholefile.h"
-#include "tail/zsource.h"
 #include "state/registry.h"
 
 /* --- identity ----------------------------------------------------------- */
@@ -72,6 +66,22 @@ files_find_ino(struct files *fs, uint64_t dev, uint64_t ino)
 }
 
 /* Keep byino's invariant when k leaves the list (already unlinked). */
+struct tailer *
+files_find(struct files *fs, uint64_t id)
+{
+	struct tracked	*k = keymap_get(&fs->byid, id);
+
+	return k != NULL ? k->t : NULL;
+}
+
+/* The two maps of fs, empty (files_new). */
+void
+files_index_init(struct files *fs)
+{
+	keymap_init(&fs->byid, key_id);
+	keymap_init(&fs->byino, key_ino);
+}
+
 static void
 forget_ino(struct files *fs, struct tracked *k)
 {
@@ -169,82 +179,6 @@ files_unlink(struct files *fs, struct tracked **pp, struct tracked *k)
 	pool_free(&trackeds, k);
 }
 
-/* --- tracking ----------------------------------------------------------- */
-
-/*
- * Track path (stat'ed as st) as a tailer from offset, parked when
- * maxOpenFiles is spent; gone: it is no longer at a matching path (read to
- * its end, then closed).  A whole-file flow's tailers read up to st's
- * size.  Its id, or 0 with errno set (the caller reports it).  Compressed
- * files are read through zsource, decompressed.
- */
-uint64_t
-files_track(struct files *fs, const char *path, const struct stat *st,
-    uint64_t off, bool gone)
-{
-	struct tailer	*t;
-	uint32_t	 fp = (uint32_t)fs->fc->header_bytes;
-
-	if (zsource_name_compressed(path))
-		t = tailer_open_compressed(path, st, off, fp, fs->fr);
-	else if (fs->nopen >= fs->max_open)
-		t = tailer_new_parked(path, st, off, fp, fs->fr);
-	else
-		t = tailer_open(path, st, off, fp, fs->fr);
-	if (t == NULL)
-		return 0;
-	files_attach_plan(fs, t, path, st, off, false);
-	(void)files_link(fs, t, gone);
-	log_info("[%s] tracking %s (inode %ju) from offset %ju%s%s",
-	    fs->fc->name, path, (uintmax_t)tailer_ino(t), (uintmax_t)off,
-	    gone ? " (rotated away; reading it to the end)" : "",
-	    tailer_is_open(t) ? "" : " (parked: maxOpenFiles)");
-	if (tailer_is_open(t))
-		files_commit(fs, t);
-	return tailer_id(t);
-}
-
-/*
- * files_track, with a file that cannot be opened reported once (a
- * compressed one in a format the agent cannot read counted as lost, once).
- */
-enum track_result
-files_track_at(struct files *fs, const char *path, const struct stat *st,
-    uint64_t off, bool gone)
-{
-	bool	 z = zsource_name_compressed(path);
-	bool	 unreadable;
-	char	 why[METRICS_MSG_LEN];
-	int	 err;
-
-	if (files_track(fs, path, st, off, gone) != 0)
-		return TRACKED;
-	if (z && errno == EAGAIN)
-		return TRACK_LATER;	/* still being compressed */
-	if (errno == ESTALE) {
-		/* Not the file the scan judged any more: the next looks. */
-		log_debug("[%s] %s changed while opened", fs->fc->name, path);
-		return TRACK_LATER;
-	}
-	err = errno;
-	unreadable = z && err != EACCES && err != ENOENT;
-	if (openfail_report(&fs->fails, fs->fc->name, path, err,
-	    unreadable ? "compressed in a format the agent cannot read (it "
-	    "reads gzip and zstd)" : NULL)) {
-		fs->m->open_errors++;
-		/* disagent status shows it, naming the file (reason first:
-		 * a long path may be cut short). */
-		snprintf(why, sizeof(why), "%s: cannot open %s", unreadable ?
-		    "compressed in a format the agent cannot read" :
-		    strerror(err), path);
-		metrics_set_error(fs->m, "OPEN", why, wall_s());
-		if (unreadable)
-			fs->m->bytes_lost[LOST_UNREADABLE] +=
-			    (uint64_t)st->st_size;
-	}
-	return unreadable ? TRACK_UNREADABLE : TRACK_FAILED;
-}
-
 bool
 files_own(struct files *fs, const char *path, const struct stat *st)
 {
@@ -307,80 +241,4 @@ files_restart(struct files *fs, struct tracked *k, const char *why,
 	if (e != NULL)
 		registry_set_acked(fs->reg, e, NULL, 0);
 	k->spans_saved = false;
-}
-
-/* --- lifecycle ---------------------------------------------------------- */
-
-static void	files_freed(struct closer *);
-
-struct files *
-files_new(uv_loop_t *loop, const struct conf *conf,
-    const struct conf_flow *fc, struct registry *reg,
-    const struct framer *fr, struct metrics_flow *m, bool once,
-    files_cb readable, void *arg, char *err, size_t errlen)
-{
-	struct files	*fs;
-
-	fs = xcalloc(1, sizeof(*fs));
-	fs->watcher = watcher_new(loop, fc, once ? NULL : files_fs_event, fs,
-	    err, errlen);
-	if (fs->watcher == NULL) {
-		free(fs);
-		return NULL;
-	}
-	fs->loop = loop;
-	fs->conf = conf;
-	fs->fc = fc;
-	fs->reg = reg;
-	fs->fr = fr;
-	fs->m = m;
-	fs->once = once;
-	fs->readable = readable;
-	fs->arg = arg;
-	fs->max_open = files_open_budget(conf, fc);
-	fs->succ = successors_new((size_t)fc->header_bytes);
-	keymap_init(&fs->byid, key_id);
-	keymap_init(&fs->byino, key_ino);
-	uv_timer_init(loop, &fs->rescan_timer);
-	closer_init(&fs->closer, files_freed);
-	fs->wf = wholefile_new(loop, fc, reg, m, once, files_whole_turn, fs);
-	fs->reap = reaper_new(fc, reg, m);
-	fs->own = ownfiles_new(conf);
-	return fs;
-}
-
-/* The timer closed: the memory goes. */
-static void
-files_freed(struct closer *c)
-{
-	free(container_of(c, struct files, closer));
-}
-
-void
-files_free(struct files *fs)
-{
-	struct tracked	*k;
-
-	if (fs == NULL)
-		return;
-	files_stop(fs);
-	wholefile_free(fs->wf);
-	fs->wf = NULL;
-	reaper_free(fs->reap);
-	ownfiles_free(fs->own);
-	fs->own = NULL;
-	keymap_cleanup(&fs->byino);	/* no invariant to keep now */
-	while ((k = fs->list) != NULL)
-		files_unlink(fs, &fs->list, k);
-	openfail_sweep(&fs->fails, fs->fc->name, true);
-	files_spool_free(fs);
-	while (fs->norphans > 0)	/* kept for a successor still written */
-		free(fs->orphans[--fs->norphans].path);
-	free(fs->orphans);
-	successors_free(fs->succ);
-	free(fs->scratch);
-	copies_cleanup(&fs->waiting);
-	keymap_cleanup(&fs->byid);
-	closer_close(&fs->closer, (uv_handle_t *)&fs->rescan_timer);
-	closer_release(&fs->closer);
 }

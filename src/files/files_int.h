@@ -182,9 +182,10 @@ enum track_result {
 	TRACK_FAILED,		/* reported (openfail) */
 	TRACK_UNREADABLE,	/* reported, its bytes counted lost */
 };
+/* files_track.c */
 /*
  * Track path (stat'ed as st) as a tailer from offset; its id, or 0 with
- * errno set (files.c has the whole contract).
+ * errno set (files_track.c has the whole contract).
  */
 uint64_t files_track(struct files *, const char *, const struct stat *,
 	    uint64_t, bool);
@@ -205,6 +206,8 @@ struct tracked *files_link(struct files *, struct tailer *, bool);
 /* The newest tracked file that is (dev, ino), or NULL. */
 struct tracked *files_find_ino(struct files *, uint64_t, uint64_t);
 bool	files_tracks(struct files *, uint64_t, uint64_t);
+/* The two maps of fs, empty (files_life.c). */
+void	files_index_init(struct files *);
 
 /* files_scan.c */
 /* The watcher's events: a write to a tracked file is read at once,

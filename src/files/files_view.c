@@ -111,14 +111,6 @@ files_read_done(struct files *fs, struct tailer *t, long n, bool refused,
 	wholefile_poke(fs->wf);
 }
 
-struct tailer *
-files_find(struct files *fs, uint64_t id)
-{
-	struct tracked	*k = keymap_get(&fs->byid, id);
-
-	return k != NULL ? k->t : NULL;
-}
-
 void
 files_ack(struct files *fs, uint64_t id, uint64_t range)
 {
