@@ -1,5 +1,6 @@
 /*
- * File tailing: identity, fingerprint, bounded reads and line framing.
+ * File tailing: identity, fingerprint, offsets and line framing state
+ * (the reads themselves: tailread.c).
  * The read offset only ever lands just after a '\n', so a partial last line
  * is re-read (not buffered) until its newline arrives; nothing about a file
  * lives only in memory.
@@ -18,46 +19,9 @@
 #include "tail/linkrule.h"
 #include "tail/skipplan.h"
 #include "tail/tailer.h"
+#include "tail/tailer_int.h"
 #include "tail/watermark.h"
 #include "tail/zsource.h"
-
-/*
- * What few files need, out of line: a restarted file's epoch, a compressed
- * file's decompressor, a restart's skip plan, and the framing state while
- * it is not idle (a header to skip, a multi-line record pending, the tail
- * of a cut line being discarded).
- */
-struct tailer_rare {
-	uint64_t	 epoch;		/* restarts from 0 so far */
-	struct zsource	*z;		/* a compressed file: read through it */
-	struct skipplan	*plan;		/* what a restart skips, or NULL */
-	bool		 framing;	/* fs is in use (else idle) */
-	struct framer_state fs;		/* records across reads */
-};
-
-/* One per tracked file, idle ones included: keep it small. */
-struct tailer {
-	uint64_t	 id;		/* unique in the process */
-	char		*path;		/* last path it was seen at */
-	uint64_t	 dev;
-	uint64_t	 ino;
-	uint64_t	 read_off;	/* next byte to frame */
-	uint64_t	 size;		/* size at the last fstat */
-	uint64_t	 target;	/* --once: stop at this size (or MAX) */
-	uint64_t	 active_ms;	/* last time it had bytes to read */
-	struct watermark wm;		/* committed = wm.committed */
-	struct tailer_rare *rare;	/* NULL for nearly every file */
-	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
-	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
-	uint32_t	 fp_max : 31;	/* headerBytesLength */
-	bool		 stalled : 1;	/* nothing to frame until it grows */
-	uint32_t	 fp_len;
-};
-
-/* The epoch of a tailer without a rare part, and the idle framing state. */
-#define EPOCH(t)	((t)->rare != NULL ? (t)->rare->epoch : 0)
-#define ZSRC(t)		((t)->rare != NULL ? (t)->rare->z : NULL)
-#define PLAN(t)		((t)->rare != NULL ? (t)->rare->plan : NULL)
 
 static struct tailer_rare *
 rare(struct tailer *t)
@@ -90,11 +54,11 @@ framing_idle(const struct framer_state *st)
 
 /*
  * The framing state to feed: the rare part's, or *tmp, idle, for the
- * nearly every file that has none.  fs_put keeps a state that is no longer
+ * nearly every file that has none.  tailer_fs_put keeps a state that is no longer
  * idle and lets go of one that is.
  */
-static struct framer_state *
-fs_get(struct tailer *t, struct framer_state *tmp)
+struct framer_state *
+tailer_fs_get(struct tailer *t, struct framer_state *tmp)
 {
 	if (t->rare != NULL && t->rare->framing)
 		return &t->rare->fs;
@@ -102,8 +66,9 @@ fs_get(struct tailer *t, struct framer_state *tmp)
 	return tmp;
 }
 
-static void
-fs_put(struct tailer *t, struct framer_state *st, struct framer_state *tmp)
+void
+tailer_fs_put(struct tailer *t, struct framer_state *st,
+    struct framer_state *tmp)
 {
 	if (st == tmp) {
 		if (framing_idle(tmp))
@@ -127,7 +92,7 @@ fs_reset(struct tailer *t, const struct framer *fr, bool from_start)
 		t->rare->framing = false;
 	}
 	framer_state_init(&tmp, fr, from_start);
-	fs_put(t, &tmp, &tmp);
+	tailer_fs_put(t, &tmp, &tmp);
 	rare_drop_if_empty(t);
 }
 
@@ -414,223 +379,6 @@ tailer_poll(struct tailer *t, bool *truncated)
 	return t->size > t->read_off;
 }
 
-/* The most bytes one read may need: at least one record and its delimiter,
- * not past the size last seen nor the --once target. */
-static size_t
-want_bytes(const struct tailer *t, size_t max, size_t max_record)
-{
-	size_t	 want = MAX(max, max_record + 1);
-
-	if (t->size > t->read_off && t->size - t->read_off < want)
-		want = (size_t)(t->size - t->read_off);
-	if (t->target > t->read_off && t->target - t->read_off < want)
-		want = (size_t)(t->target - t->read_off);
-	return t->size > t->read_off ? want : 0;
-}
-
-void
-readbuf_init(struct readbuf *rb)
-{
-	memset(rb, 0, sizeof(*rb));
-	buf_init(&rb->b);
-}
-
-void
-readbuf_cleanup(struct readbuf *rb)
-{
-	buf_cleanup(&rb->b);
-}
-
-void
-readbuf_forget(struct readbuf *rb)
-{
-	rb->owner = 0;
-	rb->epoch = 0;
-	buf_reset(&rb->b);
-}
-
-/* pread len bytes of t at off into dst; bytes read or -errno. */
-static ssize_t
-read_at(struct tailer *t, char *dst, size_t len, uint64_t off)
-{
-	ssize_t	 n;
-
-	if (ZSRC(t) != NULL)
-		return zsource_pread(t->rare->z, dst, len, off);
-	do
-		n = pread(t->fd, dst, len, (off_t)off);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
-}
-
-/*
- * Bytes of t from read_off, when the file has them: from the window if it
- * holds a whole record (or the rest of the file), else read.  A read takes
- * chunk bytes, and only when they hold no delimiter grows to want (one
- * record and its delimiter), so the window is as large as the longest line
- * needs, not as the record limit.  Returns the number available at *p (at
- * most want), or -errno.
- */
-static ssize_t
-window(struct tailer *t, struct readbuf *rb, size_t chunk, size_t want,
-    int delim, const char **p)
-{
-	uint64_t	 end = rb->off + rb->b.len, have;
-	ssize_t		 n, more;
-
-	if (rb->owner == t->id && rb->epoch == EPOCH(t) &&
-	    rb->off <= t->read_off && t->read_off < end) {
-		have = end - t->read_off;
-		/* Enough for a full record, the rest of the file, or at
-		 * least one whole record: frame from the window; read
-		 * again only for what it cannot hold. */
-		if (have >= want || end >= t->size || (delim >= 0 &&
-		    memchr(rb->b.data + (t->read_off - rb->off), delim,
-		    (size_t)have) != NULL)) {
-			*p = rb->b.data + (t->read_off - rb->off);
-			return (ssize_t)MIN(have, (uint64_t)want);
-		}
-	}
-	rb->owner = 0;
-	buf_reset(&rb->b);
-	chunk = MIN(chunk, want);
-	buf_reserve_exact(&rb->b, chunk);
-	n = read_at(t, rb->b.data, chunk, t->read_off);
-	if (n < 0)
-		return n;
-	buf_added(&rb->b, (size_t)n);
-	if ((size_t)n == chunk && chunk < want && delim >= 0 &&
-	    memchr(rb->b.data, delim, (size_t)n) == NULL) {
-		/* A line longer than a chunk: read the rest of a record. */
-		buf_reserve_exact(&rb->b, want - chunk);
-		more = read_at(t, rb->b.data + n, want - chunk,
-		    t->read_off + (uint64_t)n);
-		if (more < 0)
-			return more;
-		buf_added(&rb->b, (size_t)more);
-	}
-	rb->owner = t->id;
-	rb->epoch = EPOCH(t);
-	rb->off = t->read_off;
-	*p = rb->b.data;
-	return (ssize_t)rb->b.len;
-}
-
-long
-tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
-    size_t max, size_t max_record, framer_cb cb, void *arg,
-    struct tailer_read *out)
-{
-	struct framer_state tmp, *fs;
-	const char	*p;
-	ssize_t		 n;
-	size_t		 used, want;
-	uint64_t	 cut;
-	bool		 skipping, skips;
-
-	memset(out, 0, sizeof(*out));
-	want = want_bytes(t, max, max_record);
-	if (want == 0 || t->fd < 0)
-		return 0;
-	n = window(t, rb, max, want, framer_delim(fr), &p);
-	if (n <= 0)
-		return (long)n;
-	fs = fs_get(t, &tmp);
-	cut = fs->truncated;
-	skipping = fs->skipping;
-	used = framer_feed(fr, fs, p, (size_t)n, t->read_off, max_record,
-	    cb, arg);
-	out->truncated = fs->truncated - cut;
-	skips = fs->skipping;
-	fs_put(t, fs, &tmp);
-	if (out->truncated > 0)
-		log_warn("%s: record longer than %zu bytes near offset %ju "
-		    "truncated", t->path, max_record, (uintmax_t)t->read_off);
-	t->read_off += used;
-	if (used > 0)
-		t->active_ms = mono_ms();
-	/* The tail of a cut line is done once its delimiter is read:
-	 * commit past it, so a restart does not start inside the line. */
-	if ((skipping || out->truncated > 0) && !skips)
-		out->committed = wm_skip_to(&t->wm, t->read_off);
-	return (long)used;
-}
-
-static int
-read_last(struct tailer *t, struct framer *fr, struct readbuf *rb,
-    size_t max_record, framer_cb cb, void *arg)
-{
-	struct framer_state tmp, *fs;
-	const char	*p;
-	ssize_t		 n;
-	size_t		 want;
-	int		 rc;
-
-	want = want_bytes(t, max_record, max_record);
-	if (want == 0 || t->fd < 0)
-		return 0;
-	want = MIN(want, max_record);
-	n = window(t, rb, want, want, -1, &p);
-	if (n <= 0)
-		return (int)n;
-	fs = fs_get(t, &tmp);
-	rc = framer_feed_last(fr, fs, p, (size_t)n, t->read_off,
-	    max_record, cb, arg);
-	fs_put(t, fs, &tmp);
-	if (rc == 0)
-		t->read_off += (uint64_t)n;
-	return rc;
-}
-
-/*
- * Whole lines wait past read_off: a pending multi-line record may go on in
- * them, so it is not quiet, however long the flow holds the file back (its
- * requests in flight, lessons R3) before reading on.
- */
-static bool
-more_to_read(const struct tailer *t)
-{
-	return tailer_readable(t) && !t->stalled;
-}
-
-/* A multi-line record waits for its end (or for quiet). */
-static bool
-pending(const struct tailer *t)
-{
-	return t->rare != NULL && t->rare->framing &&
-	    framer_pending(&t->rare->fs);
-}
-
-bool
-tailer_waits_for_quiet(const struct tailer *t, bool miss_last)
-{
-	return t->fd >= 0 && !more_to_read(t) && (pending(t) ||
-	    (miss_last && t->stalled && t->read_off < t->size));
-}
-
-int
-tailer_flush_quiet(struct tailer *t, struct framer *fr, struct readbuf *rb,
-    size_t max_record, uint64_t now, const struct tailer_quiet *q,
-    framer_cb cb, void *arg)
-{
-	uint64_t	 quiet = now - t->active_ms;
-	int		 rc;
-
-	if (q->miss_last && t->stalled && t->read_off < t->size &&
-	    (now == 0 || quiet >= q->last_ms)) {
-		rc = read_last(t, fr, rb, max_record, cb, arg);
-		if (rc != 0)
-			return rc;
-	}
-	if (pending(t) && !more_to_read(t) &&
-	    (now == 0 || quiet >= q->flush_ms)) {
-		rc = framer_flush(fr, &t->rare->fs, cb, arg);
-		fs_put(t, &t->rare->fs, NULL);
-		return rc;
-	}
-	return 0;
-}
-
 /* --- small accessors ---------------------------------------------------- */
 
 uint64_t
@@ -711,10 +459,10 @@ tailer_byte_before(const struct tailer *t, uint64_t offset)
 void
 tailer_skip_line(struct tailer *t)
 {
-	struct framer_state tmp, *fs = fs_get(t, &tmp);
+	struct framer_state tmp, *fs = tailer_fs_get(t, &tmp);
 
 	framer_state_skip_line(fs);
-	fs_put(t, fs, &tmp);
+	tailer_fs_put(t, fs, &tmp);
 }
 
 uint64_t
