@@ -41,96 +41,22 @@
 #include "readback/describe.h"
 #include "readback/rbcall.h"
 #include "readback/readback.h"
+#include "readback/readback_int.h"
 
 #define MIB		(1024 * 1024)
-#define POLL_MS		1000	/* following, at the end of the data */
-#define RESCAN_MS	10000	/* following: new or expired partitions */
 #define EMPTY_WAIT_MS	200	/* an empty reply before the known end */
 #define EMPTY_MAX	5	/* ... that many in a row end the partition */
 #define RENEW_MAX	5	/* renewals in a row without a good reply */
 #define WARN_EVERY	5	/* following: a warning per so many failures */
 #define MIN_FETCH	(64 * 1024)
 
-enum pstate { PS_IDLE, PS_ACTIVE, PS_DONE };
-
 static const char *const pstate_names[] = { "idle", "active", "done" };
-
-/* Where the next cursor starts (the diagram at the top). */
-enum from {
-	FROM_START,	/* as the options say (start) */
-	FROM_LATEST,	/* LATEST; renewed after last or as start says */
-	FROM_CKPT,	/* after last, the app's checkpoint; nothing handed
-			   out yet */
-	FROM_LAST,	/* after last, the last record handed out */
-	FROM_OLDEST,	/* TRIM_HORIZON: what followed last expired */
-};
 
 static const char *const from_names[] = {
 	"start", "latest", "checkpoint", "last", "oldest",
 };
 
-struct rb_part {
-	struct readback	*rb;
-	uv_timer_t	 timer;
-	char		 id[40];
-	enum rb_start	 start;
-	char		*cursor;	/* NULL: get one first */
-	int64_t		 last;		/* last sequence number handed out,
-					   or the checkpoint; -1: none */
-	enum from	 from;		/* the next cursor */
-	bool		 placed;	/* the app's checkpoint is known */
-	int64_t		 first;		/* when described; -1 unknown */
-	int64_t		 end;		/* no follow: next number then */
-	size_t		 fetch;		/* max_fetch_bytes */
-	unsigned	 attempt;	/* failures in a row */
-	unsigned	 throttles;	/* throttled replies in a row */
-	unsigned	 renewals;
-	unsigned	 empty;
-	enum pstate	 state;
-	struct rb_part	*next;
-};
-
-struct readback {
-	uv_loop_t	*loop;
-	struct disapi	*api;
-	struct rb_opts	 o;
-	char		*stream;
-	char		*app;		/* NULL: no checkpoints */
-	char		**names;	/* partitions asked for, normalised */
-	size_t		 nnames;
-	struct rb_callbacks cb;
-	void		*arg;
-	struct describe	*desc;
-	const struct codec_stream *st;	/* the last description (desc's) */
-	bool		 advanced;	/* an ADVANCED stream */
-	uv_timer_t	 timer;		/* rescans */
-	struct rb_part	*parts, **tail;
-	size_t		 active;
-	struct closer	 closer;	/* the timers, the replies awaited */
-	bool		 stopped;
-};
-
 static void	part_later(struct rb_part *, uint64_t);
-
-static void
-freed(struct closer *c)
-{
-	struct readback	*rb = container_of(c, struct readback, closer);
-	struct rb_part	*p;
-	size_t		 i;
-
-	while ((p = rb->parts) != NULL) {
-		rb->parts = p->next;
-		free(p->cursor);
-		free(p);
-	}
-	for (i = 0; i < rb->nnames; i++)
-		free(rb->names[i]);
-	free(rb->names);
-	free(rb->stream);
-	free(rb->app);
-	free(rb);
-}
 
 /* A reply came back: false when the reader is stopped (and maybe freed). */
 static bool
@@ -140,8 +66,8 @@ replied(struct readback *rb)
 }
 
 /* Stop everything and call done, once. */
-static void
-finish(struct readback *rb, int rc, const struct rb_error *e)
+void
+rb_finish(struct readback *rb, int rc, const struct rb_error *e)
 {
 	struct rb_error	 none;
 
@@ -198,8 +124,8 @@ at_end(struct rb_part *p, size_t n)
 	    ++p->empty >= EMPTY_MAX;
 }
 
-static void
-start_next(struct readback *rb)
+void
+rb_start_next(struct readback *rb)
 {
 	struct rb_part	*p;
 	size_t		 max = rb->o.parallel ? rb->o.parallel : SIZE_MAX;
@@ -220,12 +146,12 @@ part_done(struct rb_part *p)
 
 	part_set_state(p, PS_DONE);
 	rb->active--;
-	start_next(rb);
+	rb_start_next(rb);
 	for (q = rb->parts; q != NULL; q = q->next)
 		if (q->state != PS_DONE)
 			return;
 	if (!rb->o.follow)
-		finish(rb, 0, NULL);
+		rb_finish(rb, 0, NULL);
 }
 
 static bool
@@ -246,7 +172,7 @@ part_gone(struct rb_part *p, enum rb_act a, const struct rb_error *e)
 	struct readback	*rb = p->rb;
 
 	if (a == RB_NOPART && named(rb, p->id)) {
-		finish(rb, -ENOENT, e);
+		rb_finish(rb, -ENOENT, e);
 		return;
 	}
 	log_warn("stream %s: partition %s %s (%s); no more records from it",
@@ -267,7 +193,7 @@ part_failed(struct rb_part *p, enum rb_act a, const struct rb_error *e)
 	}
 	if (!rb_backoff(a, p->rb->o.follow, &p->attempt, &p->throttles,
 	    &delay)) {
-		finish(p->rb, -EIO, e);
+		rb_finish(p->rb, -EIO, e);
 		return;
 	}
 	if (a == RB_RETRY && p->attempt % WARN_EVERY == 0)
@@ -408,7 +334,7 @@ sequence_out_of_range(struct rb_part *p, const struct rb_error *e)
 	    "--from %" PRId64 " %s", p->id, held, rb->o.start_seq,
 	    rb->nnames == 0 ? "applies to every partition: read the ones "
 	    "that hold it with --partition" : "is not in it");
-	finish(rb, -ERANGE, &ee);
+	rb_finish(rb, -ERANGE, &ee);
 }
 
 /* DIS.4224 for the position asked for. */
@@ -423,7 +349,7 @@ out_of_range(struct rb_part *p, const struct rb_error *e)
 		return;
 	}
 	if (p->from == FROM_OLDEST) {
-		finish(rb, -ERANGE, e);
+		rb_finish(rb, -ERANGE, e);
 		return;
 	}
 	if (p->from == FROM_CKPT)
@@ -522,7 +448,7 @@ hand_out(struct rb_part *p, const struct codec_records *recs, size_t *bytes,
 		(*given)++;
 		*bytes += rec.data64_len / 4 * 3;
 		if (rb->cb.record(rb->arg, p->id, &rec) != 0) {
-			finish(rb, 0, NULL);
+			rb_finish(rb, 0, NULL);
 			return false;
 		}
 	}
@@ -603,8 +529,8 @@ on_records(const struct http_response *r, void *arg)
 		    a, &e);
 }
 
-static struct rb_part *
-part_new(struct readback *rb, const struct codec_partition *cp,
+struct rb_part *
+rb_part_new(struct readback *rb, const struct codec_partition *cp,
     enum rb_start start)
 {
 	struct rb_part	*p;
@@ -632,214 +558,4 @@ part_new(struct readback *rb, const struct codec_partition *cp,
 	*rb->tail = p;
 	rb->tail = &p->next;
 	return p;
-}
-
-/* --- the stream --------------------------------------------------------- */
-
-static const struct codec_partition *
-find_part(const struct codec_stream *st, const char *id)
-{
-	size_t	 i;
-
-	for (i = 0; i < st->nparts; i++)
-		if (strcmp(st->parts[i].id, id) == 0)
-			return &st->parts[i];
-	return NULL;
-}
-
-static bool
-have_part(const struct readback *rb, const char *id)
-{
-	const struct rb_part *p;
-
-	for (p = rb->parts; p != NULL; p = p->next)
-		if (strcmp(p->id, id) == 0)
-			return true;
-	return false;
-}
-
-/* The partitions to read at start: the ones asked for, or all readable. */
-static int
-pick_parts(struct readback *rb)
-{
-	const struct codec_partition *cp;
-	struct rb_error	 e;
-	size_t		 i;
-
-	for (i = 0; i < rb->nnames; i++) {
-		cp = find_part(rb->st, rb->names[i]);
-		if (cp == NULL) {
-			memset(&e, 0, sizeof(e));
-			snprintf(e.message, sizeof(e.message), "stream %s has "
-			    "no partition %s (it has %zu)", rb->stream,
-			    rb->names[i], rb->st->nparts);
-			finish(rb, -ENOENT, &e);
-			return -ENOENT;
-		}
-		if (!have_part(rb, cp->id))
-			(void)part_new(rb, cp, rb->o.start);
-	}
-	for (i = 0; rb->nnames == 0 && i < rb->st->nparts; i++)
-		if (strcmp(rb->st->parts[i].status, "EXPIRED") != 0)
-			(void)part_new(rb, &rb->st->parts[i], rb->o.start);
-	return 0;
-}
-
-/* Following: partitions that appeared since the last description. */
-static void
-add_new_parts(struct readback *rb)
-{
-	const struct codec_partition *cp;
-	size_t		 i;
-
-	for (i = 0; rb->nnames == 0 && i < rb->st->nparts; i++) {
-		cp = &rb->st->parts[i];
-		if (have_part(rb, cp->id) || strcmp(cp->status, "EXPIRED") == 0)
-			continue;
-		log_warn("stream %s: new partition %s", rb->stream, cp->id);
-		(void)part_new(rb, cp, RB_TRIM_HORIZON);
-	}
-	start_next(rb);
-}
-
-/* The rescan timer (following): describe the stream again. */
-static void
-on_rb_timer(uv_timer_t *t)
-{
-	struct readback	*rb = container_of(t, struct readback, timer);
-
-	if (!rb->stopped)
-		describe_run(rb->desc);
-}
-
-/* The first description: pick the partitions and start reading. */
-static void
-first_described(struct readback *rb)
-{
-	int	 rc;
-
-	if (rb->cb.described != NULL &&
-	    (rc = rb->cb.described(rb->arg, rb->st)) != 0) {
-		finish(rb, rc, NULL);
-		return;
-	}
-	if (rb->o.describe_only) {
-		finish(rb, 0, NULL);
-		return;
-	}
-	if (pick_parts(rb) != 0)
-		return;
-	if (rb->parts == NULL && !rb->o.follow)
-		finish(rb, 0, NULL);
-	else
-		start_next(rb);
-}
-
-static void
-on_described(void *arg, int rc, const struct codec_stream *st,
-    const struct rb_error *e)
-{
-	struct readback	*rb = arg;
-	bool		 first = rb->st == NULL;
-
-	if (rb->stopped)
-		return;
-	if (rc != 0 && first) {
-		finish(rb, rc, e);
-		return;
-	}
-	if (rb->o.follow)
-		uv_timer_start(&rb->timer, on_rb_timer, rb->o.rescan_ms, 0);
-	if (rc != 0) {
-		/* A rescan: the partitions known go on being read. */
-		log_warn("%s; trying again later", e->message);
-		return;
-	}
-	rb->st = st;
-	rb->advanced = strcmp(st->info.type, "ADVANCED") == 0;
-	if (first)
-		first_described(rb);
-	else
-		add_new_parts(rb);
-}
-
-/* --- API ---------------------------------------------------------------- */
-
-void
-readback_partition_name(const char *in, char *out, size_t len)
-{
-	size_t	 n = strlen(in);
-
-	if (n > 0 && n <= 10 && strspn(in, "0123456789") == n)
-		snprintf(out, len, "shardId-%010lu", strtoul(in, NULL, 10));
-	else
-		snprintf(out, len, "%s", in);
-}
-
-struct readback *
-readback_new(uv_loop_t *loop, struct disapi *api, const struct rb_opts *o,
-    const struct rb_callbacks *cb, void *arg)
-{
-	struct readback	*rb;
-	char		 id[64];
-	size_t		 i;
-
-	rb = xcalloc(1, sizeof(*rb));
-	rb->loop = loop;
-	rb->api = api;
-	rb->o = *o;
-	rb->stream = xstrdup(o->stream);
-	rb->o.stream = rb->stream;
-	rb->app = o->app != NULL ? xstrdup(o->app) : NULL;
-	rb->o.app = rb->app;
-	rb->o.partitions = NULL;
-	if (rb->o.poll_ms == 0)
-		rb->o.poll_ms = POLL_MS;
-	if (rb->o.rescan_ms == 0)
-		rb->o.rescan_ms = RESCAN_MS;
-	rb->names = xcalloc(o->npartitions + 1, sizeof(*rb->names));
-	for (i = 0; i < o->npartitions; i++) {
-		readback_partition_name(o->partitions[i], id, sizeof(id));
-		rb->names[rb->nnames++] = xstrdup(id);
-	}
-	rb->cb = *cb;
-	rb->arg = arg;
-	rb->desc = describe_new(loop, api, rb->stream, on_described, rb);
-	rb->tail = &rb->parts;
-	closer_init(&rb->closer, freed);
-	uv_timer_init(loop, &rb->timer);
-	return rb;
-}
-
-void
-readback_start(struct readback *rb)
-{
-	describe_run(rb->desc);
-}
-
-void
-readback_stop(struct readback *rb)
-{
-	struct rb_part	*p;
-
-	rb->stopped = true;
-	describe_stop(rb->desc);
-	uv_timer_stop(&rb->timer);
-	for (p = rb->parts; p != NULL; p = p->next)
-		uv_timer_stop(&p->timer);
-}
-
-void
-readback_free(struct readback *rb)
-{
-	struct rb_part	*p;
-
-	if (rb == NULL)
-		return;
-	readback_stop(rb);
-	describe_free(rb->desc);
-	closer_close(&rb->closer, (uv_handle_t *)&rb->timer);
-	for (p = rb->parts; p != NULL; p = p->next)
-		closer_close(&rb->closer, (uv_handle_t *)&p->timer);
-	closer_release(&rb->closer);
 }
