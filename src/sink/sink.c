@@ -24,7 +24,8 @@
  * stream is described, or behind the probe while paused): sinkq.c, which
  * holds the sink's half of each batch (struct sink_batch; batch.h holds the
  * records, the flow's half).  DescribeStream is sinkdesc.c's, which reports
- * what it finds through callbacks.
+ * what it finds through callbacks, to sinklife.c, which makes, starts and
+ * frees the sink.
  */
 #include "config.h"
 
@@ -61,17 +62,13 @@
 
 
 static void	try_send(struct sink *, struct sink_batch *);
-static void	on_seed(int32_t, int64_t, void *);
-static void	on_described(const char *, void *);
-static void	on_desc_halt(long, const char *, const char *, void *);
-static void	on_desc_ended(void *);
 
 static const char *const state_names[] = {
 	"describing", "ready", "paused", "closing",
 };
 
 /* The one place the state changes. */
-static void
+void
 sink_set_state(struct sink *s, enum sink_state st)
 {
 	if (s->state == st)
@@ -79,117 +76,6 @@ sink_set_state(struct sink *s, enum sink_state st)
 	log_debug("[%s] sink %s -> %s", s->fc->name, state_names[s->state],
 	    state_names[st]);
 	s->state = st;
-}
-
-/* --- setup -------------------------------------------------------------- */
-
-static void
-set_caps(struct sink *s, const char *type)
-{
-	s->request_cap = codec_request_cap(type,
-	    (size_t)s->fc->max_buffer_bytes);
-}
-
-static void
-sink_freed(struct closer *c)
-{
-	free(container_of(c, struct sink, closer));
-}
-
-static bool
-ids_in_keys(const struct conf_flow *fc)
-{
-	struct partkey	*pk = partkey_new(fc->partition_key_option);
-	bool		 ids = partkey_carries_id(pk);
-
-	partkey_free(pk);
-	return ids;
-}
-
-struct sink *
-sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
-    const struct conf_flow *fc, struct deadletter *dlq,
-    struct metrics_flow *m, const struct sink_cbs *cbs)
-{
-	struct sink	*s;
-	struct sinkdesc_cbs desc_cbs = { on_seed, on_described, on_desc_halt,
-	    on_desc_ended, NULL };
-
-	s = xcalloc(1, sizeof(*s));
-	desc_cbs.arg = s;
-	s->loop = loop;
-	s->api = api;
-	s->conf = conf;
-	s->fc = fc;
-	snprintf(s->what, sizeof(s->what), "PutRecords to [%s]", fc->stream);
-	s->m = m;
-	s->cbs = *cbs;
-	s->state = SINK_DESCRIBING;
-	s->body = putbody_new(conf);
-	s->desc = sinkdesc_new(loop, api, conf, fc, m, &desc_cbs);
-	uv_timer_init(loop, &s->timer);
-	closer_init(&s->closer, sink_freed);
-	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
-	s->seq = seqmark_new();
-	s->ids = ids_in_keys(fc);
-	s->recs.flow = fc->name;
-	s->recs.stream = fc->stream;
-	s->recs.dlq = dlq;
-	s->recs.m = m;
-	s->recs.seq = s->seq;
-	set_caps(s, fc->stream_type);
-	return s;
-}
-
-void
-sink_start(struct sink *s)
-{
-	if (s->fc->stream_id[0] != '\0') {
-		log_info("DISStream %s type is %s", s->fc->stream_id,
-		    s->fc->stream_type);
-		s->described = true;
-		sink_set_state(s, SINK_READY);
-		return;
-	}
-	sinkdesc_start(s->desc);
-}
-
-size_t
-sink_pending(const struct sink *s)
-{
-	return s->q.pending;
-}
-
-size_t
-sink_inflight(const struct sink *s)
-{
-	/* A DescribeStream on the wire too: its reply reaches the sink, so
-	 * a reload frees a drained flow only once it ended. */
-	return s->inflight + (sinkdesc_busy(s->desc) ? 1 : 0);
-}
-
-size_t
-sink_window(const struct sink *s)
-{
-	return aimd_window(&s->aimd);
-}
-
-enum sink_state
-sink_state(const struct sink *s)
-{
-	return s->state;
-}
-
-size_t
-sink_request_cap(const struct sink *s)
-{
-	return s->request_cap;
-}
-
-size_t
-sink_record_cap(const struct sink *s)
-{
-	return s->request_cap;
 }
 
 /* --- the queues (sinkq.c) --------------------------------------------- */
@@ -309,8 +195,8 @@ release_parked(struct sink *s)
 }
 
 /* Send every parked batch (ready, or no longer paused). */
-static void
-release_waiting(struct sink *s)
+void
+sink_release_waiting(struct sink *s)
 {
 	struct sink_batch *sb;
 
@@ -381,7 +267,7 @@ absorb_riders(struct sink *s, struct sink_batch *sb)
 /* --- halts and pauses --------------------------------------------------- */
 
 /* Delivery needs the operator: last error, ERROR once a minute, halt cb. */
-static void
+void
 sink_halt(struct sink *s, long status, const char *code, const char *msg)
 {
 	uint64_t	 now = mono_ms();
@@ -650,7 +536,7 @@ on_put_done(const struct http_response *r, void *arg)
 		if (s->described)
 			resume(s, "delivery to");
 		records_replied(s, sb, r, &v);
-		release_waiting(s);
+		sink_release_waiting(s);
 	} else
 		request_failed(s, sb, &v);
 	sinkreply_verdict_cleanup(&v);
@@ -738,99 +624,4 @@ void
 sink_submit(struct sink *s, struct batch *b)
 {
 	try_send(s, sinkq_add(&s->q, s, b));
-}
-
-/* --- DescribeStream (sinkdesc.c) -------------------------------------- */
-
-static void
-on_seed(int32_t part, int64_t last, void *arg)
-{
-	struct sink	*s = arg;
-
-	seqmark_seed(s->seq, part, last);
-}
-
-static void
-on_described(const char *type, void *arg)
-{
-	struct sink	*s = arg;
-
-	set_caps(s, type);
-	s->described = true;
-	s->last_halt_log_ms = 0;
-	sink_set_state(s, SINK_READY);
-	release_waiting(s);
-}
-
-static void
-on_desc_halt(long status, const char *code, const char *msg, void *arg)
-{
-	struct sink	*s = arg;
-
-	sink_set_state(s, SINK_PAUSED);
-	sink_halt(s, status, code, msg);
-}
-
-static void
-on_desc_ended(void *arg)
-{
-	struct sink	*s = arg;
-
-	if (s->cbs.ended != NULL)
-		s->cbs.ended(s->cbs.arg);
-}
-
-/* --- teardown ----------------------------------------------------------- */
-
-static void
-give_back_list(struct sink *s, struct sink_batch *list)
-{
-	struct sink_batch *sb;
-
-	while ((sb = list) != NULL) {
-		list = sb->next;
-		sb->next = NULL;
-		sink_hand_back(s, sb, false);
-	}
-}
-
-void
-sink_cancel(struct sink *s)
-{
-	struct sink_batch *w, *t;
-
-	sink_set_state(s, SINK_CLOSING);
-	uv_timer_stop(&s->timer);
-	sinkdesc_cancel(s->desc);
-	sinkdoubt_cancel(s);
-	w = sinkq_take_waiting(&s->q);
-	t = sinkq_take_timed(&s->q);
-	s->probe = NULL;
-	give_back_list(s, w);
-	give_back_list(s, t);
-}
-
-void
-sink_log_puts(struct sink *s)
-{
-	if (s != NULL)
-		sinkrecs_log_puts(&s->recs);
-}
-
-void
-sink_free(struct sink *s)
-{
-	if (s == NULL)
-		return;
-	sinkrecs_log_puts(&s->recs);
-	sink_cancel(s);
-	seqsnap_unpin(s->doubt);
-	s->doubt = NULL;
-	seqmark_free(s->seq);
-	s->seq = NULL;
-	putbody_free(s->body);
-	sinkdesc_free(s->desc);
-	s->desc = NULL;
-	closer_close(&s->closer, (uv_handle_t *)&s->timer);
-	closer_release(&s->closer);
 }

@@ -64,6 +64,13 @@ void		 sink_schedule(struct sink *, struct sink_batch *sb,
 		    uint64_t delay_ms);
 /* Every record of sb is done: hand it back delivered (true). */
 bool		 sink_finish_if_done(struct sink *, struct sink_batch *sb);
+/* The one place the state changes. */
+void		 sink_set_state(struct sink *, enum sink_state);
+/* Delivery needs the operator: last error, ERROR once a minute, halt cb. */
+void		 sink_halt(struct sink *, long status, const char *code,
+		    const char *msg);
+/* Send every parked batch (ready, or no longer paused). */
+void		 sink_release_waiting(struct sink *);
 
 /* sinkdoubt.c */
 /*
