@@ -21,6 +21,7 @@
 #include "agent/flow.h"
 #include "agent/flow_int.h"
 #include "agent/source.h"
+#include "agent/source_files.h"
 #include "base/log.h"
 #include "conf/conf.h"
 #include "records/chain.h"
@@ -126,13 +127,16 @@ chain_id_file(void *arg, const struct chain_rec *cr, uint64_t *kid,
 {
 	struct flow	*f = arg;
 
-	return source_id_file(f->src, cr->ctx, &f->agent_key, kid, fixed);
+	struct source_files *sf = source_files(f->src);
+
+	return sf != NULL && source_files_id_file(sf, cr->ctx, &f->agent_key,
+	    kid, fixed);
 }
 
 static int
 skip_delivered(struct flow *f, const struct source_rec *r, bool found)
 {
-	source_skip_known(f->src, r);
+	source_files_skip_known(source_files(f->src), r);
 	f->skipped = true;
 	f->m.records_read++;
 	f->m.bytes_read += r->len;
@@ -226,7 +230,9 @@ batch_record(struct flow *f, const struct source_rec *r,
 	 * file's newest (a skipped record may have ended it). */
 	seg = batch_seg_of(f->cur, r->origin);
 	if (seg >= 0 && f->skipped &&
-	    !source_is_newest(f->src, r, batch_seg_range(f->cur, (size_t)seg)))
+	    source_files(f->src) != NULL &&
+	    !source_files_is_newest(source_files(f->src), r,
+	    batch_seg_range(f->cur, (size_t)seg)))
 		seg = -1;
 	if (seg < 0)
 		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
@@ -238,7 +244,7 @@ batch_record(struct flow *f, const struct source_rec *r,
 	f->pass_recs++;
 	pace_record(&f->pace);
 	if (r->known)
-		source_passed(f->src, r);
+		source_files_passed(source_files(f->src), r);
 	chain_sent(f->chain, o->len);
 	f->m.records_read++;
 	f->m.bytes_read += r->len;
@@ -258,7 +264,7 @@ on_record(void *arg, const struct source_rec *r)
 	struct flow	*f = arg;
 	struct chain_out o;
 
-	if (r->known && source_known(f->src, r, NULL, 0))
+	if (r->known && source_files_known(source_files(f->src), r, NULL, 0))
 		return skip_delivered(f, r, false);
 	switch (chain_record(f->chain, &(struct chain_rec){ r->data, r->len,
 	    r->name, r->off, r->origin, sink_record_cap(f->sink), r }, &o)) {
@@ -271,7 +277,8 @@ on_record(void *arg, const struct source_rec *r)
 	case CHAIN_SEND:
 		break;
 	}
-	if (r->known && source_known(f->src, r, o.data, o.len))
+	if (r->known && source_files_known(source_files(f->src), r, o.data,
+	    o.len))
 		return skip_delivered(f, r, true);
 	if (!window_takes(f, o.len))
 		return 1;
@@ -300,11 +307,14 @@ retry_cur(struct flow *f)
 static void
 keep_acked(struct flow *f, const struct batch *b)
 {
+	struct source_files *sf = source_files(f->src);
 	struct acked_list l = { NULL, 0, 0 };
 
+	if (sf == NULL)		/* the journal: its cursor is all it keeps */
+		return;
 	acked_add_batch(b, &l);
 	acked_sort(&l);
-	source_keep_acked(f->src, l.v, l.n);
+	source_files_keep_acked(sf, l.v, l.n);
 	free(l.v);
 }
 

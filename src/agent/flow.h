@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "agent/source.h"
+#include "agent/source_files.h"
 #include "base/util.h"
 
 struct conf;

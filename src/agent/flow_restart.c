@@ -12,18 +12,27 @@
 #include "agent/flow.h"
 #include "agent/flow_int.h"
 #include "agent/source.h"
+#include "agent/source_files.h"
 #include "base/log.h"
 #include "conf/conf.h"
+#include "files/files.h"
 #include "records/chain.h"
 #include "sink/sink.h"
 
 /* --- what a restart needs ---------------------------------------------- */
 
+/* The files-only part of f's source: NULL without one, or the journal. */
+static struct source_files *
+files_of(const struct flow *f)
+{
+	return f->src != NULL ? source_files(f->src) : NULL;
+}
+
 void
 flow_each_file(const struct flow *f, source_file_fn fn, void *arg)
 {
-	if (f->src != NULL)
-		source_each_file(f->src, fn, arg);
+	if (files_of(f) != NULL)
+		source_files_each(files_of(f), fn, arg);
 }
 
 void
@@ -45,11 +54,11 @@ flow_publish(struct flow *f)
 {
 	struct acked_list l = { NULL, 0, 0 };
 
-	if (f->src == NULL)
+	if (files_of(f) == NULL)
 		return;
 	sink_each(f->sink, acked_add_batch, &l);
 	acked_sort(&l);
-	source_publish(f->src, l.v, l.n);
+	source_files_publish(files_of(f), l.v, l.n);
 	free(l.v);
 }
 
@@ -72,7 +81,7 @@ flow_uncertain(const struct flow *f)
 bool
 flow_restart_pending(struct flow *f)
 {
-	return f->src != NULL && source_restart_pending(f->src);
+	return files_of(f) != NULL && source_files_restart_pending(files_of(f));
 }
 
 /* --- transitions -------------------------------------------------------- */
@@ -98,7 +107,7 @@ flow_ready(const struct flow *f)
 struct files_handover *
 flow_hand_over(struct flow *f)
 {
-	return f->src != NULL ? source_hand_over(f->src) : NULL;
+	return files_of(f) != NULL ? source_files_hand_over(files_of(f)) : NULL;
 }
 
 void
@@ -106,7 +115,13 @@ flow_adopt(struct flow *f, struct files_handover *h)
 {
 	size_t	 n;
 
-	n = source_adopt(f->src, h);
+	/* A flow that reads no files now (the journal, or none at all)
+	 * has no use for its predecessor's files. */
+	if (files_of(f) == NULL) {
+		files_handover_free(h);
+		return;
+	}
+	n = source_files_adopt(files_of(f), h);
 	if (n > 0)
 		log_info("[%s] reading on %zu open file%s of the flow it "
 		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
@@ -115,6 +130,6 @@ flow_adopt(struct flow *f, struct files_handover *h)
 void
 flow_spool(struct flow *f, struct spool *sp)
 {
-	if (f->src != NULL)
-		source_spool(f->src, sp);
+	if (files_of(f) != NULL)
+		source_files_spool(files_of(f), sp);
 }

@@ -5,6 +5,7 @@
 
 #include "agent/pace.h"
 #include "agent/source.h"
+#include "agent/source_files.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "conf/conf.h"
@@ -12,9 +13,10 @@
 void
 pace_pump(struct pace *p, const struct source *src)
 {
-	uint64_t	 pass, gap;
+	uint64_t	 pass, gap = 0;
 
-	pass = source_passes(src, &gap);
+	pass = source_files(src) != NULL ?
+	    source_files_passes(source_files(src), &gap) : 0;
 	if (pass == 0) {		/* the watches are on */
 		p->seen = 0;
 		p->ms = 0;
@@ -48,7 +50,8 @@ pace_read_all(struct pace *p, struct source *src, const struct conf_flow *fc)
 			    want != 0 ? "follow the batches: a pass reads "
 			    "most of one" : "every readCoalesceMillis again");
 		p->ms = want;
-		source_pace(src, want);
+		if (source_files(src) != NULL)
+			source_files_pace(source_files(src), want);
 	}
 	return p->ms != 0 && p->total > 0;
 }

@@ -32,13 +32,10 @@
 
 struct conf;
 struct conf_flow;
-struct files_acked;
-struct files_handover;
-struct hash_key;
 struct metrics_flow;
 struct registry;
 struct source;
-struct spool;
+struct source_files;
 
 /* One record, borrowed for the record callback. */
 struct source_rec {
@@ -54,7 +51,7 @@ struct source_rec {
 					   past it */
 	void		*at;		/* the source's own: what read it */
 	bool		 known;		/* a restart may know it delivered:
-					   ask source_known */
+					   ask source_files_known */
 };
 
 struct source_cbs {
@@ -70,12 +67,11 @@ struct source_cbs {
 	void		*arg;
 };
 
-/* One file a source reads: its path (borrowed for the call), the end of
- * what is delivered of it, and its size at the last look. */
-typedef void	(*source_file_fn)(const char *path, uint64_t committed,
-		    uint64_t size, void *arg);
-
-/* A source's functions; NULL where a kind has nothing to do. */
+/*
+ * The operations every kind of source has; NULL where a kind has nothing
+ * to do.  What only files have (hand-over, spool, what a restart knows,
+ * record ids, pacing) is behind source_files() (agent/source_files.h).
+ */
 struct source_ops {
 	int		(*start)(struct source *);
 	void		(*stop)(struct source *);
@@ -92,39 +88,12 @@ struct source_ops {
 	void		(*gauges)(const struct source *, struct metrics_flow *);
 	void		(*touch)(struct source *);
 	void		(*saved)(struct source *);
-	/* Transitions (files.h): what a changed flow's successor reads on,
-	 * and the spool of a stop. */
-	struct files_handover *(*hand_over)(struct source *);
-	size_t		(*adopt)(struct source *, struct files_handover *);
-	void		(*spool)(struct source *, struct spool *);
-	/* A restart: what is known delivered past the committed positions
-	 * (files.h: skip plans, acknowledged spans), and record ids. */
-	bool		(*known)(struct source *, const struct source_rec *,
-			    const char *sent, size_t sentlen);
-	void		(*skip_known)(struct source *,
-			    const struct source_rec *);
-	void		(*passed)(struct source *, const struct source_rec *);
-	bool		(*is_newest)(struct source *,
-			    const struct source_rec *, uint64_t range);
-	bool		(*id_file)(struct source *, const struct source_rec *,
-			    const struct hash_key *, uint64_t *file,
-			    bool *fixed);
-	void		(*keep_acked)(struct source *,
-			    const struct files_acked *, size_t);
-	void		(*publish)(struct source *,
-			    const struct files_acked *, size_t);
-	bool		(*restart_pending)(struct source *);
-	/* Coalesced reads (files.h: files_passes, files_pace). */
-	uint64_t	(*passes)(const struct source *, uint64_t *gap_ms);
-	void		(*pace)(struct source *, uint64_t ms);
-	/* The files it reads (source_each_file). */
-	void		(*each_file)(const struct source *,
-			    source_file_fn, void *);
 };
 
 /* The part every kind embeds first; private: use the functions below. */
 struct source {
 	const struct source_ops *ops;
+	struct source_files *files;	/* files only; NULL: the journal */
 };
 
 /*
@@ -175,56 +144,11 @@ void		 source_ack(struct source *, uint64_t origin, uint64_t range);
 bool		 source_all_read(const struct source *);
 /* The gauges of m (bytes or entries behind, files tracked). */
 void		 source_gauges(const struct source *, struct metrics_flow *m);
-/* Call fn for every file it reads (none for the journal). */
-void		 source_each_file(const struct source *, source_file_fn,
-		    void *arg);
 /* Refresh the registry entries it keeps (TTL). */
 void		 source_touch(struct source *);
 /* A save of the registry succeeded. */
 void		 source_saved(struct source *);
-/*
- * A reload changed the flow: after source_stop, what its successor reads
- * on (new; files.h: the open files with their offsets), or NULL.
- */
-struct files_handover *source_hand_over(struct source *);
-/* Read on what h holds (steals it; NULL-safe, s too): the files adopted. */
-size_t		 source_adopt(struct source *, struct files_handover *h);
-/* A stop: the unread rest of the files deleted while open to sp. */
-void		 source_spool(struct source *, struct spool *sp);
-
-/*
- * What a restart knows (issue 20; files only, false or nothing for the
- * journal, whose cursor resends nothing).  source_known: r was delivered
- * before the restart -- with sent NULL, inside the acknowledged spans the
- * state file kept; else found in the stream by the restart's read with the
- * data sent[0..sentlen-1] (as encoded).  source_skip_known: r is done
- * without being sent, as a range of its own (never an extension of a
- * range in flight).  source_passed: r is in a batch (the plan moves on).
- * source_is_newest: range is still the newest of r's origin.
- */
-bool		 source_known(struct source *, const struct source_rec *r,
-		    const char *sent, size_t sentlen);
-void		 source_skip_known(struct source *, const struct source_rec *r);
-void		 source_passed(struct source *, const struct source_rec *r);
-bool		 source_is_newest(struct source *, const struct source_rec *r,
-		    uint64_t range);
-/* The file part of r's record id (keyid.h) under the agent key k into
- * *file, and whether it is the same for every later record of r's origin
- * (*fixed); false when r's records carry none. */
-bool		 source_id_file(struct source *, const struct source_rec *r,
-		    const struct hash_key *k, uint64_t *file, bool *fixed);
-/* files.h: files_keep_acked, files_publish, files_restart_pending. */
-void		 source_keep_acked(struct source *, const struct files_acked *,
-		    size_t);
-void		 source_publish(struct source *, const struct files_acked *,
-		    size_t);
-bool		 source_restart_pending(struct source *);
-/*
- * Reads coalesced in passes (files.h: files_passes, files_pace): the
- * number of the last pass (0: none; always for the journal) and the ms of
- * writes it found; and the period the flow would rather have.
- */
-uint64_t	 source_passes(const struct source *, uint64_t *gap_ms);
-void		 source_pace(struct source *, uint64_t ms);
+/* The files-only part of s (agent/source_files.h), NULL for the journal. */
+struct source_files *source_files(const struct source *);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent/source.h"
+#include "agent/source_files.h"
 #include "base/closer.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -247,13 +248,13 @@ sf_skip(struct source *s, const struct source_rec *r)
 
 /* --- what a restart knows (skipplan.h) ---------------------------------- */
 
-static bool
-sf_known(struct source *s, const struct source_rec *r, const char *sent,
-    size_t sentlen)
+bool
+source_files_known(struct source_files *sf, const struct source_rec *r,
+    const char *sent, size_t sentlen)
 {
 	struct skipplan	*plan = tailer_plan(r->at);
 
-	(void)s;
+	(void)sf;
 	if (plan == NULL)
 		return false;
 	if (sent == NULL)
@@ -263,26 +264,27 @@ sf_known(struct source *s, const struct source_rec *r, const char *sent,
 
 /* Done already: a range of its own, so no batch in flight takes it along
  * (were that batch not delivered, it would be sent again). */
-static void
-sf_skip_known(struct source *s, const struct source_rec *r)
+void
+source_files_skip_known(struct source_files *sf, const struct source_rec *r)
 {
 	if (tailer_done_to(r->at, r->end))
-		files_commit(sf_of(s)->files, r->at);
+		files_commit(sf->files, r->at);
 	tailer_plan_passed(r->at, r->end);
 }
 
-static void
-sf_passed(struct source *s, const struct source_rec *r)
+void
+source_files_passed(struct source_files *sf, const struct source_rec *r)
 {
-	(void)s;
+	(void)sf;
 	if (tailer_plan(r->at) != NULL)
 		tailer_plan_passed(r->at, r->end);
 }
 
-static bool
-sf_is_newest(struct source *s, const struct source_rec *r, uint64_t range)
+bool
+source_files_is_newest(struct source_files *sf, const struct source_rec *r,
+    uint64_t range)
 {
-	(void)s;
+	(void)sf;
 	return range == tailer_last_range(r->at);
 }
 
@@ -294,11 +296,10 @@ sf_is_newest(struct source *s, const struct source_rec *r, uint64_t range)
  * headerBytesLength bytes can carry an id without it (dedupe.c relies on
  * that to tell them from an earlier file with the same inode).
  */
-static bool
-sf_id_file(struct source *s, const struct source_rec *r,
+bool
+source_files_id_file(struct source_files *sf, const struct source_rec *r,
     const struct hash_key *k, uint64_t *file, bool *fixed)
 {
-	struct source_files *sf = sf_of(s);
 	struct tailer	*t = r->at;
 	uint32_t	 crc, len;
 
@@ -319,34 +320,36 @@ sf_id_file(struct source *s, const struct source_rec *r,
 	return true;
 }
 
-static void
-sf_keep_acked(struct source *s, const struct files_acked *v, size_t n)
+void
+source_files_keep_acked(struct source_files *sf, const struct files_acked *v,
+    size_t n)
 {
-	files_keep_acked(sf_of(s)->files, v, n);
+	files_keep_acked(sf->files, v, n);
 }
 
-static void
-sf_publish(struct source *s, const struct files_acked *v, size_t n)
+void
+source_files_publish(struct source_files *sf, const struct files_acked *v,
+    size_t n)
 {
-	files_publish(sf_of(s)->files, v, n);
+	files_publish(sf->files, v, n);
 }
 
-static bool
-sf_restart_pending(struct source *s)
+bool
+source_files_restart_pending(struct source_files *sf)
 {
-	return files_restart_pending(sf_of(s)->files);
+	return files_restart_pending(sf->files);
 }
 
-static uint64_t
-sf_passes(const struct source *s, uint64_t *gap_ms)
+uint64_t
+source_files_passes(const struct source_files *sf, uint64_t *gap_ms)
 {
-	return files_passes(csf_of(s)->files, gap_ms);
+	return files_passes(sf->files, gap_ms);
 }
 
-static void
-sf_pace(struct source *s, uint64_t ms)
+void
+source_files_pace(struct source_files *sf, uint64_t ms)
 {
-	files_pace(sf_of(s)->files, ms);
+	files_pace(sf->files, ms);
 }
 
 static void
@@ -400,12 +403,13 @@ each_tailer(const struct tailer *t, void *arg)
 	e->fn(tailer_path(t), tailer_committed(t), tailer_size(t), e->arg);
 }
 
-static void
-sf_each_file(const struct source *s, source_file_fn fn, void *arg)
+void
+source_files_each(const struct source_files *sf, source_file_fn fn,
+    void *arg)
 {
 	struct each_file e = { fn, arg };
 
-	files_each(csf_of(s)->files, each_tailer, &e);
+	files_each(sf->files, each_tailer, &e);
 }
 
 static void
@@ -420,22 +424,22 @@ sf_saved(struct source *s)
 	files_saved(sf_of(s)->files);
 }
 
-static struct files_handover *
-sf_hand_over(struct source *s)
+struct files_handover *
+source_files_hand_over(struct source_files *sf)
 {
-	return files_hand_over(sf_of(s)->files);
+	return files_hand_over(sf->files);
 }
 
-static size_t
-sf_adopt(struct source *s, struct files_handover *h)
+size_t
+source_files_adopt(struct source_files *sf, struct files_handover *h)
 {
-	return files_adopt(sf_of(s)->files, h);
+	return files_adopt(sf->files, h);
 }
 
-static void
-sf_spool(struct source *s, struct spool *sp)
+void
+source_files_spool(struct source_files *sf, struct spool *sp)
 {
-	files_spool(sf_of(s)->files, sp);
+	files_spool(sf->files, sp);
 }
 
 /* The timer closed: the memory goes. */
@@ -471,22 +475,8 @@ static const struct source_ops files_ops = {
 	.ack = sf_ack,
 	.all_read = sf_all_read,
 	.gauges = sf_gauges,
-	.each_file = sf_each_file,
 	.touch = sf_touch,
 	.saved = sf_saved,
-	.hand_over = sf_hand_over,
-	.adopt = sf_adopt,
-	.spool = sf_spool,
-	.known = sf_known,
-	.skip_known = sf_skip_known,
-	.passed = sf_passed,
-	.is_newest = sf_is_newest,
-	.id_file = sf_id_file,
-	.keep_acked = sf_keep_acked,
-	.publish = sf_publish,
-	.restart_pending = sf_restart_pending,
-	.passes = sf_passes,
-	.pace = sf_pace,
 };
 
 struct source *
@@ -500,6 +490,7 @@ source_files_new(uv_loop_t *loop, const struct conf *conf,
 
 	sf = xcalloc(1, sizeof(*sf));
 	sf->src.ops = &files_ops;
+	sf->src.files = sf;
 	sf->fc = fc;
 	sf->m = m;
 	sf->cbs = *cbs;
