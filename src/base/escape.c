@@ -1,7 +1,8 @@
 /*
  * Escaping of outside text for logs, status, describe and terminals
  * (escape.h).  One pass over the bytes; the sequence a character becomes
- * is decided in one function, piece(), which every entry point uses.
+ * is decided in one function, esc_piece(), which every entry point uses
+ * (those into a struct buf: escbuf.c).
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/escape_int.h"
 
 size_t
 esc_utf8_len(const unsigned char *s, size_t n)
@@ -48,8 +50,8 @@ esc_utf8_len(const unsigned char *s, size_t n)
  * length *outlen, or NULL in *out's place when it passes as it is; returns
  * how many input bytes it takes.
  */
-static size_t
-piece(const unsigned char *s, size_t n, unsigned flags, char *out,
+size_t
+esc_piece(const unsigned char *s, size_t n, unsigned flags, char *out,
     size_t *outlen)
 {
 	size_t	 len;
@@ -93,29 +95,11 @@ esc_needed(const void *v, size_t n, unsigned flags)
 	size_t			 i, k, elen;
 
 	for (i = 0; i < n; i += k) {
-		k = piece(s + i, n - i, flags, e, &elen);
+		k = esc_piece(s + i, n - i, flags, e, &elen);
 		if (elen > 0)
 			return true;
 	}
 	return false;
-}
-
-void
-esc_buf(struct buf *out, const void *v, size_t n, unsigned flags)
-{
-	const unsigned char	*s = v;
-	char			 e[16];
-	size_t			 i, k, elen, from = 0;
-
-	for (i = 0; i < n; i += k) {
-		k = piece(s + i, n - i, flags, e, &elen);
-		if (elen == 0)
-			continue;
-		buf_add(out, s + from, i - from);
-		buf_add(out, e, elen);
-		from = i + k;
-	}
-	buf_add(out, s + from, n - from);
 }
 
 size_t
@@ -126,7 +110,7 @@ esc_cpy(char *dst, size_t len, const void *v, size_t n, unsigned flags)
 	size_t			 i, k, elen, o = 0;
 
 	for (i = 0; i < n; i += k) {
-		k = piece(s + i, n - i, flags, e, &elen);
+		k = esc_piece(s + i, n - i, flags, e, &elen);
 		if (elen == 0) {
 			if (o + k >= len)
 				break;
@@ -141,16 +125,6 @@ esc_cpy(char *dst, size_t len, const void *v, size_t n, unsigned flags)
 	}
 	dst[o] = '\0';
 	return o;
-}
-
-char *
-esc_new(const char *s)
-{
-	struct buf	 b;
-
-	buf_init(&b);
-	esc_buf(&b, s, strlen(s), 0);
-	return b.data != NULL ? b.data : xstrdup("");
 }
 
 const char *
