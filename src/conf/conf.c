@@ -38,31 +38,6 @@
 
 static void	stash_wipe(struct parse *);
 
-/* Record the first error; later ones are dropped.  Always returns -1. */
-int
-conf_fail(struct parse *p, int line, const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 n;
-
-	if (p->failed)
-		return -1;
-	p->failed = true;
-	p->errline = line;
-	if (p->errlen == 0)
-		return -1;
-	if (line > 0)
-		n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
-	else
-		n = snprintf(p->err, p->errlen, "%s: ", p->path);
-	if (n < 0 || (size_t)n >= p->errlen)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Whether a name read from the file is safe and useful to echo. */
 static bool
 showable(const char *name)
@@ -390,19 +365,6 @@ long_line(struct parse *p, size_t n, char *str)
 	return true;
 }
 
-/*
- * Secret and decryptable values of [agent] never pass through inih: its
- * buffer is not ours to zero, and Debian's holds 199 characters, fewer than
- * most encrypted values.  Such a line may be up to CONF_LONG_LINE long;
- * its value goes to p->stash and inih sees "name =".
- */
-bool
-conf_stashed(const struct key *k)
-{
-	return k->sect == KS_AGENT &&
-	    ((k->flags & KF_SECRET) || cred_decryptable(k->name));
-}
-
 static void
 stash_wipe(struct parse *p)
 {
@@ -585,8 +547,8 @@ conf_key_check(const char *section, const char *key, const char *value,
 	return rc == 0 ? 0 : -EINVAL;
 }
 
-static void
-parse_free(struct parse *p)
+void
+conf_parse_free(struct parse *p)
 {
 	size_t	 i;
 
@@ -614,60 +576,4 @@ conf_parse_file(struct parse *p, const char *path, FILE *fp)
 	stash_wipe(p);
 	p->fp = NULL;
 	return parse_result(p, rc);
-}
-
-int
-conf_load_opts(const char *path, unsigned opts, struct conf **out, char *err,
-    size_t errlen)
-{
-	struct parse	 p;
-	FILE		*fp;
-	int		 rc;
-
-	*out = NULL;
-	memset(&p, 0, sizeof(p));
-	p.opts = opts;
-	p.path = path;
-	p.err = err;
-	p.errlen = errlen;
-	p.cur = CUR_NONE;
-	p.agent.keyline = xcalloc(conf_nkeys, sizeof(int));
-	p.conf = xcalloc(1, sizeof(*p.conf));
-	p.conf->path = xstrdup(path);
-	conf_apply_defaults(p.conf, KS_AGENT);
-	fp = fopen(path, "r");
-	if (fp == NULL) {
-		conf_fail(&p, 0, "%s", strerror(errno));
-		goto fail;
-	}
-	rc = conf_parse_file(&p, path, fp);
-	fclose(fp);
-	if (rc == 0)
-		rc = conf_read_dropins(&p);
-	p.path = p.conf->files[0];
-	buf_cleanup(&p.stash);
-	if (rc != 0 || conf_finish(&p) != 0)
-		goto fail;
-	parse_free(&p);
-	*out = p.conf;
-	return 0;
-fail:
-	buf_cleanup(&p.stash);
-	parse_free(&p);
-	conf_free(p.conf);
-	return -1;
-}
-
-int
-conf_load(const char *path, struct conf **out, char *err, size_t errlen)
-{
-	return conf_load_opts(path, 0, out, err, errlen);
-}
-
-int
-conf_load_test(const char *path, struct conf **out, char *err,
-    size_t errlen)
-{
-	return conf_load_opts(path, CONF_CHECK_ONLY | CONF_FS_CHECKS |
-	    CONF_TLS_WARNS, out, err, errlen);
 }

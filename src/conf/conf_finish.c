@@ -51,21 +51,6 @@ check_required(struct parse *p, enum ksect sect, struct sect *s,
 	return 0;
 }
 
-static int
-line_of(struct sect *s, const char *name)
-{
-	const struct key	*k;
-
-	k = conf_key_find(KS_FLOW, name, false);
-	return k == NULL ? 0 : s->keyline[k - conf_keys];
-}
-
-int
-conf_key_line(struct sect *s, const char *name)
-{
-	return line_of(s, name);
-}
-
 /*
  * The processing chain's keys together (dataProcessingOptions and its
  * keys, the line filters, partitionKeyOption), compiled by chain_new as
@@ -91,9 +76,9 @@ check_chain(struct parse *p, struct conf_flow *f, struct sect *s,
 		chain_free(c);
 		return 0;
 	}
-	line = key != NULL ? line_of(s, key) : 0;
+	line = key != NULL ? conf_key_line(s, key) : 0;
 	if (line == 0)
-		line = line_of(s, "dataProcessingOptions");
+		line = conf_key_line(s, "dataProcessingOptions");
 	return conf_fail(p, line != 0 ? line : s->line, "%s: %s", label, why);
 }
 
@@ -110,14 +95,14 @@ check_whole(struct parse *p, struct conf_flow *f, struct sect *s,
 	char		 why[LINE_BUF];
 	int		 line;
 
-	if (!f->file_appendable && line_of(s, "maxFileCheckingMillis") == 0)
+	if (!f->file_appendable && conf_key_line(s, "maxFileCheckingMillis") == 0)
 		f->max_file_checking_ms = WHOLE_FILE_CHECKING_MS;
 	bad = cleanconf_check(f, (p->opts & CONF_FS_CHECKS) != 0, &key, why, sizeof(why));
 	if (bad == NULL)
 		return 0;
-	line = line_of(s, key);
+	line = conf_key_line(s, key);
 	if (line == 0)
-		line = line_of(s, "isFileAppendable");
+		line = conf_key_line(s, "isFileAppendable");
 	return conf_fail(p, line != 0 ? line : s->line, "%s: %s", label, bad);
 }
 
@@ -132,12 +117,12 @@ check_flow(struct parse *p, size_t i)
 	if (check_required(p, KS_FLOW, s, label) != 0 ||
 	    conf_check_source(p, f, s, label) != 0)
 		return -1;
-	if (line_of(s, "DISStream") == 0 && f->stream_id[0] == '\0')
+	if (conf_key_line(s, "DISStream") == 0 && f->stream_id[0] == '\0')
 		return conf_fail(p, s->line, "%s is missing required key "
 		    "'DISStream' (or set streamId)", label);
 	if (f->retry_max_backoff_ms < f->retry_initial_backoff_ms)
-		return conf_fail(p, MAX(line_of(s, "retryMaxBackoffMillis"),
-		    line_of(s, "retryInitialBackoffMillis")),
+		return conf_fail(p, MAX(conf_key_line(s, "retryMaxBackoffMillis"),
+		    conf_key_line(s, "retryInitialBackoffMillis")),
 		    "retryMaxBackoffMillis = %lld is less than "
 		    "retryInitialBackoffMillis = %lld",
 		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);

@@ -123,11 +123,10 @@ enum_at(void *base, const struct key *k)
 }
 
 /* conf.c */
-int PRINTFLIKE(3, 4)
-	conf_fail(struct parse *, int, const char *, ...);
-bool	conf_stashed(const struct key *);
 /* Read one file (path, opened as fp) into p: 0 or -1 (p->err says). */
 int	conf_parse_file(struct parse *, const char *path, FILE *fp);
+/* What p holds besides the conf (conf_load.c, once it is read). */
+void	conf_parse_free(struct parse *);
 
 /* conf_dropin.c: the drop-ins after agent.ini, 0 or -1. */
 int	conf_read_dropins(struct parse *);
@@ -159,11 +158,16 @@ int	conf_key_store(void *, const struct key *, const char *, char *,
 	    size_t);
 void	conf_apply_defaults(void *, enum ksect);
 const struct key *conf_key_find(enum ksect, const char *, bool);
+/* The line key name is set at in s; 0: not set. */
+int	conf_key_line(struct sect *, const char *);
+/* Whether k's value is stashed, never handed to inih. */
+bool	conf_stashed(const struct key *);
+/* Record the first error; later ones are dropped.  Always returns -1. */
+int PRINTFLIKE(3, 4)
+	conf_fail(struct parse *, int, const char *, ...);
 
 /* conf_finish.c */
 int	conf_finish(struct parse *);
-/* The line key name is set at in s; 0: not set. */
-int	conf_key_line(struct sect *, const char *);
 
 /* journalconf.c: the keys of the flow's source (files, journal). */
 int	conf_check_source(struct parse *, struct conf_flow *, struct sect *,

@@ -1,11 +1,14 @@
 /*
  * Values into struct conf (conf_int.h): text to numbers, booleans and
- * words as the table says, the defaults, and freeing what was stored.
+ * words as the table says, the defaults, and freeing what was stored;
+ * the line a key was set at, and the first error of a load.  Calls
+ * nothing else of conf/: every other file of it may call here.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,4 +283,53 @@ conf_key_find(enum ksect sect, const char *name, bool anycase)
 			return k;
 	}
 	return NULL;
+}
+
+/* --- where a key was set, and the first error --------------------------- */
+
+int
+conf_key_line(struct sect *s, const char *name)
+{
+	const struct key	*k;
+
+	k = conf_key_find(KS_FLOW, name, false);
+	return k == NULL ? 0 : s->keyline[k - conf_keys];
+}
+
+/*
+ * Secret and decryptable values of [agent] never pass through inih: its
+ * buffer is not ours to zero, and Debian's holds 199 characters, fewer than
+ * most encrypted values.  Such a line may be up to CONF_LONG_LINE long;
+ * its value goes to p->stash and inih sees "name =".
+ */
+bool
+conf_stashed(const struct key *k)
+{
+	return k->sect == KS_AGENT &&
+	    ((k->flags & KF_SECRET) || cred_decryptable(k->name));
+}
+
+/* Record the first error; later ones are dropped.  Always returns -1. */
+int
+conf_fail(struct parse *p, int line, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	if (p->failed)
+		return -1;
+	p->failed = true;
+	p->errline = line;
+	if (p->errlen == 0)
+		return -1;
+	if (line > 0)
+		n = snprintf(p->err, p->errlen, "%s:%d: ", p->path, line);
+	else
+		n = snprintf(p->err, p->errlen, "%s: ", p->path);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
 }
