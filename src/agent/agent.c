@@ -12,7 +12,9 @@
  * (agent_clients.c).
  *
  * Stopping and the finish are agent_stop.c's, the state saves
- * agent_save.c's (agent_int.h says what each offers).  Checks run only
+ * agent_save.c's, what all of them share (the state's setter, the walks
+ * over the flows, the request for a check) agent_core.c's (agent_int.h
+ * says what each offers).  Checks run only
  * after a flow's event (a request ended, --once drained), deferred to one
  * idle turn: a waiting agent sleeps.
  */
@@ -45,80 +47,20 @@
 
 static int	start_flows(struct agent *);
 
-static const char *const state_names[] = {
-	"running", "reloading", "stopping", "finishing",
-};
-
-/* The one place the state changes. */
-void
-agent_set_state(struct agent *a, enum agent_state st)
-{
-	if (a->state == st)
-		return;
-	log_debug("agent %s -> %s", state_names[a->state], state_names[st]);
-	a->state = st;
-}
-
 /* --- metrics, progress and expiry --------------------------------------- */
-
-/* Rewrite metricsFile (if set) from every flow's numbers. */
-static void
-write_metrics(struct agent *a)
-{
-	struct metrics_snapshot	 snap;
-	struct metrics_flow	*mf;
-	int			 r;
-
-	if (a->conf->metrics_file[0] == '\0')
-		return;
-	mf = agent_metrics_snapshot(a, &snap);
-	r = metrics_write_file(a->conf->metrics_file, &snap);
-	free(mf);
-	/* Once per change, not every interval. */
-	if (r != 0 && r != a->metrics_err)
-		log_error("cannot write metrics file %s: %s",
-		    a->conf->metrics_file, strerror(-r));
-	else if (r == 0 && a->metrics_err != 0)
-		log_info("metrics file %s is written again",
-		    a->conf->metrics_file);
-	a->metrics_err = r;
-}
 
 static void
 on_metrics_timer(uv_timer_t *t)
 {
 	struct agent	*a = container_of(t, struct agent, metrics_timer);
 
-	write_metrics(a);
-}
-
-static void
-report(struct agent *a)
-{
-	const struct metrics_flow **m;
-	size_t		 i;
-
-	m = xcalloc(a->nflows ? a->nflows : 1, sizeof(*m));
-	for (i = 0; i < a->nflows; i++) {
-		flow_log_puts(a->flows[i]);
-		m[i] = flow_metrics(a->flows[i]);
-	}
-	progress_report(&a->progress, m, a->nflows, mono_ms() - a->start_ms);
-	free(m);
+	agent_write_metrics(a);
 }
 
 static void
 on_status_timer(uv_timer_t *t)
 {
-	report(container_of(t, struct agent, status_timer));
-}
-
-/* The progress line and the metrics file, once more at the finish. */
-void
-agent_last_report(struct agent *a)
-{
-	report(a);
-	write_metrics(a);
+	agent_report(container_of(t, struct agent, status_timer));
 }
 
 static void
@@ -138,21 +80,6 @@ on_ttl_timer(uv_timer_t *t)
 
 /* --- state checks, deferred out of flow callbacks ----------------------- */
 
-/* Whether pred holds for every flow, running and going. */
-bool
-agent_all(struct agent *a, bool (*pred)(const struct flow *))
-{
-	size_t	 i;
-
-	for (i = 0; i < a->nflows; i++)
-		if (!pred(a->flows[i]))
-			return false;
-	for (i = 0; i < a->ngoing; i++)
-		if (!pred(a->going[i]))
-			return false;
-	return true;
-}
-
 static bool
 all_going_quiet(struct agent *a)
 {
@@ -162,18 +89,6 @@ all_going_quiet(struct agent *a)
 		if (!flow_quiet(a->going[i]))
 			return false;
 	return true;
-}
-
-size_t
-agent_inflight(struct agent *a)
-{
-	size_t	 i, n = 0;
-
-	for (i = 0; i < a->nflows; i++)
-		n += flow_inflight(a->flows[i]);
-	for (i = 0; i < a->ngoing; i++)
-		n += flow_inflight(a->going[i]);
-	return n;
 }
 
 /*
@@ -236,31 +151,6 @@ on_check_idle(uv_idle_t *h)
 	}
 }
 
-void
-agent_check_soon(struct agent *a)
-{
-	if (a->state != AGENT_FINISHING)
-		uv_idle_start(&a->check_idle, on_check_idle);
-}
-
-static void
-on_flow_event(struct flow *f, enum flow_event ev, const char *reason,
-    void *arg)
-{
-	struct agent	*a = arg;
-
-	if (ev == FLOW_SENDING) {
-		agent_lease(a, f);
-		return;
-	}
-	if (ev == FLOW_HALTED && a->once && a->exit_code == 0) {
-		log_error("--once: cannot deliver flow [%s]: %s",
-		    flow_name(f), reason);
-		a->exit_code = 1;
-	}
-	agent_check_soon(a);
-}
-
 /* --- signals ------------------------------------------------------------ */
 
 static void
@@ -318,6 +208,7 @@ start_handles(struct agent *a)
 		    (uint64_t)c->metrics_interval_ms);
 	start_timer(&a->watchdog_timer, on_watchdog_timer, wd_ms, wd_ms);
 	uv_idle_init(&a->loop, &a->check_idle);
+	a->on_check = on_check_idle;
 	uv_signal_init(&a->loop, &a->sig_term);
 	uv_signal_init(&a->loop, &a->sig_int);
 	uv_signal_init(&a->loop, &a->sig_hup);
@@ -331,25 +222,6 @@ start_handles(struct agent *a)
 	start_timer(&a->status_timer, on_status_timer,
 	    (uint64_t)c->status_period_s * 1000,
 	    (uint64_t)c->status_period_s * 1000);
-}
-
-struct flow *
-agent_make_flow(struct agent *a, const struct conf_flow *fc)
-{
-	struct flow	*f;
-
-	f = flow_new(&a->loop, a->conf, fc, a->api, a->reg, &a->mem,
-	    a->once, on_flow_event, a);
-	if (agent_id_key(a) != NULL)
-		flow_set_agent_key(f, agent_id_key(a));
-	return f;
-}
-
-const struct hash_key *
-agent_id_key(const struct agent *a)
-{
-	return strcmp(a->conf->dedupe_on_restart, "auto") == 0 ?
-	    &a->agent_key : NULL;
 }
 
 static int

@@ -80,6 +80,7 @@ struct agent {
 	uv_timer_t	 metrics_timer;	/* metricsFile */
 	int		 metrics_err;	/* last write result, to log once */
 	uv_idle_t	 check_idle;	/* deferred state checks */
+	uv_idle_cb	 on_check;	/* ... what they are (agent.c) */
 	struct progress	 progress;
 	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
 	struct reg_run	*prev_run;	/* the state file's, once replaced */
@@ -99,7 +100,7 @@ struct agent {
 	struct httpd	*httpd;		/* httpListen; NULL: none */
 };
 
-/* agent.c */
+/* agent_core.c */
 /* The one place the state changes (logged at debug level). */
 void		 agent_set_state(struct agent *, enum agent_state);
 /* Run the state checks at the next idle turn. */
@@ -114,6 +115,10 @@ void		 agent_last_report(struct agent *);
 struct flow	*agent_make_flow(struct agent *, const struct conf_flow *);
 /* The agent key for a flow's record ids (dedupeOnRestart = auto), or NULL. */
 const struct hash_key *agent_id_key(const struct agent *);
+/* Rewrite metricsFile (if set) from every flow's numbers. */
+void		 agent_write_metrics(struct agent *);
+/* The progress line (statusIntervalMillis). */
+void		 agent_report(struct agent *);
 
 /* agent_clients.c */
 /* The HTTP client and the DIS client on it, from the current conf. */
