@@ -7,14 +7,30 @@ Reads every `#include "..."` of the .c and .h files in SRCDIR's layer
 folders and prints `FILE:LINE: folder includes "other/x.h" (other is not
 below folder in LAYERS)` for each include that LAYERS does not allow,
 and for includes that name no folder (every project header is included
-by its layer path).  Exit 0 when every include is allowed, 1 otherwise,
-2 on a malformed LAYERS.
+by its layer path).
+
+Inside a folder, the .c files may call one another, but never in a
+circle of more than MAX_CIRCLE files (issue 40: eight files of files/
+could not be read or changed one without the others).  A file calls
+another when it names a function that one defines (not static, its name
+at the start of a line); a circle is a strongly connected part of those
+calls, printed as `FOLDER: A.c B.c ... call one another in a circle of
+N files (at most 3)`, with one call of each file on the way.
+
+Exit 0 when every include is allowed and no circle is too large, 1
+otherwise, 2 on a malformed LAYERS.
 """
 import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fieldwrites import strip  # noqa: E402  comments and strings blanked
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+MAX_CIRCLE = 3
+DEFINES = re.compile(r"^([A-Za-z_]\w*)\(", re.M)
+IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def read_layers(path):
@@ -56,6 +72,81 @@ def check(srcdir):
         elif os.path.isdir(path) and fn not in allowed:
             print(f"{path}: folder is not a layer in LAYERS")
             bad += 1
+    for layer in sorted(allowed):
+        bad += check_circles(os.path.join(srcdir, layer))
+    return bad
+
+
+def calls(folder):
+    """{file: {other file of folder: [the functions of it it names]}}."""
+    texts = {}
+    for fn in sorted(os.listdir(folder)):
+        if fn.endswith(".c"):
+            with open(os.path.join(folder, fn), encoding="utf-8",
+                      errors="replace") as f:
+                texts[fn] = strip(f.read())
+    owner = {}
+    for fn, text in texts.items():
+        for m in DEFINES.finditer(text):
+            start = text.rfind("\n", 0, max(m.start() - 1, 0)) + 1
+            if not text[start:m.start()].startswith("static"):
+                owner.setdefault(m.group(1), fn)
+    graph = {}
+    for fn, text in texts.items():
+        graph[fn] = {}
+        for name in sorted(set(IDENT.findall(text))):
+            o = owner.get(name)
+            if o is not None and o != fn:
+                graph[fn].setdefault(o, []).append(name)
+    return graph
+
+
+def circles(graph):
+    """The strongly connected parts of graph (Tarjan's), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            out.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_circles(folder):
+    if not os.path.isdir(folder):
+        return 0
+    graph = calls(folder)
+    bad = 0
+    for part in circles(graph):
+        if len(part) <= MAX_CIRCLE:
+            continue
+        print(f"{folder}: {' '.join(part)} call one another in a circle "
+              f"of {len(part)} files (at most {MAX_CIRCLE})")
+        for fn in part:
+            for o in sorted(graph[fn]):
+                if o in part:
+                    print(f"  {fn} -> {o} ({graph[fn][o][0]})")
+                    break
+        bad += 1
     return bad
 
 
