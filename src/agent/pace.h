@@ -22,7 +22,7 @@ struct conf_flow;
 struct source;
 
 struct pace {
-	uint64_t	 seen;		/* the last pass seen (source_passes) */
+	uint64_t	 seen;		/* the last pass seen (source_files_passes) */
 	uint64_t	 gap;		/* the ms of writes it found */
 	size_t		 total;		/* records read since it began */
 	uint64_t	 ms;		/* the period asked for, or 0 */
