@@ -79,7 +79,7 @@ compile() {
 }
 
 # The agent.ini reader, in the files it is split into.
-confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
+confparts="conf conf_load conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
     conf_dropin journalconf filter statedir cred pwcrypt reccodec proxyconf \
     cleanconf pattern listenaddr mhdlib chain partkey ratelimit keyid hash \
     codec_read"
@@ -88,7 +88,8 @@ conv="jackson jackson_parse re logparse convert convert_build deadletter codec \
 # (libsnappy is dlopen()ed by reccodec, libmicrohttpd by mhdlib: no
 # -lsnappy, no -lmicrohttpd.)
 for f in util log escape crc32 pbuf $confparts $conv importyml importyml_put \
-    ymlopts ecsmeta_parse statefile statefile_v1 regtable registry registry_save \
+    ymlopts ecsmeta_parse statefile stateentry statefile_v1 regtable regrun \
+    registry registry_save \
     pool atomicfile; do
 	compile "$f" "$(srcfile "$f")"
 done
@@ -121,7 +122,8 @@ target fuzz_pbuf pbuf codec codec_ack
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
 target fuzz_ecsmeta ecsmeta_parse
-target fuzz_state statefile statefile_v1 regtable registry registry_save atomicfile
+target fuzz_state statefile stateentry statefile_v1 regtable regrun registry \
+    registry_save atomicfile
 # shellcheck disable=SC2086
 target fuzz_importyml importyml importyml_put ymlopts $confparts $conv
 echo "build.sh: built in $out:$built"
