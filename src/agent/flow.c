@@ -137,7 +137,6 @@ static int
 skip_delivered(struct flow *f, const struct source_rec *r, bool found)
 {
 	source_files_skip_known(source_files(f->src), r);
-	f->skipped = true;
 	f->m.records_read++;
 	f->m.bytes_read += r->len;
 	f->m.records_skipped[found]++;
@@ -220,25 +219,20 @@ batch_record(struct flow *f, const struct source_rec *r,
     const struct chain_out *o)
 {
 	int		 seg;
+	uint64_t	 range;
 
 	if (f->cur == NULL) {
 		f->cur = batch_new(f->mem, &f->last_size);
 		uv_timer_start(&f->age_timer, on_age_timer,
 		    (uint64_t)f->fc->max_buffer_age_ms, 0);
 	}
-	/* A batch extends its range of the file only while that is the
-	 * file's newest (a skipped record may have ended it). */
+	/* The source extends the batch's range of the origin, or opens
+	 * one (the first record of it, or a skipped one ended it). */
 	seg = batch_seg_of(f->cur, r->origin);
-	if (seg >= 0 && f->skipped &&
-	    source_files(f->src) != NULL &&
-	    !source_files_is_newest(source_files(f->src), r,
-	    batch_seg_range(f->cur, (size_t)seg)))
-		seg = -1;
-	if (seg < 0)
-		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
-		    source_push(f->src, r));
-	else
-		source_extend(f->src, r, batch_seg_range(f->cur, (size_t)seg));
+	range = seg >= 0 ? batch_seg_range(f->cur, (size_t)seg) :
+	    SOURCE_NO_RANGE;
+	if (source_add(f->src, r, &range))
+		seg = batch_add_seg(f->cur, r->origin, r->origin_name, range);
 	batch_add(f->cur, o->data, o->len, o->key, o->klen, (uint16_t)seg,
 	    r->off, r->end);
 	f->pass_recs++;

@@ -56,8 +56,6 @@ struct flow {
 	bool		 chain_ok;	/* else err says why it did not
 					   compile */
 	struct hash_key	 agent_key;	/* records/keyid.h */
-	bool		 skipped;	/* a record was skipped: a batch's range
-					   may no longer be its file's newest */
 	char		*stream_key;	/* "NAME" or "id:ID" */
 	struct registry	*reg;
 	char		 err[256];	/* why flow_start fails */

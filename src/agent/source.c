@@ -47,16 +47,10 @@ source_read(struct source *s, size_t *budget, size_t max_record)
 	return s->ops->read(s, budget, max_record);
 }
 
-uint64_t
-source_push(struct source *s, const struct source_rec *r)
+bool
+source_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
-	return s->ops->push(s, r);
-}
-
-void
-source_extend(struct source *s, const struct source_rec *r, uint64_t range)
-{
-	s->ops->extend(s, r, range);
+	return s->ops->add(s, r, range);
 }
 
 void

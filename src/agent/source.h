@@ -8,9 +8,10 @@
  * A source hands each record to the flow's record callback with where it
  * came from (struct source_rec), and the flow says whether it took it.
  * Records are committed through the commit watermark of their origin (a
- * file, the journal): the flow opens a range for the records it adds to a
- * batch (source_push), extends it with the next ones (source_extend) and,
- * once the batch is acknowledged, acknowledges it (source_ack), which
+ * file, the journal): each record the flow adds to a batch opens a range
+ * or extends the batch's range of its origin (source_add, which decides)
+ * and, once the batch is acknowledged, the flow acknowledges it
+ * (source_ack), which
  * moves the committed position the registry keeps.  A record the flow
  * takes without sending (filtered, dead-lettered, dropped by the chain) is
  * skipped (source_skip), so it is committed like the others.
@@ -78,9 +79,8 @@ struct source_ops {
 	void		(*free)(struct source *);
 	bool		(*read)(struct source *, size_t *budget,
 			    size_t max_record);
-	uint64_t	(*push)(struct source *, const struct source_rec *);
-	void		(*extend)(struct source *, const struct source_rec *,
-			    uint64_t range);
+	bool		(*add)(struct source *, const struct source_rec *,
+			    uint64_t *range);
 	void		(*skip)(struct source *, const struct source_rec *);
 	void		(*ack)(struct source *, uint64_t origin,
 			    uint64_t range);
@@ -131,11 +131,17 @@ void		 source_free(struct source *);
  */
 bool		 source_read(struct source *, size_t *budget,
 		    size_t max_record);
-/* A new range of r's origin ending past r; its id for source_ack. */
-uint64_t	 source_push(struct source *, const struct source_rec *r);
-/* Range (the newest of r's origin) now ends past r. */
-void		 source_extend(struct source *, const struct source_rec *r,
-		    uint64_t range);
+/* No range of an origin in a batch yet (source_add). */
+#define SOURCE_NO_RANGE	UINT64_MAX
+/*
+ * r goes into a batch whose range of r's origin is *range
+ * (SOURCE_NO_RANGE: none): that range is extended past r while it is the
+ * origin's newest (a record a restart knew delivered may have ended it),
+ * else a new range opens, its id in *range for source_ack.  True when it
+ * opened one.
+ */
+bool		 source_add(struct source *, const struct source_rec *r,
+		    uint64_t *range);
 /* r is done without being sent: committed like the others. */
 void		 source_skip(struct source *, const struct source_rec *r);
 /* Range of origin acknowledged: commit what it allows. */

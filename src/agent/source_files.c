@@ -44,6 +44,8 @@ struct source_files {
 	uint64_t	 kid_tailer;	/* the file part of the ids of */
 	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
 	uint64_t	 kid_file;
+	bool		 skipped;	/* a record was skipped as known
+					   delivered (sf_add) */
 };
 
 static struct source_files *
@@ -224,18 +226,24 @@ sf_read(struct source *s, size_t *budget, size_t max_record)
 
 /* --- the commit --------------------------------------------------------- */
 
-static uint64_t
-sf_push(struct source *s, const struct source_rec *r)
+/*
+ * The batch's range of the file is extended only while it is the file's
+ * newest: a record skipped as known delivered (source_files_skip_known)
+ * is a range of its own, which ends it.  Until the first such skip none
+ * can have, and the range is not asked.
+ */
+static bool
+sf_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
-	(void)s;
-	return tailer_push(r->at, r->end);
-}
+	struct source_files *sf = sf_of(s);
 
-static void
-sf_extend(struct source *s, const struct source_rec *r, uint64_t range)
-{
-	(void)s;
-	tailer_extend(r->at, range, r->end);
+	if (*range != SOURCE_NO_RANGE && (!sf->skipped ||
+	    *range == tailer_last_range(r->at))) {
+		tailer_extend(r->at, *range, r->end);
+		return false;
+	}
+	*range = tailer_push(r->at, r->end);
+	return true;
 }
 
 static void
@@ -267,6 +275,7 @@ source_files_known(struct source_files *sf, const struct source_rec *r,
 void
 source_files_skip_known(struct source_files *sf, const struct source_rec *r)
 {
+	sf->skipped = true;
 	if (tailer_done_to(r->at, r->end))
 		files_commit(sf->files, r->at);
 	tailer_plan_passed(r->at, r->end);
@@ -278,14 +287,6 @@ source_files_passed(struct source_files *sf, const struct source_rec *r)
 	(void)sf;
 	if (tailer_plan(r->at) != NULL)
 		tailer_plan_passed(r->at, r->end);
-}
-
-bool
-source_files_is_newest(struct source_files *sf, const struct source_rec *r,
-    uint64_t range)
-{
-	(void)sf;
-	return range == tailer_last_range(r->at);
 }
 
 /*
@@ -469,8 +470,7 @@ static const struct source_ops files_ops = {
 	.stop = sf_stop,
 	.free = sf_free,
 	.read = sf_read,
-	.push = sf_push,
-	.extend = sf_extend,
+	.add = sf_add,
 	.skip = sf_skip,
 	.ack = sf_ack,
 	.all_read = sf_all_read,

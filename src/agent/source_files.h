@@ -45,7 +45,6 @@ void		 source_files_spool(struct source_files *, struct spool *sp);
  * encoded).  source_files_skip_known: r is done without being sent, as a
  * range of its own (never an extension of a range in flight).
  * source_files_passed: r is in a batch (the plan moves on).
- * source_files_is_newest: range is still the newest of r's origin.
  */
 bool		 source_files_known(struct source_files *,
 		    const struct source_rec *r, const char *sent,
@@ -54,8 +53,6 @@ void		 source_files_skip_known(struct source_files *,
 		    const struct source_rec *r);
 void		 source_files_passed(struct source_files *,
 		    const struct source_rec *r);
-bool		 source_files_is_newest(struct source_files *,
-		    const struct source_rec *r, uint64_t range);
 /* The file part of r's record id (keyid.h) under the agent key k into
  * *file, and whether it is the same for every later record of r's origin
  * (*fixed). */

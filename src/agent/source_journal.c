@@ -117,22 +117,20 @@ ring_extend(struct source_journal *sj, uint64_t end, const char *cursor)
 	r->cursor = xstrdup(cursor);
 }
 
-static uint64_t
-sj_push(struct source *s, const struct source_rec *r)
+/* Nothing ends a range early here: the batch's range is extended. */
+static bool
+sj_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
 	struct source_journal *sj = sj_of(s);
 
+	if (*range != SOURCE_NO_RANGE) {
+		wm_extend(&sj->wm, *range, r->end);
+		ring_extend(sj, r->end, sj->offered);
+		return false;
+	}
 	ring_push(sj, r->end, sj->offered);
-	return wm_push(&sj->wm, r->end);
-}
-
-static void
-sj_extend(struct source *s, const struct source_rec *r, uint64_t range)
-{
-	struct source_journal *sj = sj_of(s);
-
-	wm_extend(&sj->wm, range, r->end);
-	ring_extend(sj, r->end, sj->offered);
+	*range = wm_push(&sj->wm, r->end);
+	return true;
 }
 
 /* Entries up to end (the last one's cursor) are done without a record. */
@@ -311,8 +309,7 @@ static const struct source_ops journal_ops = {
 	.stop = sj_stop,
 	.free = sj_free,
 	.read = sj_read,
-	.push = sj_push,
-	.extend = sj_extend,
+	.add = sj_add,
 	.skip = sj_skip,
 	.ack = sj_ack,
 	.all_read = sj_all_read,
