@@ -354,6 +354,20 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
 }
 
 void
+registry_set_hold(struct registry *reg, reg_hold_fn fn, void *arg)
+{
+	reg->hold = fn;
+	reg->hold_arg = arg;
+}
+
+bool
+registry_held(const struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino)
+{
+	return reg->hold != NULL && reg->hold(reg->hold_arg, flow, dev, ino);
+}
+
+void
 registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
     uint32_t len)
 {

@@ -354,6 +354,20 @@ void		 registry_add_found(struct reg_entry *e, uint64_t off,
 struct reg_found *registry_take_found(struct reg_entry *e, size_t *n);
 
 /*
+ * While the restart's read after a crash waits for requests of the crashed
+ * run that may still land (agent/dedupe.c), the files whose records may be
+ * among them are held: no flow reads them until it is over, when their
+ * found records are all noted.  fn(arg, flow, dev, ino) says whether
+ * flow's file (dev, ino) is held; with dev = ino = 0, whether all of
+ * flow's files are (it cannot tell which).  NULL: nothing is held.
+ */
+typedef bool	(*reg_hold_fn)(void *arg, const char *flow, uint64_t dev,
+		    uint64_t ino);
+void		 registry_set_hold(struct registry *, reg_hold_fn, void *arg);
+bool		 registry_held(const struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
  * The header's run information as loaded (borrowed; NULL when the file had
  * none: it is older, or there was no file), until registry_set_run.
  */
