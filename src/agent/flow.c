@@ -837,6 +837,13 @@ flow_restart_pending(struct flow *f)
 	return f->src != NULL && source_restart_pending(f->src);
 }
 
+void
+flow_release(struct flow *f)
+{
+	if (f->src != NULL)
+		source_release(f->src);
+}
+
 /* --- transitions -------------------------------------------------------- */
 
 const struct conf *

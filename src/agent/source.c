@@ -189,6 +189,13 @@ source_restart_pending(struct source *s)
 	return s->ops->restart_pending != NULL && s->ops->restart_pending(s);
 }
 
+void
+source_release(struct source *s)
+{
+	if (s->ops->release != NULL)
+		s->ops->release(s);
+}
+
 uint64_t
 source_passes(const struct source *s, uint64_t *gap_ms)
 {

@@ -114,6 +114,7 @@ struct source_ops {
 	void		(*publish)(struct source *,
 			    const struct files_acked *, size_t);
 	bool		(*restart_pending)(struct source *);
+	void		(*release)(struct source *);
 	/* Coalesced reads (files.h: files_passes, files_pace). */
 	uint64_t	(*passes)(const struct source *, uint64_t *gap_ms);
 	void		(*pace)(struct source *, uint64_t ms);
@@ -213,12 +214,14 @@ bool		 source_is_newest(struct source *, const struct source_rec *r,
  * (*fixed); false when r's records carry none. */
 bool		 source_id_file(struct source *, const struct source_rec *r,
 		    const struct hash_key *k, uint64_t *file, bool *fixed);
-/* files.h: files_keep_acked, files_publish, files_restart_pending. */
+/* files.h: files_keep_acked, files_publish, files_restart_pending,
+ * files_release. */
 void		 source_keep_acked(struct source *, const struct files_acked *,
 		    size_t);
 void		 source_publish(struct source *, const struct files_acked *,
 		    size_t);
 bool		 source_restart_pending(struct source *);
+void		 source_release(struct source *);
 /*
  * Reads coalesced in passes (files.h: files_passes, files_pace): the
  * number of the last pass (0: none; always for the journal) and the ms of

@@ -337,6 +337,12 @@ sf_restart_pending(struct source *s)
 	return files_restart_pending(sf_of(s)->files);
 }
 
+static void
+sf_release(struct source *s)
+{
+	files_release(sf_of(s)->files);
+}
+
 static uint64_t
 sf_passes(const struct source *s, uint64_t *gap_ms)
 {
@@ -485,6 +491,7 @@ static const struct source_ops files_ops = {
 	.keep_acked = sf_keep_acked,
 	.publish = sf_publish,
 	.restart_pending = sf_restart_pending,
+	.release = sf_release,
 	.passes = sf_passes,
 	.pace = sf_pace,
 };
