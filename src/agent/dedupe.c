@@ -44,6 +44,7 @@
 
 static void	part_next(struct dd_part *);
 static void	start_parts(struct dedupe *);
+static void	on_finished(uv_timer_t *);
 
 /* Free d and its streams (nothing refers to them any more). */
 static void
@@ -63,6 +64,7 @@ destroy(struct closer *c)
 		free(st->files);
 	}
 	free(d->streams);
+	free(d->held);
 	free(d);
 }
 
@@ -85,6 +87,15 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
+		if (st->nheld == 0) {
+			/* Every file ended at its saved offset: nothing of
+			 * the stream's flows can be on its way. */
+			log_info("restart read of stream [%s]: not needed, "
+			    "no file of its flows has bytes past the offset "
+			    "the state file saved (nothing was in flight)",
+			    st->key);
+			continue;
+		}
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
@@ -119,6 +130,21 @@ stream_done(struct dd_stream *st)
 }
 
 static void
+on_finished(uv_timer_t *t)
+{
+	struct dedupe	*d = container_of(t, struct dedupe, deadline);
+
+	if (d->nheld > 0)
+		log_info("the restart's read is over after %.2f s: the %zu "
+		    "file%s and %zu flow%s it held are read now, skipping the "
+		    "records found to have landed", (double)(mono_ms() - d->t0) / 1000.0,
+		    d->nheld - d->nwhole, d->nheld - d->nwhole == 1 ? "" : "s",
+		    d->nwhole, d->nwhole == 1 ? "" : "s");
+	if (d->done != NULL)
+		d->done(d->done_arg);
+}
+
+static void
 part_done(struct dd_part *p)
 {
 	struct dd_stream *st = p->st;
@@ -134,6 +160,9 @@ part_done(struct dd_part *p)
 	if (--st->left == 0)
 		stream_done(st);
 	start_parts(d);
+	/* The end is told from the loop, not from within a reply. */
+	if (d->left == 0 && !d->freed)
+		uv_timer_start(&d->deadline, on_finished, 0, 0);
 }
 
 /*
@@ -365,9 +394,11 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	uint32_t	 off32;
 
 	st->read++;
+	/* A file not held has nothing on its way: its records here are
+	 * acknowledged ones, or this run's. */
 	if (rec->key == NULL ||
 	    !keyid_find(rec->key, strlen(rec->key), &fid, &off32) ||
-	    (f = dedupe_find_file(st, fid)) == NULL)
+	    (f = dedupe_find_file(st, fid)) == NULL || !f->held)
 		return;
 	buf_reset(data);
 	if (codec_base64_decode(rec->data64, rec->data64_len, data) != 0)
@@ -537,7 +568,8 @@ on_deadline(uv_timer_t *t)
 
 struct dedupe *
 dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
-    struct registry *reg, const struct hash_key *agent)
+    struct registry *reg, const struct hash_key *agent,
+    void (*done)(void *), void *arg)
 {
 	const struct reg_run *run = registry_run(reg);
 	struct dedupe	*d;
@@ -555,17 +587,12 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->t0 = mono_ms();
 	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
 	d->wait_until = land_by(conf, run);
+	d->done = done;
+	d->done_arg = arg;
 	log_info("the previous run did not stop cleanly (a crash, or "
 	    "requests left on the wire); reading back what it sent after its "
 	    "last save (up to %" PRId64 " ms after it)",
 	    run->land_by_ms - run->saved_ms);
-	if (d->wait_until > wall_ms())
-		log_info("a request of the previous run may still land for "
-		    "%.1f s (its last save's lease, %lld s of "
-		    "socketTimeOutSeconds after this start): the read waits "
-		    "that long at each partition's end before anything is "
-		    "sent", (double)(d->wait_until - wall_ms()) / 1000.0,
-		    conf->socket_timeout_s);
 	uv_timer_init(loop, &d->deadline);
 	closer_init(&d->closer, destroy);
 	dedupe_plan(d, run);
@@ -574,6 +601,17 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 		dedupe_free(d);
 		return NULL;
 	}
+	if (d->wait_until > wall_ms())
+		log_info("a request of the previous run may still land for "
+		    "%.1f s (its last save's lease, %lld s of "
+		    "socketTimeOutSeconds after this start): the read waits "
+		    "that long at each partition's end; the flows start once "
+		    "it is there, and only the %zu file%s and %zu flow%s whose "
+		    "records may be on their way wait for its end",
+		    (double)(d->wait_until - wall_ms()) / 1000.0,
+		    conf->socket_timeout_s, d->nheld - d->nwhole,
+		    d->nheld - d->nwhole == 1 ? "" : "s", d->nwhole,
+		    d->nwhole == 1 ? "" : "s");
 	total = DEDUPE_MAX_MS + (uint64_t)MAX(d->wait_until - wall_ms(), 0);
 	uv_timer_start(&d->deadline, on_deadline, total, 0);
 	/* READY=1 comes after the read: systemd's start timeout (90 s by
@@ -591,6 +629,21 @@ bool
 dedupe_done(const struct dedupe *d)
 {
 	return d == NULL || d->left == 0;
+}
+
+bool
+dedupe_ready(const struct dedupe *d)
+{
+	const struct dd_part *p;
+	size_t		 i, j;
+
+	for (i = 0; d != NULL && i < d->nstreams; i++)
+		for (j = 0; j < d->streams[i].nparts; j++) {
+			p = &d->streams[i].parts[j];
+			if (p->state != DD_DONE && p->end_ms == 0)
+				return false;
+		}
+	return true;
 }
 
 void

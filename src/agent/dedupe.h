@@ -51,12 +51,24 @@ struct dedupe;
  * borrowed; they outlive it), on loop through api, with the agent's key.
  * Logs what it does and why not.  Returns NULL when there is nothing to
  * read (a clean stop, no state, dedupeOnRestart = off, no flow whose keys
- * carry ids): the flows may start at once.  Otherwise the flows start once
- * dedupe_done() says so.
+ * carry ids, no file with bytes past its saved offset): the flows may
+ * start at once.  Otherwise they start once dedupe_ready() says so, with
+ * dedupe_holds (registry_set_hold) keeping the files whose records may be
+ * on their way from them; done(arg) is called from the loop once the read
+ * is over (dedupe_done), and the flows read those files then.
  */
 struct dedupe	*dedupe_start(uv_loop_t *, struct disapi *,
 		    const struct conf *, struct registry *,
-		    const struct hash_key *agent);
+		    const struct hash_key *agent, void (*done)(void *),
+		    void *arg);
+/*
+ * Every partition was read to its end once (or given up on): what is left
+ * is the wait for late requests, which only the held files wait for.
+ */
+bool		 dedupe_ready(const struct dedupe *);
+/* Whether the read holds flow's file (dev, ino) (reg_hold_fn). */
+bool		 dedupe_holds(void *d, const char *flow, uint64_t dev,
+		    uint64_t ino);
 /* Every stream is read, or given up on. */
 bool		 dedupe_done(const struct dedupe *);
 /*

@@ -32,6 +32,15 @@ struct dd_file {
 					   last save), found by a scan now;
 					   NULL for the state file's */
 	uint32_t	 fp_crc, fp_len; /* its head now, for its entry */
+	bool		 held;		/* records of it may be on their way:
+					   the flow reads it once the read
+					   is over (registry_held) */
+};
+
+/* A file held, or a flow held wholly (dev = ino = 0). */
+struct dd_held {
+	uint64_t	 dev, ino;
+	const char	*flow;		/* the conf's */
 };
 
 struct dd_stream;
@@ -61,6 +70,7 @@ struct dd_stream {
 	struct dd_part	*parts;
 	size_t		 nparts;
 	size_t		 left;		/* parts not done */
+	size_t		 nheld;		/* files held, flows held wholly */
 	uint64_t	 read;		/* records read */
 	uint64_t	 ours;		/* of them this agent's files' */
 	bool		 failed;
@@ -85,7 +95,12 @@ struct dedupe {
 					   is polled again */
 	uint64_t	 t0;
 	uint64_t	 waited_ms;	/* the longest a partition waited */
-	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
+	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS; then the end */
+	struct dd_held	*held;		/* by dev, ino */
+	size_t		 nheld;
+	size_t		 nwhole;	/* of them flows */
+	void		(*done)(void *);
+	void		*done_arg;
 	bool		 freed;
 };
 
