@@ -21,7 +21,8 @@
  *
  * Bounds: CONN_LIMIT connections (more are refused by MHD), CONN_TIMEOUT_S
  * idle seconds per connection (a slow client is cut off), CONN_MEMORY
- * bytes for a request's headers (more: 431), and a small thread stack.
+ * bytes for a request's headers (more: 431), a small thread stack, and
+ * CLOSE_GRACE_MS for the replies in hand to go out at a close.
  * MHD parses HTTP; a malformed request gets its 400 from MHD and never
  * reaches the loop.
  */
@@ -42,6 +43,7 @@
 #include "agent/httpd.h"
 #include "base/listenaddr.h"
 #include "base/log.h"
+#include "base/mhdlib.h"
 #include "base/util.h"
 
 #define CONN_LIMIT	HTTPD_MAX_CONNECTIONS
@@ -49,8 +51,12 @@
 #define CONN_MEMORY	(32 * 1024)
 #define THREAD_STACK	(256 * 1024)
 #define BACKLOG		16
+#define CLOSE_GRACE_MS	1000	/* for the last replies to go out */
 
 #define PROM_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+/* libmicrohttpd's functions (mhdlib.h): set by the first httpd_new. */
+static const struct mhdlib *M;
 
 /* One request waiting for the loop; on its thread's stack. */
 struct job {
@@ -74,6 +80,7 @@ struct httpd {
 	uint64_t	 asked_ms;	/* when the loop was first woken for
 					   what it has not answered; 0: none */
 	int		 stall_s;
+	int		 answering;	/* requests not yet completed */
 	bool		 closing;
 };
 
@@ -169,18 +176,18 @@ respond(struct MHD_Connection *c, int status, const char *type,
 	struct MHD_Response	*r;
 	enum MHD_Result		 ret;
 
-	r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+	r = M->create_response_from_buffer(len, (void *)(uintptr_t)body,
 	    MHD_RESPMEM_MUST_COPY);
 	if (r == NULL)
 		return MHD_NO;
-	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+	(void)M->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	(void)M->add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    "no-store");
 	if (allow)
-		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+		(void)M->add_response_header(r, MHD_HTTP_HEADER_ALLOW,
 		    "GET, HEAD");
-	ret = MHD_queue_response(c, (unsigned)status, r);
-	MHD_destroy_response(r);
+	ret = M->queue_response(c, (unsigned)status, r);
+	M->destroy_response(r);
 	return ret;
 }
 
@@ -219,7 +226,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	(void)version;
 	(void)upload;
 	(void)upload_size;
-	(void)con_cls;
+	if (*con_cls == NULL) {
+		/* Until on_completed: httpd_close waits for its reply. */
+		*con_cls = h;
+		pthread_mutex_lock(&h->mu);
+		h->answering++;
+		pthread_mutex_unlock(&h->mu);
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, page_types[0],
@@ -236,12 +249,30 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	return ret;
 }
 
+/* A request's reply went out, or MHD gave up on it. */
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode why)
+{
+	struct httpd	*h = cls;
+
+	(void)c;
+	(void)why;
+	if (*con_cls == NULL)
+		return;
+	*con_cls = NULL;
+	pthread_mutex_lock(&h->mu);
+	h->answering--;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
 /* --- the server --------------------------------------------------------- */
 
 static struct MHD_Daemon *
 start_mhd(struct httpd *h, int fd)
 {
-	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
+	return M->start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
 	    on_request, h,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
@@ -249,6 +280,7 @@ start_mhd(struct httpd *h, int fd)
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_END);
 }
 
@@ -265,13 +297,33 @@ sync_init(struct httpd *h)
 	pthread_condattr_destroy(&ca);
 }
 
+/* The memory goes here, once the loop lets go of the handle. */
+static void
+on_closed(uv_handle_t *hd)
+{
+	struct httpd	*h = container_of((uv_async_t *)hd, struct httpd,
+	    async);
+
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	free(h->addr);
+	free(h);
+}
+
 struct httpd *
 httpd_new(uv_loop_t *loop, const char *addr, int stall_s,
     httpd_page_cb page, void *arg, int *err)
 {
 	struct httpd	*h;
-	int		 fd;
+	char		 why[256];
+	int		 fd, r;
 
+	/* conf_load has loaded it already when httpListen is set. */
+	if (M == NULL && (M = mhdlib_get(why, sizeof(why))) == NULL) {
+		log_error("%s: %s", __func__, why);
+		*err = -ELIBACC;
+		return NULL;
+	}
 	fd = listenaddr_listen(addr, BACKLOG);
 	if (fd < 0) {
 		*err = fd;
@@ -284,17 +336,24 @@ httpd_new(uv_loop_t *loop, const char *addr, int stall_s,
 	h->stall_s = stall_s;
 	h->tail = &h->head;
 	sync_init(h);
-	h->mhd = start_mhd(h, fd);
-	if (h->mhd == NULL) {
-		/* fd is left open: whether MHD closed it is not said. */
+	/* Before MHD's threads start: the first request sends on it. */
+	r = uv_async_init(loop, &h->async, on_async);
+	if (r != 0) {
+		close(fd);
 		pthread_cond_destroy(&h->cv);
 		pthread_mutex_destroy(&h->mu);
 		free(h->addr);
 		free(h);
+		*err = r;
+		return NULL;
+	}
+	h->mhd = start_mhd(h, fd);
+	if (h->mhd == NULL) {
+		/* fd is left open: whether MHD closed it is not said. */
+		uv_close((uv_handle_t *)&h->async, on_closed);
 		*err = -EIO;
 		return NULL;
 	}
-	uv_async_init(loop, &h->async, on_async);
 	return h;
 }
 
@@ -312,28 +371,43 @@ httpd_addr(const struct httpd *h)
 	return h->addr;
 }
 
-static void
-on_closed(uv_handle_t *hd)
+size_t
+httpd_queued(struct httpd *h)
 {
-	struct httpd	*h = container_of((uv_async_t *)hd, struct httpd,
-	    async);
+	struct job	*j;
+	size_t		 n = 0;
 
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
-	free(h->addr);
-	free(h);
+	pthread_mutex_lock(&h->mu);
+	for (j = h->head; j != NULL; j = j->next)
+		n++;
+	pthread_mutex_unlock(&h->mu);
+	return n;
 }
 
 void
 httpd_close(struct httpd *h)
 {
+	struct timespec	 ts;
+	uint64_t	 deadline;
+
 	if (h == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
 	h->closing = true;
 	pthread_cond_broadcast(&h->cv);
+	/*
+	 * Those waiting for the loop were just woken and answer 503; MHD's
+	 * stop shuts every connection's socket down before their threads
+	 * could send that, so wait (a little: a reload waits too) until
+	 * the requests in hand have gone out.
+	 */
+	deadline = now_ms() + CLOSE_GRACE_MS;
+	while (h->answering > 0 && now_ms() < deadline) {
+		ts.tv_sec = (time_t)(deadline / 1000);
+		ts.tv_nsec = (long)(deadline % 1000) * 1000000;
+		(void)pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+	}
 	pthread_mutex_unlock(&h->mu);
-	/* Its threads end: those waiting for the loop were just woken. */
-	MHD_stop_daemon(h->mhd);
+	M->stop_daemon(h->mhd);
 	uv_close((uv_handle_t *)&h->async, on_closed);
 }

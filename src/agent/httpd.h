@@ -34,7 +34,9 @@ struct httpd;
 /*
  * A new server listening on addr (listenaddr.h), whose pages page makes on
  * loop with arg (borrowed: they outlive it); stall_s as healthStallSeconds.
- * NULL with a negative errno in *err when it cannot listen.
+ * NULL with a negative errno in *err when it cannot listen, or -ELIBACC
+ * when libmicrohttpd cannot be loaded (logged; conf_load checks it first:
+ * base/mhdlib.h).
  */
 struct httpd	*httpd_new(uv_loop_t *, const char *addr, int stall_s,
 		    httpd_page_cb page, void *arg, int *err);
@@ -42,10 +44,14 @@ struct httpd	*httpd_new(uv_loop_t *, const char *addr, int stall_s,
 void		 httpd_set_stall(struct httpd *, int stall_s);
 /* The address it listens on (borrowed, valid until httpd_close). */
 const char	*httpd_addr(const struct httpd *);
+/* Requests waiting for the loop now: those it has not answered (a test
+ * waits for one before it closes the server). */
+size_t		 httpd_queued(struct httpd *);
 /*
- * Stop listening, answer the requests still waiting with 503 and end its
- * threads (this waits for them), then close its loop handle; the memory
- * goes in the close callback.  NULL is fine.
+ * Stop listening, answer the requests still waiting with 503 (waiting up
+ * to a second for the replies in hand to go out) and end its threads
+ * (this waits for them), then close its loop handle; the memory goes in
+ * the close callback.  NULL is fine.
  */
 void		 httpd_close(struct httpd *);
 

@@ -260,6 +260,16 @@ const struct conf_flow *conf_flow_named(const struct conf *c,
  */
 void	conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out);
 /*
+ * The processing chain's options of flow fc in configuration c (chain.h)
+ * into *out: its keys, the record codec and the rate limits; no
+ * dead-letter file, counters or callbacks (the flow adds its own).  The
+ * flow compiles exactly these, and the check of the file (conf_load) too.
+ * Strings are borrowed from c and fc.
+ */
+struct chain_opts;
+void	conf_chain_opts(const struct conf *c, const struct conf_flow *fc,
+	    struct chain_opts *out);
+/*
  * Whether a scan of fc's flow would pick the regular file at path
  * (absolute): the pattern (with directoryRecursionEnabled), the names
  * skipped and excludePattern, as a scan (files/watcher.c) applies them.

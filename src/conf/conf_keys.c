@@ -246,7 +246,10 @@ const struct key conf_keys[] = {
 	  "(the metrics in the Prometheus text format) and /status (what "
 	  "disagent status shows, as JSON, from the running agent). There is "
 	  "no authentication: keep it on a loopback or private address. -t "
-	  "checks that it can be bound. Empty means no HTTP server." },
+	  "checks that it can be bound. Set, it costs about 1 MiB more RSS: "
+	  "libmicrohttpd (Debian: libmicrohttpd12, EL: libmicrohttpd) is "
+	  "loaded then, and the GnuTLS it initializes. Empty means no HTTP "
+	  "server." },
 	{ KS_AGENT, "healthStallSeconds", KT_INT, .min = 1, .max = 3600,
 	  .off = AOFF(health_stall_s), .def = "30", .flags = KF_RELOAD_AGENT,
 	  .help = "How long, in seconds, the agent's loop may go without "
