@@ -560,6 +560,18 @@ registry_flow_desc(const struct registry *reg, const char *flow)
 	return regtable_desc(&reg->tab, flow);
 }
 
+void
+registry_flow_was(struct registry *reg, const char *flow, const char *from)
+{
+	struct reg_flowdesc *d;
+
+	d = (struct reg_flowdesc *)regtable_desc(&reg->tab, flow);
+	if (d == NULL)
+		return;
+	free(d->was);
+	d->was = xstrdup(from);
+}
+
 const char **
 registry_flow_names(const struct registry *reg, size_t *n)
 {

@@ -199,6 +199,10 @@ struct reg_flowdesc {
 	char		*name;		/* owned */
 	char		*stream;	/* owned */
 	char		*pattern;	/* owned */
+	char		*was;		/* owned: its name in the state file,
+					   when this start carried that
+					   flow's entries on (renamed; not
+					   saved), or NULL */
 };
 
 struct registry;
@@ -385,6 +389,9 @@ void		 registry_describe_flow(struct registry *, const char *flow,
  * NULL.  Borrowed until the next describe or load. */
 const struct reg_flowdesc *registry_flow_desc(const struct registry *,
 		    const char *flow);
+/* flow, described, was named from in the state file (renamed.h). */
+void		 registry_flow_was(struct registry *, const char *flow,
+		    const char *from);
 /* The flows of the entries, each once (new array of borrowed names, in
  * order; *n set). */
 const char	**registry_flow_names(const struct registry *, size_t *n);
