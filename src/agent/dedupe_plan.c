@@ -57,6 +57,8 @@ struct collect {
 	struct registry	*reg;
 	size_t		 nnew;		/* files the state does not name */
 	bool		 whole;		/* a file moved, gone or spooled */
+	const char	*was;		/* its name in the state file, when
+					   this start renamed it, or NULL */
 };
 
 /*
@@ -115,18 +117,21 @@ add_files(struct dd_stream *st, const struct collect *c, uint64_t dev,
 	int		 i;
 
 	/* The ids of records within the first headerBytesLength bytes of a
-	 * file that was shorter then leave the head out. */
-	for (i = full ? 0 : 1; i < 2; i++) {
+	 * file that was shorter then leave the head out.  A flow renamed
+	 * at this start: the run before gave its ids the old name. */
+	for (i = full ? 0 : 1; i < (c->was != NULL ? 4 : 2); i++) {
+		if (i == 2 && !full)
+			continue;
 		st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
 		f = &st->files[st->nfiles++];
 		memset(f, 0, sizeof(*f));
-		f->fid = keyid_file(c->agent, c->fc->name, dev, ino, i == 0,
-		    crc, hb);
+		f->fid = keyid_file(c->agent, i < 2 ? c->fc->name : c->was,
+		    dev, ino, i % 2 == 0, crc, hb);
 		f->flow = c->fc->name;
 		f->dev = dev;
 		f->ino = ino;
 		f->offset = offset;
-		f->below = i == 0 ? UINT64_MAX : hb;
+		f->below = i % 2 == 0 ? UINT64_MAX : hb;
 		f->held = held;
 	}
 	return f;
@@ -370,6 +375,8 @@ dedupe_plan(struct dedupe *d, const struct reg_run *run)
 		c.reg = d->reg;
 		c.nnew = 0;
 		c.whole = false;
+		c.was = registry_flow_desc(d->reg, fc->name) != NULL ?
+		    registry_flow_desc(d->reg, fc->name)->was : NULL;
 		first = c.st->nfiles;
 		registry_each(d->reg, collect_file, &c);
 		collect_new(d, &c);

@@ -59,6 +59,10 @@ all_arrived() {
 wait_for 60 "every line" all_arrived
 wait_for 30 "the restart's read" grep -q "restart read of stream \[s1\]" \
     "$TMP/agent.log"
+# a.log read to its end after the read (what it found skipped, or sent
+# again), and committed: only then can a duplicate be seen.
+size=$(stat -c %s "$TMP/logs/a.log")
+wait_for 30 "a.log committed" grep -q "\"offset\":$size" "$TMP/state/state.json"
 stop_agent
 
 grep "restart read\|may still land\|read is over\|tracking" "$TMP/agent.log"
