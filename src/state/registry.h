@@ -137,6 +137,10 @@ struct reg_run {
 	bool		 clean;
 	int64_t		 saved_ms;	/* wall ms of the save */
 	int64_t		 land_by_ms;	/* no request lands later */
+	int64_t		 started_ms;	/* wall ms: no request of the run
+					   (nor of a crashed one before it
+					   whose read it had not finished)
+					   went out earlier; 0: unknown */
 	struct reg_stream *streams;	/* owned */
 	size_t		 nstreams;
 };
