@@ -480,6 +480,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	a.once = once;
 	a.state = AGENT_RUNNING;
 	a.start_ms = mono_ms();
+	a.started_wall = wall_ms();
 	if (uv_loop_init(&a.loop) != 0)
 		fatalx("uv_loop_init failed");
 	a.reg = registry_new(conf->checkpoint_file);

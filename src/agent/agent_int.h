@@ -68,6 +68,7 @@ struct agent {
 	bool		 once;
 	int		 exit_code;
 	uint64_t	 start_ms;
+	int64_t		 started_wall;	/* wall_ms() of the start */
 	uv_signal_t	 sig_term;
 	uv_signal_t	 sig_int;
 	uv_signal_t	 sig_hup;
