@@ -62,6 +62,8 @@ destroy(struct closer *c)
 		for (j = 0; j < st->nfiles; j++)
 			free(st->files[j].path);
 		free(st->files);
+		free(st->probed);
+		free(st->own_key);
 	}
 	free(d->streams);
 	free(d->held);
@@ -75,13 +77,33 @@ unref(struct dedupe *d)
 	return !closer_drop(&d->closer) && !d->freed;
 }
 
-/* Turn the planned streams into partition readers. */
+/* Part j of st: partition part, read after floor (or by time). */
+static void
+make_part(struct dd_stream *st, size_t j, int32_t part, int64_t floor)
+{
+	struct dd_part	*p = &st->parts[j];
+
+	p->st = st;
+	p->part = part;
+	p->floor = floor;
+	p->by_time = floor == REG_SEQ_NONE;
+	if (p->by_time)
+		p->floor = -1;
+	p->seen = -2;
+	uv_timer_init(st->d->loop, &p->timer);
+}
+
+/*
+ * Turn the planned streams into partition readers.  A stream whose
+ * partitions the state cannot all name (the floors of a streamId come
+ * from acknowledgements only, and there may be none yet) has them probed
+ * first: until then it counts as one partition left.
+ */
 static void
 make_parts(struct dedupe *d, const struct reg_run *run)
 {
 	const struct reg_stream *rs;
 	struct dd_stream *st;
-	struct dd_part	*p;
 	size_t		 i, j;
 
 	for (i = 0; i < d->nstreams; i++) {
@@ -96,17 +118,18 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 			    st->key);
 			continue;
 		}
+		if (d->since_ms > 0 && (st->by_id || rs == NULL ||
+		    rs->n == 0)) {
+			st->probing = true;
+			st->left = 1;
+			d->left++;
+			continue;
+		}
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
-		for (j = 0; j < rs->n; j++) {
-			p = &st->parts[j];
-			p->st = st;
-			p->part = rs->seq[j].part;
-			p->floor = rs->seq[j].last;
-			p->seen = -2;
-			uv_timer_init(d->loop, &p->timer);
-		}
+		for (j = 0; j < rs->n; j++)
+			make_part(st, j, rs->seq[j].part, rs->seq[j].last);
 	}
 }
 
@@ -144,18 +167,12 @@ on_finished(uv_timer_t *t)
 		d->done(d->done_arg);
 }
 
+/* One of st's partitions (or its probe) is done. */
 static void
-part_done(struct dd_part *p)
+left_less(struct dd_stream *st)
 {
-	struct dd_stream *st = p->st;
 	struct dedupe	*d = st->d;
 
-	if (p->state == DD_DONE)
-		return;
-	if (p->state == DD_ACTIVE)
-		d->active--;
-	p->state = DD_DONE;
-	uv_timer_stop(&p->timer);
 	d->left--;
 	if (--st->left == 0)
 		stream_done(st);
@@ -163,6 +180,20 @@ part_done(struct dd_part *p)
 	/* The end is told from the loop, not from within a reply. */
 	if (d->left == 0 && !d->freed)
 		uv_timer_start(&d->deadline, on_finished, 0, 0);
+}
+
+static void
+part_done(struct dd_part *p)
+{
+	struct dedupe	*d = p->st->d;
+
+	if (p->state == DD_DONE)
+		return;
+	if (p->state == DD_ACTIVE)
+		d->active--;
+	p->state = DD_DONE;
+	uv_timer_stop(&p->timer);
+	left_less(p->st);
 }
 
 /*
@@ -180,6 +211,10 @@ stream_fail(struct dd_stream *st, const char *why)
 	    "last save and not found (%" PRIu64 " found so far) is sent "
 	    "again", st->key, why, st->ours);
 	st->failed = true;
+	if (st->probing) {
+		st->probing = false;
+		left_less(st);
+	}
 	for (i = 0; i < st->nparts; i++)
 		part_done(&st->parts[i]);
 }
@@ -235,8 +270,12 @@ get_cursor(struct dd_part *p)
 	buf_init(&q);
 	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32,
 	    stream_param(st), stream_value(st), p->part);
+	/* Nothing saved: from the time the crashed run started. */
+	if (after < 0 && p->by_time)
+		buf_printf(&q, "&cursor-type=AT_TIMESTAMP&timestamp=%" PRId64,
+		    st->d->since_ms);
 	/* Nothing acknowledged there yet: from its first record. */
-	if (after < 0)
+	else if (after < 0)
 		buf_printf(&q, "&cursor-type=AT_SEQUENCE_NUMBER"
 		    "&starting-sequence-number=0");
 	else
@@ -513,6 +552,114 @@ on_records(const struct http_response *r, void *arg)
 	get_records(p);
 }
 
+/* --- the partitions of a stream the state cannot name ----------------- */
+
+#define MAX_PROBE	1024		/* partitions probed, at most */
+
+static void	on_probe(const struct http_response *, void *);
+
+static void
+probe_next(struct dd_stream *st)
+{
+	struct disapi_call c;
+	struct dedupe	*d = st->d;
+	struct buf	 q;
+	char		 why[160];
+	int		 rc;
+
+	buf_init(&q);
+	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32
+	    "&cursor-type=AT_TIMESTAMP&timestamp=%" PRId64, stream_param(st),
+	    stream_value(st), st->probe, d->since_ms);
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.path = "cursors/";
+	c.query = q.data;
+	c.max_response = MAX_RESPONSE;
+	rc = disapi_send(d->api, &c, on_probe, st);
+	buf_cleanup(&q);
+	if (rc == 0) {
+		closer_hold(&d->closer);
+		return;
+	}
+	snprintf(why, sizeof(why), "cannot send cursors/: %s",
+	    rc == -EKEYEXPIRED ? disapi_key_error(d->api) : strerror(-rc));
+	stream_fail(st, why);
+}
+
+/* Every partition of st is known: read each, after its floor where the
+ * state has one, else from the time the crashed run started. */
+static void
+probe_over(struct dd_stream *st)
+{
+	const struct reg_stream *rs = reg_run_stream(st->d->run, st->key);
+	struct dedupe	*d = st->d;
+	size_t		 j, n = 0;
+
+	st->parts = xcalloc(st->nprobed + 1, sizeof(*st->parts));
+	st->nparts = st->nprobed;
+	st->left += st->nparts;
+	d->left += st->nparts;
+	for (j = 0; j < st->nparts; j++) {
+		make_part(st, j, st->probed[j], rs != NULL ?
+		    reg_stream_get(rs, st->probed[j]) : REG_SEQ_NONE);
+		n += st->parts[j].by_time;
+	}
+	log_info("restart read of stream [%s]: %zu partition%s, %zu of them "
+	    "without a sequence number in the state file (none acknowledged "
+	    "there yet): read from the time the crashed run started, less "
+	    "%d s for the clocks", st->key, st->nparts,
+	    st->nparts == 1 ? "" : "s", n, DEDUPE_SKEW_MS / 1000);
+	st->probing = false;
+	left_less(st);		/* the probe's place */
+}
+
+static void
+on_probe(const struct http_response *r, void *arg)
+{
+	struct dd_stream *st = arg;
+	char		 code[32] = "", msg[160] = "", why[320];
+
+	if (!unref(st->d) || !st->probing)
+		return;
+	if (r->result == HTTP_OK && r->status == 200) {
+		st->probed = xrealloc(st->probed, (st->nprobed + 1) *
+		    sizeof(*st->probed));
+		st->probed[st->nprobed++] = st->probe;
+	}
+	if (r->result == HTTP_OK && r->status == 400)
+		(void)codec_parse_error(r->body, r->bodylen, code,
+		    sizeof(code), msg, sizeof(msg));
+	/* Past the last partition: all are known.  An expired one is not
+	 * read (nothing can land there). */
+	if (strcmp(code, "DIS.4302") == 0 || st->probe + 1 >= MAX_PROBE) {
+		probe_over(st);
+		start_parts(st->d);
+		return;
+	}
+	if ((r->result == HTTP_OK && r->status == 200) ||
+	    strcmp(code, "DIS.4319") == 0) {
+		st->probe++;
+		probe_next(st);
+		return;
+	}
+	snprintf(why, sizeof(why), "its partitions could not be listed "
+	    "(GetCursor of partition %" PRId32 ": %s %ld %s %s)", st->probe,
+	    r->result != HTTP_OK ? (r->error ? r->error : "error") : "HTTP",
+	    r->status, code, msg);
+	stream_fail(st, why);
+}
+
+static void
+probe_all(struct dedupe *d)
+{
+	size_t	 i;
+
+	for (i = 0; i < d->nstreams; i++)
+		if (d->streams[i].probing)
+			probe_next(&d->streams[i]);
+}
+
 /* --- lifetime ----------------------------------------------------------- */
 
 /* Whether the state asks for a read at all; logs why not. */
@@ -586,6 +733,9 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->agent = *agent;
 	d->t0 = mono_ms();
 	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
+	d->run = run;
+	if (run->started_ms > DEDUPE_SKEW_MS)
+		d->since_ms = run->started_ms - DEDUPE_SKEW_MS;
 	d->wait_until = land_by(conf, run);
 	d->done = done;
 	d->done_arg = arg;
@@ -621,6 +771,7 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	(void)notify_send(ext);
 	(void)notify_status("reading back what the previous run sent before "
 	    "its crash (up to %" PRIu64 " s)", total / 1000);
+	probe_all(d);
 	start_parts(d);
 	return d;
 }
@@ -637,12 +788,15 @@ dedupe_ready(const struct dedupe *d)
 	const struct dd_part *p;
 	size_t		 i, j;
 
-	for (i = 0; d != NULL && i < d->nstreams; i++)
+	for (i = 0; d != NULL && i < d->nstreams; i++) {
+		if (d->streams[i].probing)
+			return false;
 		for (j = 0; j < d->streams[i].nparts; j++) {
 			p = &d->streams[i].parts[j];
 			if (p->state != DD_DONE && p->end_ms == 0)
 				return false;
 		}
+	}
 	return true;
 }
 

@@ -51,6 +51,8 @@ struct dd_part {
 	struct dd_stream *st;
 	int32_t		 part;
 	int64_t		 floor;		/* last sequence number saved */
+	bool		 by_time;	/* none saved: read from the time
+					   the crashed run started */
 	int64_t		 seen;		/* the last one read (-2: none) */
 	char		*cursor;	/* NULL: get one */
 	int64_t		 asked;		/* wall ms of the last GetRecords */
@@ -64,7 +66,16 @@ struct dd_part {
 struct dd_stream {
 	struct dedupe	*d;
 	const char	*key;		/* "NAME" or "id:ID" (the run's) */
+	char		*own_key;	/* key, when the run has no floors
+					   of the stream */
 	bool		 by_id;
+	/* Partitions not all known (no DescribeStream: a streamId, or
+	 * none before the crash): GetCursor by time for partition 0, 1,
+	 * ... until one does not exist. */
+	bool		 probing;
+	int32_t		 probe;
+	int32_t		*probed;	/* the partitions that exist */
+	size_t		 nprobed;
 	struct dd_file	*files;		/* by fid */
 	size_t		 nfiles;
 	struct dd_part	*parts;
@@ -89,6 +100,10 @@ struct dedupe {
 	struct closer	 closer;	/* requests on the wire, timers
 					   being closed */
 	int64_t		 until_ms;	/* records after this: not ours */
+	int64_t		 since_ms;	/* wall ms before the crashed run's
+					   first request (its start, less
+					   DEDUPE_SKEW_MS), or 0: unknown */
+	const struct reg_run *run;
 	int64_t		 wait_until;	/* wall ms: a request of the crashed
 					   run may land until then, so a
 					   partition read to its end before

@@ -318,7 +318,7 @@ dedupe_holds(void *arg, const char *flow, uint64_t dev, uint64_t ino)
 
 /* The stream of key in d, added when new. */
 static struct dd_stream *
-stream_of(struct dedupe *d, const char *key, bool by_id)
+stream_of(struct dedupe *d, const char *key, bool by_id, bool copy)
 {
 	struct dd_stream *st;
 	size_t		 i;
@@ -330,6 +330,8 @@ stream_of(struct dedupe *d, const char *key, bool by_id)
 	st = &d->streams[d->nstreams++];
 	memset(st, 0, sizeof(*st));
 	st->d = d;
+	if (copy)
+		key = st->own_key = xstrdup(key);
 	st->key = key;
 	st->by_id = by_id;
 	return st;
@@ -362,14 +364,15 @@ dedupe_plan(struct dedupe *d, const struct reg_run *run)
 		}
 		stream_key(fc, key, sizeof(key));
 		rs = reg_run_stream(run, key);
-		if (rs == NULL || rs->n == 0) {
+		if ((rs == NULL || rs->n == 0) && d->since_ms == 0) {
 			log_info("[%s] restart after a crash: the state file "
 			    "has no sequence numbers of stream [%s], so what "
 			    "was sent after the last save is sent again",
 			    fc->name, key);
 			continue;
 		}
-		c.st = stream_of(d, rs->name, fc->stream_id[0] != '\0');
+		c.st = stream_of(d, rs != NULL ? rs->name : key,
+		    fc->stream_id[0] != '\0', rs == NULL);
 		c.fc = fc;
 		c.agent = &d->agent;
 		c.reg = d->reg;
