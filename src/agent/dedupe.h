@@ -1,15 +1,19 @@
 /*
  * The restart after a crash (dedupeOnRestart = auto): before the flows
- * read their files again, ask each stream which of the records the crashed
- * run sent after its last save already landed, so that they are not sent
- * twice.
+ * read the files whose records may be on their way again (bytes past
+ * their saved offsets, or not named by the state file: held from them
+ * until the read is over, registry_set_hold), ask each stream which of
+ * the records the crashed run sent after its last save already landed,
+ * so that they are not sent twice.  The other files ship meanwhile.
  *
  * The state file's header (registry.h, struct reg_run) says the run did
  * not stop cleanly, until when its requests could land (land_by_ms), and
  * per stream and partition the last sequence number it saw acknowledged
- * before the records its entries do not account for.  Each such partition
- * is read from just after that number (GetCursor AFTER_SEQUENCE_NUMBER,
- * then GetRecords) until it is read to its end or its records were
+ * before the records its entries do not account for, and since when its
+ * requests went out (started_ms).  Each such partition is read from just
+ * after that number (GetCursor AFTER_SEQUENCE_NUMBER; a partition without
+ * one, AT_TIMESTAMP from started_ms, once GetCursor listed them), then
+ * GetRecords until it is read to its end or its records were
  * written after land_by_ms (and a margin for the clocks); at its end it is
  * asked again every 300 ms (a timer) until a GetRecords sent after the
  * crashed run's last possible landing (land_by_ms, and no later than
