@@ -391,6 +391,27 @@ scan(struct files *fs, bool first)
 	fs->scan_inline = false;
 }
 
+/*
+ * The release's scan did not find a held file the state file names: it
+ * went while held, as if while the agent was stopped (files_gone.c
+ * follows it to a successor, or counts what it had left).
+ */
+static void
+held_gone(struct files *fs)
+{
+	struct reg_entry *e;
+	size_t		 i;
+
+	for (i = 0; i < fs->nheld; i++) {
+		if (files_tracks(fs, fs->held[i].dev, fs->held[i].ino))
+			continue;
+		e = registry_find(fs->reg, fs->fc->name, fs->held[i].dev,
+		    fs->held[i].ino);
+		if (e != NULL && reg_spool(e) == NULL)
+			files_add_orphan(fs, e);
+	}
+}
+
 /* The walk of a scan is over: what it did not find is gone. */
 static void
 scan_end(struct files *fs, bool walked, int err)
@@ -407,6 +428,15 @@ scan_end(struct files *fs, bool walked, int err)
 	while (walked && copies_vanished(&fs->waiting, &fd, &path))
 		adopt_held(fs, fd, path);
 	openfail_sweep(&fs->fails, fs->fc->name, false);
+	if (fs->release_scanning && !walked)
+		fs->release_scan = true;	/* the next scan, then */
+	else if (fs->release_scanning) {
+		held_gone(fs);
+		free(fs->held);
+		fs->held = NULL;
+		fs->nheld = 0;
+	}
+	fs->release_scanning = false;
 	files_follow_gone(fs, walked && orphans_pending(fs));
 	if (walked)
 		set_state(fs, FILES_RUNNING);
@@ -421,12 +451,6 @@ scan_end(struct files *fs, bool walked, int err)
 			    "reading it to the end", tailer_path(k->t),
 			    (uintmax_t)tailer_ino(k->t));
 		}
-	}
-	if (fs->release_scanning) {
-		fs->release_scanning = false;
-		free(fs->held);
-		fs->held = NULL;
-		fs->nheld = 0;
 	}
 	files_drop_finished(fs);
 	files_balance_fds(fs);
