@@ -353,7 +353,9 @@ dedupe_plan(struct dedupe *d, const struct reg_run *run)
 
 	for (i = 0; i < d->conf->nflows; i++) {
 		fc = &d->conf->flows[i];
-		if (!fc->enable)
+		/* A journal flow's records carry no id: it resends what
+		 * it sent after its last saved cursor. */
+		if (!fc->enable || fc->source != SOURCE_FILES)
 			continue;
 		if (!flow_reads_back(fc)) {
 			log_info("[%s] restart after a crash: "
