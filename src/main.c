@@ -25,6 +25,7 @@
 #include "conf/credcmd.h"
 #include "conf/importyml.h"
 #include "dis/http.h"
+#include "state/registry.h"
 #include "readback/cmd.h"
 
 static void
@@ -72,6 +73,9 @@ usage(FILE *out)
  * because Debian's libcurl links librtmp and libldap.  Those call
  * gnutls_global_init() themselves before they do TLS, as a libcurl built
  * with GnuTLS does, so skipping the implicit one takes nothing from them.
+ * libmicrohttpd's constructor calls gnutls_global_init() as it loads,
+ * which this cannot skip: so it is loaded only for httpListen
+ * (base/mhdlib.h).
  */
 int	_gnutls_global_init_skip(void);
 
@@ -116,29 +120,75 @@ print_files(const struct conf *c)
 	}
 }
 
-static const struct {
-	const char	*name;
-	int		(*main)(int, char **, const char *);
-} commands[] = {
-	{ "describe", cmd_describe_main },
-	{ "read", cmd_read_main },
-	{ "verify", cmd_verify_main },
-	{ "apps", cmd_apps_main },
-	{ "import-state", importstate_main },
-};
+/* encrypt reads no configuration: its options are all its own. */
+static int
+encrypt_main(int argc, char **argv, const char *conf_path)
+{
+	(void)conf_path;
+	return credcmd_encrypt(argc, argv);
+}
+
+/* status takes the configuration our options name, and nothing else. */
+static int
+status_cmd(int argc, char **argv, const char *conf_path)
+{
+	(void)argc;
+	(void)argv;
+	return status_main(conf_path, stdout);
+}
 
 /*
- * A subcommand (read-back, import-state) named by the first argument that
- * is not an option ("disagent -c FILE read ..." or "disagent read -c FILE
- * ..."): run it
- * with that word first and the other arguments after it.  -1 when there
- * is none.
+ * The subcommands, each run with its word first and the other arguments
+ * after it, and the configuration path to use when it reads none of its
+ * own.  Where its word may stand (how):
+ */
+enum cmd_where {
+	CMD_FIRST,	/* the first argument only; every argument after it
+			   is its own (encrypt: no -c) */
+	CMD_WORD,	/* the first argument that is not an option, ours
+			   (-c FILE) before or after it: "disagent -c FILE
+			   read ..." or "disagent read -c FILE ..." */
+	CMD_LAST,	/* the one argument left once ours are parsed, with
+			   -c FILE ours (status) */
+};
+
+static const struct command {
+	const char	*name;
+	enum cmd_where	 where;
+	int		(*main)(int, char **, const char *conf_path);
+} commands[] = {
+	{ "encrypt", CMD_FIRST, encrypt_main },
+	{ "describe", CMD_WORD, cmd_describe_main },
+	{ "read", CMD_WORD, cmd_read_main },
+	{ "verify", CMD_WORD, cmd_verify_main },
+	{ "apps", CMD_WORD, cmd_apps_main },
+	{ "import-state", CMD_WORD, importstate_main },
+	{ "status", CMD_LAST, status_cmd },
+};
+
+/* The subcommand called word that may stand where, or NULL. */
+static const struct command *
+command(const char *word, enum cmd_where where)
+{
+	size_t	 c;
+
+	for (c = 0; c < ARRAY_SIZE(commands); c++)
+		if (commands[c].where == where &&
+		    strcmp(word, commands[c].name) == 0)
+			return &commands[c];
+	return NULL;
+}
+
+/*
+ * A subcommand standing as its first argument that is not an option
+ * (CMD_WORD): run it with that word first and the other arguments after
+ * it.  -1 when there is none.
  */
 static int
 run_command(int argc, char **argv)
 {
+	const struct command *cmd;
 	char	**args;
-	size_t	 c;
 	int	 i, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -149,18 +199,22 @@ run_command(int argc, char **argv)
 		else if (argv[i][0] != '-')
 			break;
 	}
-	for (c = 0; i < argc && c < ARRAY_SIZE(commands); c++)
-		if (strcmp(argv[i], commands[c].name) == 0)
-			break;
-	if (i >= argc || c == ARRAY_SIZE(commands))
+	if (i >= argc || (cmd = command(argv[i], CMD_WORD)) == NULL)
 		return -1;
 	args = xcalloc((size_t)argc + 1, sizeof(*args));
 	args[0] = argv[i];
 	memcpy(args + 1, argv + 1, (size_t)(i - 1) * sizeof(*args));
 	memcpy(args + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof(*args));
-	rc = commands[c].main(argc - 1, args, SYSCONFDIR_AGENT_INI);
+	rc = cmd->main(argc - 1, args, SYSCONFDIR_AGENT_INI);
 	free(args);
 	return rc;
+}
+
+/* -t: the agent of c runs (it holds its state file's lock). */
+static bool
+agent_running(const struct conf *c)
+{
+	return registry_lock_held(c->checkpoint_file);
 }
 
 int
@@ -178,14 +232,15 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char	*path = SYSCONFDIR_AGENT_INI;
+	const struct command *cmd;
 	struct conf	*conf;
 	char		 err[1024];
 	bool		 test = false, once = false;
 	int		 ch, level, rc;
 
 	/* Before getopt: its options are its own. */
-	if (argc > 1 && strcmp(argv[1], "encrypt") == 0)
-		return credcmd_encrypt(argc - 1, argv + 1);
+	if (argc > 1 && (cmd = command(argv[1], CMD_FIRST)) != NULL)
+		return cmd->main(argc - 1, argv + 1, SYSCONFDIR_AGENT_INI);
 	if ((rc = run_command(argc, argv)) >= 0)
 		return rc;
 	while ((ch = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
@@ -220,8 +275,9 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind + 1 == argc && strcmp(argv[optind], "status") == 0)
-		return status_main(path, stdout);
+	if (optind + 1 == argc &&
+	    (cmd = command(argv[optind], CMD_LAST)) != NULL)
+		return cmd->main(argc - optind, argv + optind, path);
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
@@ -230,6 +286,9 @@ main(int argc, char **argv)
 	 * credential file readable by all) goes to the journal as WARN. */
 	if (!test)
 		log_setup(LOG_LVL_INFO, getenv("JOURNAL_STREAM") != NULL);
+	/* -t: an httpListen in use is fine if this configuration's agent
+	 * runs (it holds its port). */
+	conf_agent_running = agent_running;
 	/* The agent makes its state directory; -t checks that it could. */
 	if ((test ? conf_load_test(path, &conf, err, sizeof(err)) :
 	    conf_load_opts(path, CONF_STATE_DIRS | CONF_TLS_WARNS, &conf,

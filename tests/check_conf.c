@@ -1105,7 +1105,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 99);
+	ck_assert_uint_eq(nkeys, 101);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
@@ -1141,6 +1141,43 @@ START_TEST(single_keys_are_known_and_checked_by_the_table)
 	ck_assert_ptr_null(strstr(why, "a b"));
 	ck_assert_int_eq(conf_key_check("flow", "nope", "1", why,
 	    sizeof(why)), -ENOENT);
+}
+END_TEST
+
+/* httpListen: a numeric address and a port, IPv6 in brackets. */
+START_TEST(http_listen_takes_numeric_addresses_and_ports)
+{
+	static const char *const good[] = {
+		"127.0.0.1:2020", "0.0.0.0:1", "[::1]:2020", "[::]:65535",
+	};
+	static const struct { const char *v, *why; } bad[] = {
+		{ "localhost:2020", "not a numeric IPv4 address" },
+		{ "127.0.0.1", "has no :PORT" },
+		{ "2020", "no :PORT" },
+		{ ":2020", "no address before :PORT" },
+		{ "127.0.0.1:0", "has a port that is not a number from 1 to 65535" },
+		{ "127.0.0.1:65536", "from 1 to 65535" },
+		{ "127.0.0.1:20x", "from 1 to 65535" },
+		{ "::1:2020", "not a numeric IPv4 address" },
+		{ "[::1]2020", "not [IPV6]:PORT" },
+		{ "[127.0.0.1]:2020", "not a numeric IPv6 address" },
+	};
+	char	 why[256];
+	size_t	 i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++)
+		ck_assert_msg(conf_key_check("agent", "httpListen", good[i],
+		    why, sizeof(why)) == 0, "%s: %s", good[i], why);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ck_assert_msg(conf_key_check("agent", "httpListen", bad[i].v,
+		    why, sizeof(why)) == -EINVAL, "%s accepted", bad[i].v);
+		ck_assert_msg(strstr(why, bad[i].why) != NULL, "%s: %s",
+		    bad[i].v, why);
+	}
+	ck_assert_int_eq(conf_key_check("agent", "healthStallSeconds", "0",
+	    why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(conf_key_check("agent", "healthStallSeconds",
+	    "3600", why, sizeof(why)), 0);
 }
 END_TEST
 
@@ -1209,6 +1246,7 @@ conf_suite(void)
 	tcase_add_test(tc, sample_file_loads);
 	tcase_add_test(tc, man_entries_match_sample_keys);
 	tcase_add_test(tc, single_keys_are_known_and_checked_by_the_table);
+	tcase_add_test(tc, http_listen_takes_numeric_addresses_and_ports);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -139,7 +139,15 @@ with the port taken off Host, and counted in portless_host_signatures.
 
 Faults (CLI --name or POST /_test/faults {"name": value}):
   drop, outage, latency_ms   every DIS API request (not /_test/)
-  put_latency_ms             PutRecords only, after put_requests counts it
+  put_latency_ms             PutRecords only, after put_requests counts it:
+                             the request lands (its records are stored)
+                             when the delay is over, whether or not the
+                             client is still there (a request held on its
+                             way, landing after the client gave up or died)
+  put_reply_latency_ms       PutRecords only: the records are stored on
+                             receipt, as DIS does, and the reply waits this
+                             long (a client that times out meanwhile does
+                             not know they landed)
   reject_prefix              PutRecords records whose data starts with it
                              fail with DIS.4200 (rejected for good)
   req_500, req_429, req_400_4303, rec_4303, rec_5000, max_request_bytes
@@ -761,7 +769,8 @@ FAULT_KNOBS = {
     "rec_4303": float, "rec_5000": float, "req_500": float,
     "req_429": float, "req_400_4303": float, "drop": float,
     "latency_ms": int, "outage": bool, "max_request_bytes": int,
-    "put_latency_ms": int, "reject_prefix": str,
+    "put_latency_ms": int, "put_reply_latency_ms": int,
+    "reject_prefix": str,
     "cursor_ttl_ms": int, "read_limit_bytes": int, "records_per_get": int,
     "deny_reads": bool,
     "write_limit_bytes": int,
@@ -818,7 +827,8 @@ class State:
             "req_500": args.req_500, "req_429": args.req_429,
             "req_400_4303": args.req_400_4303, "drop": args.drop,
             "latency_ms": args.latency_ms, "outage": args.outage,
-            "put_latency_ms": 0, "reject_prefix": "",
+            "put_latency_ms": 0, "put_reply_latency_ms": 0,
+            "reject_prefix": "",
             "max_request_bytes": args.max_request_bytes,
             "cursor_ttl_ms": args.cursor_ttl_ms,
             "read_limit_bytes": args.read_limit_bytes,
@@ -1999,6 +2009,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return 200, obj, summary
             self.request_faults(f)
             obj, summary = put_records(state, reqno, headers, body)
+            if f["put_reply_latency_ms"]:
+                time.sleep(f["put_reply_latency_ms"] / 1000.0)
             bad = self.bad_reply(obj)
             if bad is not None:
                 return 200, bad[0], summary + " reply=" + bad[1]

@@ -67,21 +67,11 @@ write_metrics(struct agent *a)
 {
 	struct metrics_snapshot	 snap;
 	struct metrics_flow	*mf;
-	size_t			 i;
 	int			 r;
 
 	if (a->conf->metrics_file[0] == '\0')
 		return;
-	mf = xcalloc(a->nflows ? a->nflows : 1, sizeof(*mf));
-	for (i = 0; i < a->nflows; i++)
-		mf[i] = *flow_metrics(a->flows[i]);
-	memset(&snap, 0, sizeof(snap));
-	snap.flows = mf;
-	snap.nflows = a->nflows;
-	snap.memory_in_use = a->mem.used;
-	snap.memory_limit = a->mem.limit;
-	snap.uptime_s = (double)(mono_ms() - a->start_ms) / 1000.0;
-	snap.version = PACKAGE_VERSION;
+	mf = agent_metrics_snapshot(a, &snap);
 	r = metrics_write_file(a->conf->metrics_file, &snap);
 	free(mf);
 	/* Once per change, not every interval. */
@@ -482,6 +472,11 @@ agent_run(struct conf **confp, const char *path, bool once)
 	}
 	/* Before the flows, which find their entries by name. */
 	renamed_at_start(a.reg, conf);
+	if (agent_http_start(&a) != 0) {
+		registry_free(a.reg);
+		uv_loop_close(&a.loop);
+		return 1;
+	}
 	agent_sweep_spool(&a);
 	agent_open_client(&a);
 	start_handles(&a);

@@ -28,6 +28,7 @@ struct disapi;
 struct ecsmeta;
 struct flow;
 struct http;
+struct httpd;
 struct registry;
 
 #define MAX_CONNECTIONS	16
@@ -93,6 +94,9 @@ struct agent {
 	bool		 saving;	/* in a save: no other, no timer */
 	bool		 hup_queued;	/* a SIGHUP came while a reload
 					   drained: one more reload after */
+	uint64_t	 save_failed_ms; /* mono_ms() of the first failed save
+					   since the last good one; 0: none */
+	struct httpd	*httpd;		/* httpListen; NULL: none */
 };
 
 /* agent.c */
@@ -134,6 +138,19 @@ void		 agent_lease(struct agent *, const struct flow *);
 /* agent_reload.c */
 /* A SIGHUP queued during a drain, applied now that the agent runs. */
 void		 agent_reload_queued(struct agent *);
+/* agent_http.c (httpd.h) */
+/* The HTTP server of httpListen, if set: 0, or -1 when it cannot listen
+ * (logged). */
+int		 agent_http_start(struct agent *);
+/* A reload: a new httpListen is listened on (or kept, logged, when it
+ * cannot be), healthStallSeconds applied. */
+void		 agent_http_reload(struct agent *);
+/* Every flow's counters into snap, as the metrics file and /metrics show
+ * them: returns snap->flows, new (free it). */
+struct metrics_flow;
+struct metrics_snapshot;
+struct metrics_flow *agent_metrics_snapshot(struct agent *,
+		    struct metrics_snapshot *snap);
 
 /* agent_stop.c */
 /* TERM or INT (why): stop reading, wait (up to the deadline) for quiet. */

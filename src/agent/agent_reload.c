@@ -199,6 +199,7 @@ agent_reload(struct agent *a)
 	reload_plan_init(&p, a->conf, nc);
 	switch_conf(a, nc);
 	renamed_describe(a->reg, nc);
+	agent_http_reload(a);
 	switch_client(a, reload_new_client(&p));
 	plan_flows(a, &p, &added, &nadded);
 	reload_plan_cleanup(&p);

@@ -171,10 +171,11 @@ agent_lease(struct agent *a, const struct flow *f)
 	covered = now + a->conf->socket_timeout_s * 1000 + LEASE_SLACK_MS <=
 	    a->land_by_ms && floors_saved(a, f) &&
 	    !(registry_saving(a->reg) && a->flight_new_floors);
-	/* A new file's records can be found only through its entry; a save
-	 * for it waits as long as the save timer would (a state of many
-	 * files is slow to write), and what goes meanwhile is resent after
-	 * a crash. */
+	/* A new file the state does not name is found at the restart only
+	 * while its pattern still matches it (dedupe_plan.c); renamed away
+	 * meanwhile, only through its entry: a save for it waits as long as
+	 * the save timer would (a state of many files is slow to write), and
+	 * what goes meanwhile of such a file is resent after a crash. */
 	known = !registry_unsaved_entries(a->reg) || t0 - a->saved_ms <
 	    MAX((uint64_t)a->conf->checkpoint_interval_ms,
 	    20 * a->save_cost_ms);
@@ -233,9 +234,12 @@ save_state_as(struct agent *a, bool force, bool clean)
 static void
 save_failed(struct agent *a)
 {
+	if (a->save_failed_ms == 0)	/* /healthz (agent_http.c) */
+		a->save_failed_ms = MAX(mono_ms(), 1);
+	if (a->state == AGENT_FINISHING)
+		return;		/* the stop says what it leaves (agent_stop.c) */
 	log_error("state not saved; will retry");
-	if (a->state != AGENT_FINISHING)
-		uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
+	uv_timer_start(&a->save_timer, on_save_timer, SAVE_RETRY_MS, 0);
 }
 
 /*
@@ -248,6 +252,7 @@ saved(struct agent *a)
 {
 	size_t	 i;
 
+	a->save_failed_ms = 0;
 	if (a->state == AGENT_RUNNING || a->state == AGENT_RELOADING) {
 		for (i = 0; i < a->nflows; i++)
 			flow_saved(a->flows[i]);

@@ -19,6 +19,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/flow.h"
+#include "agent/httpd.h"
 #include "base/closer.h"
 #include "base/log.h"
 #include "base/notify.h"
@@ -167,27 +168,58 @@ http_closed(void *arg)
 	(void)closer_drop(&a->clients);
 }
 
-/* Say how the stop left the state: a next start resends nothing, or reads
- * back first. */
+/* The requests of the flows that may have landed unacknowledged. */
+static size_t
+in_doubt(struct agent *a)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < a->nflows; i++)
+		n += flow_uncertain(a->flows[i]);
+	for (i = 0; i < a->ngoing; i++)
+		n += flow_uncertain(a->going[i]);
+	return n;
+}
+
+/*
+ * Say how the stop left the state: a next start resends nothing, or reads
+ * back first.  rc: the stop's save; a failed one leaves the last save that
+ * succeeded on disk, which is never a clean stop.
+ */
 static void
-log_clean(struct agent *a)
+log_clean(struct agent *a, int rc, size_t doubt)
 {
 	const struct reg_run *run = registry_run(a->reg);
 
-	if (run != NULL && run->clean)
+	if (rc != 0)
+		log_error("stop: the state could not be saved to %s (%s): it "
+		    "keeps its last save, which is not a clean stop; the next "
+		    "start reads back what was sent since (dedupeOnRestart = "
+		    "%s)", a->conf->checkpoint_file, strerror(-rc),
+		    a->conf->dedupe_on_restart);
+	else if (run != NULL && run->clean)
 		log_info("state saved as a clean stop: the next start sends "
 		    "nothing twice");
+	else if (doubt > 0)
+		log_warn("state saved, not as a clean stop: %zu request%s "
+		    "ended without a verdict (a timeout, a dropped "
+		    "connection) or %s still on the wire, and may have "
+		    "landed: the next start reads back which (dedupeOnRestart "
+		    "= %s)", doubt, doubt == 1 ? "" : "s",
+		    doubt == 1 ? "was" : "were", a->conf->dedupe_on_restart);
 	else
-		log_info("state saved; records on the wire or without a reply "
-		    "may have landed: the next start reads them back first "
-		    "(dedupeOnRestart = %s)", a->conf->dedupe_on_restart);
+		log_info("state saved, not as a clean stop: records the restart "
+		    "read found are not read past yet; the next start reads "
+		    "them back first (dedupeOnRestart = %s)",
+		    a->conf->dedupe_on_restart);
 }
 
 /* Cancel what is left, spool, save, and close every handle. */
 void
 agent_finish(struct agent *a)
 {
-	size_t	 i;
+	size_t	 i, doubt;
+	int	 rc;
 
 	if (a->state == AGENT_FINISHING)
 		return;
@@ -205,13 +237,15 @@ agent_finish(struct agent *a)
 		flow_cancel(a->going[i]);
 	agent_spool_flows(a, a->flows, a->nflows);
 	agent_spool_flows(a, a->going, a->ngoing);
-	if (agent_save_stop(a) != 0 && a->once) {
+	doubt = in_doubt(a);
+	rc = agent_save_stop(a);
+	if (rc != 0 && a->once) {
 		log_error("--once: the state could not be saved to %s; the "
 		    "next run sends again what this one delivered",
 		    a->conf->checkpoint_file);
 		a->exit_code = 1;
 	}
-	log_clean(a);
+	log_clean(a, rc, doubt);
 	agent_last_report(a);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
 	uv_close((uv_handle_t *)&a->save_timer, NULL);
@@ -225,6 +259,8 @@ agent_finish(struct agent *a)
 	uv_close((uv_handle_t *)&a->sig_hup, NULL);
 	ecsmeta_close(a->meta);
 	a->meta = NULL;
+	httpd_close(a->httpd);
+	a->httpd = NULL;
 	/* The flows go once every client closed: their requests' callbacks
 	 * (cancelled) reach the sinks until then. */
 	closer_init(&a->clients, clients_closed);

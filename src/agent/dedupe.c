@@ -18,9 +18,11 @@
 #include <string.h>
 
 #include "agent/dedupe.h"
+#include "agent/dedupe_int.h"
 #include "base/closer.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/notify.h"
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
@@ -36,232 +38,12 @@
 #define RETRY_MS	250		/* backoff after a failure */
 #define RETRY_MAX_MS	5000
 #define THROTTLE_MS	1000
+#define POLL_MS		300		/* at the end, before land_by */
 #define FETCH_BYTES	(1024 * 1024)
 #define MAX_RESPONSE	(64 * 1024 * 1024)
 
-/* One file of a flow of the stream whose records may be in it. */
-struct dd_file {
-	uint64_t	 fid;		/* keyid_file */
-	const char	*flow;		/* the conf's */
-	uint64_t	 dev, ino;
-	uint64_t	 offset;	/* committed, as saved */
-	uint64_t	 below;		/* its records' offsets are below this */
-};
-
-struct dd_stream;
-
-enum dd_state { DD_QUEUED, DD_ACTIVE, DD_DONE };
-
-struct dd_part {
-	struct dd_stream *st;
-	int32_t		 part;
-	int64_t		 floor;		/* last sequence number saved */
-	int64_t		 seen;		/* the last one read (-2: none) */
-	char		*cursor;	/* NULL: get one */
-	enum dd_state	 state;
-	unsigned	 attempts;	/* failures in a row */
-	uv_timer_t	 timer;		/* retries */
-};
-
-struct dd_stream {
-	struct dedupe	*d;
-	const char	*key;		/* "NAME" or "id:ID" (the run's) */
-	bool		 by_id;
-	struct dd_file	*files;		/* by fid */
-	size_t		 nfiles;
-	struct dd_part	*parts;
-	size_t		 nparts;
-	size_t		 left;		/* parts not done */
-	uint64_t	 read;		/* records read */
-	uint64_t	 ours;		/* of them this agent's files' */
-	bool		 failed;
-};
-
-struct dedupe {
-	uv_loop_t	*loop;
-	struct disapi	*api;
-	const struct conf *conf;
-	struct registry	*reg;
-	struct hash_key	 agent;
-	struct dd_stream *streams;
-	size_t		 nstreams;
-	size_t		 active;	/* parts being read */
-	size_t		 left;		/* parts not done, all streams */
-	struct closer	 closer;	/* requests on the wire, timers
-					   being closed */
-	int64_t		 until_ms;	/* records after this: not ours */
-	uint64_t	 t0;
-	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
-	bool		 freed;
-};
-
 static void	part_next(struct dd_part *);
 static void	start_parts(struct dedupe *);
-
-/* --- what to read ------------------------------------------------------- */
-
-static bool
-flow_reads_back(const struct conf_flow *fc)
-{
-	struct partkey	*pk;
-	bool		 ids;
-
-	pk = partkey_new(fc->partition_key_option);
-	ids = partkey_carries_id(pk);
-	partkey_free(pk);
-	return ids;
-}
-
-/* The state file's name of fc's stream: "NAME", or "id:ID". */
-static void
-stream_key(const struct conf_flow *fc, char *out, size_t len)
-{
-	if (fc->stream_id[0] != '\0')
-		snprintf(out, len, "id:%s", fc->stream_id);
-	else
-		snprintf(out, len, "%s", fc->stream);
-}
-
-struct collect {
-	struct dd_stream *st;
-	const struct conf_flow *fc;
-	const struct hash_key *agent;
-};
-
-/*
- * The whole head of e's file as it is now, into *crc, when the file at
- * its path is still e's (device, inode, the head e saved) and has hb
- * bytes.
- */
-static bool
-whole_head(const struct reg_entry *e, uint32_t hb, uint32_t *crc)
-{
-	struct stat	 st;
-	uint32_t	 c;
-
-	if (stat(e->path, &st) != 0 || (uint64_t)st.st_dev != e->dev ||
-	    (uint64_t)st.st_ino != e->ino || (uint64_t)st.st_size < hb)
-		return false;
-	if (tailer_head_crc(e->path, e->fp_len, &c) != 0 || c != e->fp_crc)
-		return false;
-	return tailer_head_crc(e->path, hb, crc) == 0;
-}
-
-static void
-collect_file(const struct reg_entry *e, void *arg)
-{
-	struct collect	*c = arg;
-	struct dd_stream *st = c->st;
-	struct dd_file	*f;
-
-	uint32_t	 hb = (uint32_t)c->fc->header_bytes, crc = e->fp_crc;
-	bool		 full = e->fp_len == hb;
-	int		 i;
-
-	if (strcmp(e->flow, c->fc->name) != 0)
-		return;
-	/* A short head saved: the file may have grown a whole one since,
-	 * which the ids of its later records carry (flow.c, key_file). */
-	if (!full)
-		full = whole_head(e, hb, &crc);
-	/* The ids of records within the first headerBytesLength bytes of a
-	 * file that was shorter then leave the head out. */
-	for (i = full ? 0 : 1; i < 2; i++) {
-		st->files = xrealloc(st->files, (st->nfiles + 1) * sizeof(*f));
-		f = &st->files[st->nfiles++];
-		f->fid = keyid_file(c->agent, c->fc->name, e->dev, e->ino,
-		    i == 0, crc, hb);
-		f->flow = c->fc->name;
-		f->dev = e->dev;
-		f->ino = e->ino;
-		f->offset = e->offset;
-		f->below = i == 0 ? UINT64_MAX : hb;
-	}
-}
-
-static int
-file_cmp(const void *a, const void *b)
-{
-	const struct dd_file *x = a, *y = b;
-
-	return x->fid < y->fid ? -1 : x->fid > y->fid;
-}
-
-static const struct dd_file *
-find_file(const struct dd_stream *st, uint64_t fid)
-{
-	size_t	 lo = 0, hi = st->nfiles, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (st->files[mid].fid < fid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < st->nfiles && st->files[lo].fid == fid ?
-	    &st->files[lo] : NULL;
-}
-
-/* The stream of key in d, added when new. */
-static struct dd_stream *
-stream_of(struct dedupe *d, const char *key, bool by_id)
-{
-	struct dd_stream *st;
-	size_t		 i;
-
-	for (i = 0; i < d->nstreams; i++)
-		if (strcmp(d->streams[i].key, key) == 0)
-			return &d->streams[i];
-	d->streams = xrealloc(d->streams, (d->nstreams + 1) * sizeof(*st));
-	st = &d->streams[d->nstreams++];
-	memset(st, 0, sizeof(*st));
-	st->d = d;
-	st->key = key;
-	st->by_id = by_id;
-	return st;
-}
-
-/*
- * The flows that write records with ids, grouped by stream, each with its
- * files; a flow whose keys cannot carry ids is named (its in-flight
- * records are sent again).  The streams' keys point into run.
- */
-static void
-plan_streams(struct dedupe *d, const struct reg_run *run)
-{
-	const struct conf_flow *fc;
-	const struct reg_stream *rs;
-	struct collect	 c;
-	char		 key[128];
-	size_t		 i;
-
-	for (i = 0; i < d->conf->nflows; i++) {
-		fc = &d->conf->flows[i];
-		if (!fc->enable)
-			continue;
-		if (!flow_reads_back(fc)) {
-			log_info("[%s] restart after a crash: "
-			    "partitionKeyOption = %s gives its records no id, "
-			    "so what it sent after the last save is sent again",
-			    fc->name, fc->partition_key_option);
-			continue;
-		}
-		stream_key(fc, key, sizeof(key));
-		rs = reg_run_stream(run, key);
-		if (rs == NULL || rs->n == 0) {
-			log_info("[%s] restart after a crash: the state file "
-			    "has no sequence numbers of stream [%s], so what "
-			    "was sent after the last save is sent again",
-			    fc->name, key);
-			continue;
-		}
-		c.st = stream_of(d, rs->name, fc->stream_id[0] != '\0');
-		c.fc = fc;
-		c.agent = &d->agent;
-		registry_each(d->reg, collect_file, &c);
-	}
-}
 
 /* Free d and its streams (nothing refers to them any more). */
 static void
@@ -276,6 +58,8 @@ destroy(struct closer *c)
 		for (j = 0; j < st->nparts; j++)
 			free(st->parts[j].cursor);
 		free(st->parts);
+		for (j = 0; j < st->nfiles; j++)
+			free(st->files[j].path);
 		free(st->files);
 	}
 	free(d->streams);
@@ -301,10 +85,6 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
-		if (st->nfiles > 1)	/* a stream none of whose files
-					 * sent anything has none */
-			qsort(st->files, st->nfiles, sizeof(*st->files),
-			    file_cmp);
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
@@ -331,9 +111,11 @@ stream_done(struct dd_stream *st)
 		return;		/* said so already */
 	log_info("restart read of stream [%s]: %zu partition%s, %" PRIu64
 	    " records read in %.2f s after the sequence numbers the state "
-	    "file kept; %" PRIu64 " of them sent by this agent before the "
-	    "crash, not sent again", st->key, st->nparts,
-	    st->nparts == 1 ? "" : "s", st->read, s, st->ours);
+	    "file kept (%.2f s of it waiting at the end for requests of the "
+	    "crashed run that could still land); %" PRIu64 " of them sent by "
+	    "this agent before the crash, not sent again", st->key,
+	    st->nparts, st->nparts == 1 ? "" : "s", st->read, s,
+	    (double)d->waited_ms / 1000.0, st->ours);
 }
 
 static void
@@ -440,6 +222,7 @@ get_records(struct dd_part *p)
 {
 	struct buf	 q;
 
+	p->asked = wall_ms();
 	buf_init(&q);
 	buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%d", p->cursor,
 	    FETCH_BYTES);
@@ -584,12 +367,17 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	st->read++;
 	if (rec->key == NULL ||
 	    !keyid_find(rec->key, strlen(rec->key), &fid, &off32) ||
-	    (f = find_file(st, fid)) == NULL)
+	    (f = dedupe_find_file(st, fid)) == NULL)
 		return;
 	buf_reset(data);
 	if (codec_base64_decode(rec->data64, rec->data64_len, data) != 0)
 		return;
 	e = registry_find(st->d->reg, f->flow, f->dev, f->ino);
+	/* A file the state file did not name: its entry from now on, at
+	 * offset 0, where the crashed run began it. */
+	if (e == NULL && f->path != NULL)
+		e = registry_set(st->d->reg, f->flow, f->dev, f->ino,
+		    f->fp_crc, f->fp_len, f->path, 0);
 	if (e == NULL)
 		return;
 	off = keyid_offset(off32, f->offset);
@@ -600,15 +388,17 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	st->ours++;
 }
 
-/* The records of one reply; false when the partition is read far enough
- * (its end, or records written after the crashed run's could land). */
-static bool
+enum dd_next { DD_MORE, DD_END, DD_PAST };
+
+/* The records of one reply: more to read at once, the partition's end for
+ * now, or records written after the crashed run's could land. */
+static enum dd_next
 take_all(struct dd_part *p, const struct codec_records *rs)
 {
 	struct codec_record rec;
 	struct buf	 data;
 	size_t		 i, n = codec_records_count(rs);
-	bool		 more = n > 0;
+	enum dd_next	 next = n > 0 ? DD_MORE : DD_END;
 
 	buf_init(&data);
 	for (i = 0; i < n; i++) {
@@ -616,13 +406,44 @@ take_all(struct dd_part *p, const struct codec_records *rs)
 		p->seen = rec.seq;
 		if (rec.timestamp >= 0 &&
 		    rec.timestamp > p->st->d->until_ms) {
-			more = false;
+			next = DD_PAST;
 			break;
 		}
 		take(p, &rec, &data);
 	}
 	buf_cleanup(&data);
-	return more && codec_records_next(rs) != NULL;
+	if (next == DD_MORE && codec_records_next(rs) == NULL)
+		next = DD_END;
+	return next;
+}
+
+/*
+ * p is read to its end.  Done when the GetRecords that found it was sent
+ * once no request of the crashed run could land any more; else asked
+ * again after POLL_MS (a timer: the read sleeps meanwhile), from the
+ * reply's next cursor.
+ */
+static bool
+part_at_end(struct dd_part *p, const char *next)
+{
+	struct dedupe	*d = p->st->d;
+	int64_t		 left = d->wait_until - p->asked;
+	uint64_t	 now = mono_ms();
+
+	if (p->end_ms != 0)
+		d->waited_ms = MAX(d->waited_ms, now - p->end_ms);
+	if (left <= 0)
+		return false;
+	if (p->end_ms == 0)
+		p->end_ms = now;
+	if (next != NULL) {
+		free(p->cursor);
+		p->cursor = xstrdup(next);
+	}
+	left = d->wait_until - wall_ms();
+	uv_timer_start(&p->timer, on_part_timer,
+	    (uint64_t)MAX(MIN(left, POLL_MS), 0), 0);
+	return true;
 }
 
 static void
@@ -630,6 +451,7 @@ on_records(const struct http_response *r, void *arg)
 {
 	struct dd_part	*p = arg;
 	struct codec_records *rs;
+	enum dd_next	 more;
 	const char	*next;
 
 	if (!part_alive(p))
@@ -643,12 +465,17 @@ on_records(const struct http_response *r, void *arg)
 		return;
 	}
 	p->attempts = 0;
-	if (!take_all(p, rs)) {
+	more = take_all(p, rs);
+	next = codec_records_next(rs);
+	if (more == DD_PAST || (more == DD_END && !part_at_end(p, next))) {
 		codec_records_free(rs);
 		part_done(p);
 		return;
 	}
-	next = codec_records_next(rs);
+	if (more == DD_END) {
+		codec_records_free(rs);
+		return;
+	}
 	free(p->cursor);
 	p->cursor = xstrdup(next);
 	codec_records_free(rs);
@@ -682,6 +509,18 @@ wanted(const struct conf *conf, const struct reg_run *run, size_t nentries)
 	return true;
 }
 
+/*
+ * Until when a request of the crashed run may land: the lease of its last
+ * save (no request went out that the state on disk did not cover), and no
+ * later than socketTimeOutSeconds after this start, since that run was
+ * gone before this one took the state file's lock.
+ */
+static int64_t
+land_by(const struct conf *conf, const struct reg_run *run)
+{
+	return MIN(run->land_by_ms, wall_ms() + conf->socket_timeout_s * 1000);
+}
+
 static void
 on_deadline(uv_timer_t *t)
 {
@@ -689,8 +528,8 @@ on_deadline(uv_timer_t *t)
 	size_t		 i;
 	char		 why[64];
 
-	snprintf(why, sizeof(why), "not read within %d s",
-	    DEDUPE_MAX_MS / 1000);
+	snprintf(why, sizeof(why), "not read within %.0f s",
+	    (double)(mono_ms() - d->t0) / 1000.0);
 	for (i = 0; i < d->nstreams; i++)
 		if (d->streams[i].left > 0)
 			stream_fail(&d->streams[i], why);
@@ -702,6 +541,8 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 {
 	const struct reg_run *run = registry_run(reg);
 	struct dedupe	*d;
+	uint64_t	 total;
+	char		 ext[64];
 
 	if (!wanted(conf, run, registry_count(reg)))
 		return NULL;
@@ -713,19 +554,35 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->agent = *agent;
 	d->t0 = mono_ms();
 	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
+	d->wait_until = land_by(conf, run);
 	log_info("the previous run did not stop cleanly (a crash, or "
 	    "requests left on the wire); reading back what it sent after its "
 	    "last save (up to %" PRId64 " ms after it)",
 	    run->land_by_ms - run->saved_ms);
+	if (d->wait_until > wall_ms())
+		log_info("a request of the previous run may still land for "
+		    "%.1f s (its last save's lease, %lld s of "
+		    "socketTimeOutSeconds after this start): the read waits "
+		    "that long at each partition's end before anything is "
+		    "sent", (double)(d->wait_until - wall_ms()) / 1000.0,
+		    conf->socket_timeout_s);
 	uv_timer_init(loop, &d->deadline);
 	closer_init(&d->closer, destroy);
-	plan_streams(d, run);
+	dedupe_plan(d, run);
 	make_parts(d, run);
 	if (d->left == 0) {
 		dedupe_free(d);
 		return NULL;
 	}
-	uv_timer_start(&d->deadline, on_deadline, DEDUPE_MAX_MS, 0);
+	total = DEDUPE_MAX_MS + (uint64_t)MAX(d->wait_until - wall_ms(), 0);
+	uv_timer_start(&d->deadline, on_deadline, total, 0);
+	/* READY=1 comes after the read: systemd's start timeout (90 s by
+	 * default) must cover it, the wait for late requests included. */
+	snprintf(ext, sizeof(ext), "EXTEND_TIMEOUT_USEC=%" PRIu64,
+	    (total + 10000) * 1000);
+	(void)notify_send(ext);
+	(void)notify_status("reading back what the previous run sent before "
+	    "its crash (up to %" PRIu64 " s)", total / 1000);
 	start_parts(d);
 	return d;
 }

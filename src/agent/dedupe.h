@@ -10,10 +10,15 @@
  * before the records its entries do not account for.  Each such partition
  * is read from just after that number (GetCursor AFTER_SEQUENCE_NUMBER,
  * then GetRecords) until it is read to its end or its records were
- * written after land_by_ms (and a margin for the clocks).  A record counts
- * as this agent's only when its partition key carries a record id
+ * written after land_by_ms (and a margin for the clocks); at its end it is
+ * asked again every 300 ms (a timer) until a GetRecords sent after the
+ * crashed run's last possible landing (land_by_ms, and no later than
+ * socketTimeOutSeconds after this start) finds nothing more.  A record
+ * counts as this agent's only when its partition key carries a record id
  * (keyid.h) whose file part is one of this agent's files of a flow of that
- * stream; it is noted in that file's registry entry (registry_add_found),
+ * stream -- those of the state file, and those the flow's pattern matches
+ * now that it does not name yet (dedupe_plan.c), which a record found
+ * makes entries at offset 0 --; it is noted in that file's registry entry (registry_add_found),
  * with the hash of its data, and the file's tailer skips it when it reads
  * a record at that offset with that data again (skipplan.h).
  *

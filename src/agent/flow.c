@@ -10,107 +10,24 @@
  * (the sink's ended callback) for a full window, the agent's kick after
  * another flow freed memory for the budget, the refill timer of a flow
  * held by its rate limit (maxBytesPerSecond, maxRecordsPerSecond).
+ * What a restart and a transition ask of a flow is flow_restart.c.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "agent/acked.h"
 #include "agent/flow.h"
-#include "agent/pace.h"
+#include "agent/flow_int.h"
 #include "agent/source.h"
-#include "base/closer.h"
-#include "base/hash.h"
 #include "base/log.h"
-#include "base/metrics.h"
 #include "conf/conf.h"
-#include "files/files.h"
-#include "records/convert.h"
-#include "records/deadletter.h"
-#include "records/filter.h"
-#include "records/framer.h"
-#include "records/keyid.h"
-#include "records/partkey.h"
-#include "records/ratelimit.h"
-#include "records/reccodec.h"
+#include "records/chain.h"
 #include "state/registry.h"
-#include "sink/batch.h"
 #include "sink/sink.h"
 
 #define PUMP_BUDGET	(8u * 1024 * 1024)	/* bytes per loop turn */
-
-/*
- * Where a flow is in its life, changed only in set_state():
- *
- *   RUNNING --(--once: all delivered, reported)--> DRAINED
- *      |                                              |
- *      +---- flow_stop --> STOPPING <-- flow_stop ----+
- *      +--- flow_cancel -> CANCELLED <- flow_cancel (any)
- *
- * STOPPING reads no more but still sends what is batched; CANCELLED does
- * nothing at all any more.  It never goes back.
- */
-enum flow_state {
-	FLOW_RUNNING,
-	FLOW_DRAINED,
-	FLOW_STOPPING,
-	FLOW_CANCELLED,
-};
-
-/* Whether the pump may take records. */
-enum window {
-	WINDOW_OPEN,
-	WINDOW_FULL,		/* the sink has its window of batches out */
-	WINDOW_MEMORY,		/* all flows hold maxMemoryBytes */
-	WINDOW_RATE,		/* held by its rate limit until a refill */
-};
-
-struct flow {
-	uv_loop_t	*loop;
-	const struct conf *conf;
-	const struct conf_flow *fc;
-	struct sink	*sink;
-	struct source	*src;		/* its files, or the journal */
-	struct deadletter *dlq;		/* records that can never go */
-	struct filter	*filt;		/* line filters; NULL: none */
-	struct convert	*conv;		/* dataProcessingOptions; NULL: none */
-	struct buf	 conv_out;	/* the converted record */
-	struct reccodec	*codec;		/* data.compress/encrypt; NULL: none */
-	struct buf	 codec_out;	/* the record as it goes on the wire */
-	struct partkey	*pk;
-	struct hash_key	 agent_key;	/* keyid.h */
-	uint64_t	 kid_origin;	/* the file part of the ids of */
-	uint64_t	 kid_file;	/* this origin's records, for good */
-	bool		 kid_fixed;
-	bool		 ids;		/* the keys carry record ids */
-	bool		 skipped;	/* a record was skipped: a batch's range
-					   may no longer be its file's newest */
-	char		*stream_key;	/* "NAME" or "id:ID" */
-	struct registry	*reg;
-	char		 err[256];	/* why flow_start fails */
-	struct batch	*cur;		/* being filled */
-	struct batch_size last_size;	/* of the last one handed on */
-	size_t		 pass_recs;	/* records the pump's pass took */
-	struct pace	 pace;		/* of coalesced reads */
-	struct buf	 key;		/* partition key being built */
-	struct mem_budget *mem;
-	struct metrics_flow m;		/* the flow's counters */
-	struct ratelimit rl;		/* maxBytesPerSecond, ... */
-	uint64_t	 held_ms;	/* when the limit last held it */
-	enum window	 window;
-	enum flow_state	 state;
-	bool		 once;
-	uv_timer_t	 age_timer;
-	uv_timer_t	 pump_timer;
-	uv_timer_t	 rate_timer;	/* the refill of a flow held by its
-					   rate limit */
-	struct closer	 closer;	/* the timers being closed */
-	flow_cb		 cb;
-	void		*arg;
-};
 
 static void	pump(struct flow *);
 static void	retry_cur(struct flow *);
@@ -160,7 +77,7 @@ flush_cur(struct flow *f)
 {
 	struct batch	*b = f->cur;
 
-	if (b == NULL || b->nrecs == 0)
+	if (b == NULL || batch_nrecs(b) == 0)
 		return true;
 	if (!sink_has_room(f->sink))
 		return false;
@@ -187,9 +104,9 @@ batch_full(const struct flow *f, const struct batch *b, size_t len)
 {
 	size_t	 rbytes, riders = sink_riders(f->sink, &rbytes);
 
-	return b->nrecs + riders >= (size_t)f->fc->max_buffer_records ||
-	    (b->nrecs > 0 &&
-	    b->data.len + rbytes + len > sink_request_cap(f->sink));
+	return batch_nrecs(b) + riders >= (size_t)f->fc->max_buffer_records ||
+	    (batch_nrecs(b) > 0 &&
+	    batch_bytes(b) + rbytes + len > sink_request_cap(f->sink));
 }
 
 /* The memory budget (R11): a flow holding nothing may always take a
@@ -198,34 +115,27 @@ static bool
 over_budget(const struct flow *f)
 {
 	return f->mem->used >= f->mem->limit &&
-	    ((f->cur != NULL && f->cur->nrecs > 0) ||
+	    ((f->cur != NULL && batch_nrecs(f->cur) > 0) ||
 	    sink_pending(f->sink) > 0);
 }
 
-/* The file part of r's record id; cached while an origin's is fixed
- * (records of one file come in runs). */
+/* chain_cbs: the file part of a record's id, under the agent's key. */
 static bool
-record_id_file(struct flow *f, const struct source_rec *r, uint64_t *kid)
+chain_id_file(void *arg, const struct chain_rec *cr, uint64_t *kid,
+    bool *fixed)
 {
-	if (f->kid_fixed && f->kid_origin == r->origin) {
-		*kid = f->kid_file;
-		return true;
-	}
-	if (!source_id_file(f->src, r, &f->agent_key, kid, &f->kid_fixed))
-		return false;
-	f->kid_origin = r->origin;
-	f->kid_file = *kid;
-	return true;
+	struct flow	*f = arg;
+
+	return source_id_file(f->src, cr->ctx, &f->agent_key, kid, fixed);
 }
 
 static int
-skip_delivered(struct flow *f, const struct source_rec *r, size_t read_len,
-    bool found)
+skip_delivered(struct flow *f, const struct source_rec *r, bool found)
 {
 	source_skip_known(f->src, r);
 	f->skipped = true;
 	f->m.records_read++;
-	f->m.bytes_read += read_len;
+	f->m.bytes_read += r->len;
 	f->m.records_skipped[found]++;
 	return 0;
 }
@@ -238,7 +148,7 @@ skip_delivered(struct flow *f, const struct source_rec *r, size_t read_len,
 static size_t
 record_cap(const struct flow *f)
 {
-	return reccodec_plain_cap(f->codec, sink_record_cap(f->sink));
+	return chain_plain_cap(f->chain, sink_record_cap(f->sink));
 }
 
 /* --- the rate limit ------------------------------------------------------ */
@@ -256,26 +166,17 @@ on_rate_timer(uv_timer_t *t)
 }
 
 /*
- * Whether the rate limit lets the next record in; if not, the window
- * holds until the refill timer opens it (a held flow sleeps: the timer is
- * its only wake-up, at most every 50 ms).
+ * The rate limit did not let the record in (the chain refused it): the
+ * window holds until the refill timer opens it (a held flow sleeps: the
+ * timer is its only wake-up, at most every 50 ms).
  */
-static bool
-rate_admits(struct flow *f)
+static int
+rate_holds(struct flow *f, const struct chain_out *o)
 {
-	uint64_t	 now, wait;
-
-	/* No clock read per record when no limit is set (5% of the CPU of
-	 * a backlog). */
-	if (!ratelimit_on(&f->rl))
-		return true;
-	now = mono_ms();
-	if (ratelimit_admit(&f->rl, now, &wait))
-		return true;
-	f->held_ms = now;
+	f->held_ms = o->held_ms;
 	set_window(f, WINDOW_RATE);
-	uv_timer_start(&f->rate_timer, on_rate_timer, wait, 0);
-	return false;
+	uv_timer_start(&f->rate_timer, on_rate_timer, o->wait_ms, 0);
+	return 1;
 }
 
 /*
@@ -283,74 +184,39 @@ rate_admits(struct flow *f)
  * dead-lettered or dropped by the chain) is done: the committed offset
  * still moves past its bytes.
  */
-static void
-skip_record(struct flow *f, const struct source_rec *r)
+static int
+skip_record(struct flow *f, const struct source_rec *r, bool filtered)
 {
 	source_skip(f->src, r);
 	f->m.records_read++;
 	f->m.bytes_read += r->len;
+	f->m.records_filtered += filtered;
+	return 0;
 }
 
-/* source_cbs: add one record, or refuse it when the window is closed. */
-static int
-on_record(void *arg, const struct source_rec *r)
+/* Whether the window takes a record of len bytes more: the batch being
+ * filled has room (or goes out), and memory is under the budget. */
+static bool
+window_takes(struct flow *f, size_t len)
 {
-	struct flow	*f = arg;
-	const char	*data = r->data;
-	size_t		 len = r->len, read_len = r->len;
-	uint64_t	 kid;
-	bool		 cut = false;
-	int		 seg;
-
-	/* Known delivered (the state file's spans): not sent again. */
-	if (r->known && source_known(f->src, r, NULL, 0))
-		return skip_delivered(f, r, read_len, false);
-	if (f->filt != NULL && !filter_pass(f->filt, data, len)) {
-		skip_record(f, r);
-		f->m.records_filtered++;
-		return 0;
-	}
-	if (!rate_admits(f))
-		return 1;
-	if (f->conv != NULL) {
-		if (!convert_record(f->conv, data, len, r->name, r->off,
-		    record_cap(f), &f->conv_out, &cut)) {
-			skip_record(f, r);
-			return 0;
-		}
-		data = f->conv_out.data;
-		len = f->conv_out.len;
-	}
-	/* The key is made from the record itself (DETERMINISTIC hashes
-	 * it), as the DIS Agent does before the SDK encodes it. */
-	if (f->ids && record_id_file(f, r, &kid))
-		partkey_make_id(f->pk, r->name, data, len, kid, r->off,
-		    &f->key);
-	else
-		partkey_make(f->pk, r->name, data, len, &f->key);
-	if (f->codec != NULL) {
-		/* libcrypto failing to encrypt leaves nothing safe to send;
-		 * nothing is committed, so a restart sends it again. */
-		if (reccodec_encode(f->codec, data, len, &f->codec_out) != 0)
-			fatalx("[%s] cannot encode a record of %s at offset "
-			    "%" PRIu64 " (data.compress.enabled, "
-			    "data.encrypt.enabled)", f->fc->name, r->name,
-			    r->off);
-		data = f->codec_out.data;
-		len = f->codec_out.len;
-	}
-	/* Found in the stream: the data as sent, encoded (an encryption
-	 * with a fresh IV never matches: such a record is sent again). */
-	if (r->known && source_known(f->src, r, data, len))
-		return skip_delivered(f, r, read_len, true);
 	if (f->cur != NULL && batch_full(f, f->cur, len) && !flush_cur(f)) {
 		set_window(f, WINDOW_FULL);
-		return 1;
+		return false;
 	}
 	if (over_budget(f)) {
 		set_window(f, WINDOW_MEMORY);
-		return 1;
+		return false;
 	}
+	return true;
+}
+
+/* r, as the chain made it (o), into the batch being filled. */
+static void
+batch_record(struct flow *f, const struct source_rec *r,
+    const struct chain_out *o)
+{
+	int		 seg;
+
 	if (f->cur == NULL) {
 		f->cur = batch_new(f->mem, &f->last_size);
 		uv_timer_start(&f->age_timer, on_age_timer,
@@ -360,23 +226,56 @@ on_record(void *arg, const struct source_rec *r)
 	 * file's newest (a skipped record may have ended it). */
 	seg = batch_seg_of(f->cur, r->origin);
 	if (seg >= 0 && f->skipped &&
-	    !source_is_newest(f->src, r, f->cur->segs[seg].range))
+	    !source_is_newest(f->src, r, batch_seg_range(f->cur, (size_t)seg)))
 		seg = -1;
 	if (seg < 0)
 		seg = batch_add_seg(f->cur, r->origin, r->origin_name,
 		    source_push(f->src, r));
 	else
-		source_extend(f->src, r, f->cur->segs[seg].range);
-	batch_add(f->cur, data, len, f->key.data ? f->key.data : "",
-	    f->key.data ? f->key.len : 0, (uint16_t)seg, r->off, r->end);
+		source_extend(f->src, r, batch_seg_range(f->cur, (size_t)seg));
+	batch_add(f->cur, o->data, o->len, o->key, o->klen, (uint16_t)seg,
+	    r->off, r->end);
 	f->pass_recs++;
 	pace_record(&f->pace);
 	if (r->known)
 		source_passed(f->src, r);
-	ratelimit_take(&f->rl, len);
+	chain_sent(f->chain, o->len);
 	f->m.records_read++;
-	f->m.bytes_read += read_len;
-	f->m.records_truncated += cut;
+	f->m.bytes_read += r->len;
+	f->m.records_truncated += o->truncated;
+}
+
+/*
+ * source_cbs: add one record, or refuse it when the window is closed.
+ * What a restart knows delivered is asked before the chain (the state
+ * file's spans) and after it (found in the stream: the data as sent,
+ * encoded; an encryption with a fresh IV never matches, so such a record
+ * is sent again).
+ */
+static int
+on_record(void *arg, const struct source_rec *r)
+{
+	struct flow	*f = arg;
+	struct chain_out o;
+
+	if (r->known && source_known(f->src, r, NULL, 0))
+		return skip_delivered(f, r, false);
+	switch (chain_record(f->chain, &(struct chain_rec){ r->data, r->len,
+	    r->name, r->off, r->origin, sink_record_cap(f->sink), r }, &o)) {
+	case CHAIN_FILTERED:
+		return skip_record(f, r, true);
+	case CHAIN_DROPPED:
+		return skip_record(f, r, false);
+	case CHAIN_REFUSED:
+		return rate_holds(f, &o);
+	case CHAIN_SEND:
+		break;
+	}
+	if (r->known && source_known(f->src, r, o.data, o.len))
+		return skip_delivered(f, r, true);
+	if (!window_takes(f, o.len))
+		return 1;
+	batch_record(f, r, &o);
 	return 0;
 }
 
@@ -417,9 +316,10 @@ on_batch_done(struct batch *b, bool delivered, void *arg)
 	size_t		 i;
 
 	if (delivered && f->state != FLOW_CANCELLED)
-		for (i = 0; i < b->nsegs; i++)
-			source_ack(f->src, b->segs[i].file, b->segs[i].range);
-	else if ((b->ndone > 0 || b->nacked > 0) && f->src != NULL)
+		for (i = 0; i < batch_nsegs(b); i++)
+			source_ack(f->src, batch_seg_file(b, i),
+			    batch_seg_range(b, i));
+	else if (batch_any_done(b) && f->src != NULL)
 		keep_acked(f, b);
 	batch_free(b);
 }
@@ -505,8 +405,9 @@ pump(struct flow *f)
 static bool
 next_pass_overflows(const struct flow *f)
 {
-	return f->cur != NULL && f->cur->nrecs > 0 && f->pass_recs > 1 &&
-	    f->cur->nrecs + f->pass_recs > (size_t)f->fc->max_buffer_records;
+	return f->cur != NULL && batch_nrecs(f->cur) > 0 && f->pass_recs > 1 &&
+	    batch_nrecs(f->cur) + f->pass_recs >
+	    (size_t)f->fc->max_buffer_records;
 }
 
 static void
@@ -539,38 +440,50 @@ window_open(void *arg)
 /* --- lifecycle ---------------------------------------------------------- */
 
 /*
- * The processing chain and the source of the flow; 0, or -1 with the
- * reason in f->err (flow_start reports it).
+ * The processing chain of the flow, before its sink, which borrows the
+ * chain's dead-letter file.  One that does not compile leaves the reason
+ * in f->err for flow_start, and the flow an empty chain that holds the
+ * dead-letter file: such a flow never reads.
  */
+static void
+chain_make(struct flow *f, const struct conf *conf,
+    const struct conf_flow *fc)
+{
+	struct chain_opts o;
+	char		*dlq_path = conf_deadletter_path(conf);
+
+	conf_chain_opts(conf, fc, &o);
+	o.dead_letter_path = dlq_path;
+	o.unmatched = f->m.records_unmatched;
+	o.cbs = (struct chain_cbs){ chain_id_file, f };
+	f->chain_ok = chain_new(&o, &f->chain, NULL, f->err,
+	    sizeof(f->err)) == 0;
+	if (!f->chain_ok && chain_new(&(struct chain_opts){ .flow = fc->name,
+	    .delim = -1, .dead_letter_path = dlq_path }, &f->chain, NULL, NULL,
+	    0) != 0)
+		fatalx("[%s] cannot make an empty chain", fc->name);
+	free(dlq_path);
+}
+
+/* The source of the flow; 0, or -1 with the reason in f->err (flow_start
+ * reports it). */
 static int
 reading_new(struct flow *f, const struct conf *conf,
     const struct conf_flow *fc, struct registry *reg)
 {
 	struct source_cbs cbs = { on_record, window_open, on_readable, f };
-	struct framer_opts fo;
-	bool		 keep;
+	int		 jit;
 
-	conf_framer_opts(fc, &fo);
-	if (convert_new(&fc->conv, fo.delim, fc->keep_delimiter, f->dlq,
-	    fc->name, &f->conv, NULL, f->err, sizeof(f->err)) != 0)
+	if (!f->chain_ok)
 		return -1;
-	keep = fo.keep_delim ||
-	    (f->conv != NULL && convert_keeps_delimiter(f->conv));
-	if (filter_new(fc->line_include, fc->line_exclude,
-	    keep ? fo.delim : -1, &f->filt, NULL, f->err, sizeof(f->err)) != 0)
-		return -1;
-	if (f->conv != NULL) {
-		if (convert_regex_jit(f->conv) >= 0)
-			log_info("[%s] LOGTOJSON matches %s", fc->name,
-			    convert_regex_jit(f->conv) ? "with PCRE2's JIT" :
-			    "in PCRE2's interpreter (no JIT: no executable "
-			    "memory, as under MemoryDenyWriteExecute=yes, or no "
-			    "JIT support)");
-		convert_count_into(f->conv, f->m.records_unmatched);
-	}
+	if ((jit = chain_regex_jit(f->chain)) >= 0)
+		log_info("[%s] LOGTOJSON matches %s", fc->name, jit ?
+		    "with PCRE2's JIT" : "in PCRE2's interpreter (no JIT: no "
+		    "executable memory, as under MemoryDenyWriteExecute=yes, "
+		    "or no JIT support)");
 	f->src = source_new(f->loop, conf, fc, reg, &f->m,
-	    f->conv != NULL && convert_keeps_delimiter(f->conv), f->once,
-	    &cbs, f->err, sizeof(f->err));
+	    chain_keeps_delimiter(f->chain), f->once, &cbs, f->err,
+	    sizeof(f->err));
 	return f->src != NULL ? 0 : -1;
 }
 
@@ -595,7 +508,6 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	struct sink_cbs	 cbs = { on_batch_done, on_request_ended, on_halt, NULL,
 	    on_sending, once };
 	struct flow	*f;
-	char		*dlq_path;
 
 	f = xcalloc(1, sizeof(*f));
 	f->loop = loop;
@@ -607,27 +519,18 @@ flow_new(uv_loop_t *loop, const struct conf *conf, const struct conf_flow *fc,
 	f->arg = arg;
 	f->m.name = fc->name;
 	f->m.stream = fc->stream_id[0] != '\0' ? fc->stream_id : fc->stream;
-	buf_init(&f->key);
-	f->pk = partkey_new(fc->partition_key_option);
 	f->reg = reg;
 	f->stream_key = fc->stream_id[0] != '\0' ?
 	    xasprintf("id:%s", fc->stream_id) : xstrdup(fc->stream);
-	dlq_path = conf_deadletter_path(conf);
-	f->dlq = deadletter_new(dlq_path);
-	free(dlq_path);
+	chain_make(f, conf, fc);
 	cbs.arg = f;
-	f->sink = sink_new(loop, api, conf, fc, f->dlq, &f->m, &cbs);
+	f->sink = sink_new(loop, api, conf, fc, chain_deadletter(f->chain),
+	    &f->m, &cbs);
 	seed_sink(f);
 	uv_timer_init(loop, &f->age_timer);
 	uv_timer_init(loop, &f->pump_timer);
 	uv_timer_init(loop, &f->rate_timer);
 	closer_init(&f->closer, flow_freed);
-	ratelimit_init(&f->rl, (uint64_t)fc->max_bytes_per_s,
-	    (uint64_t)fc->max_records_per_s, mono_ms());
-	buf_init(&f->conv_out);
-	buf_init(&f->codec_out);
-	f->codec = reccodec_new(&(struct reccodec_opts){ conf->data_compress,
-	    conf->data_encrypt, conf->data_password });
 	(void)reading_new(f, conf, fc, reg);	/* flow_start reports */
 	return f;
 }
@@ -660,7 +563,9 @@ flow_stop(struct flow *f)
 bool
 flow_quiet(const struct flow *f)
 {
-	return sink_inflight(f->sink) == 0;
+	/* A request being settled by reading is waited for too: cancelled,
+	 * its records stay in doubt. */
+	return sink_inflight(f->sink) == 0 && sink_settling(f->sink) == 0;
 }
 
 size_t
@@ -672,7 +577,7 @@ flow_inflight(const struct flow *f)
 bool
 flow_drained(const struct flow *f)
 {
-	if ((f->cur != NULL && f->cur->nrecs > 0) ||
+	if ((f->cur != NULL && batch_nrecs(f->cur) > 0) ||
 	    sink_pending(f->sink) > 0 ||
 	    uv_is_active((const uv_handle_t *)&f->pump_timer))
 		return false;
@@ -746,14 +651,7 @@ flow_freed(struct closer *c)
 {
 	struct flow	*f = container_of(c, struct flow, closer);
 
-	buf_cleanup(&f->key);
-	filter_free(f->filt);
-	convert_free(f->conv);
-	buf_cleanup(&f->conv_out);
-	reccodec_free(f->codec);
-	buf_cleanup(&f->codec_out);
-	partkey_free(f->pk);
-	deadletter_free(f->dlq);
+	chain_free(f->chain);	/* after the sink: it borrows the dead letters */
 	free(f->stream_key);
 	free(f);
 }
@@ -772,101 +670,4 @@ flow_free(struct flow *f)
 	closer_close(&f->closer, (uv_handle_t *)&f->age_timer);
 	closer_close(&f->closer, (uv_handle_t *)&f->pump_timer);
 	closer_release(&f->closer);
-}
-
-/* --- what a restart needs ---------------------------------------------- */
-
-void
-flow_set_agent_key(struct flow *f, const struct hash_key *k)
-{
-	if (k == NULL) {
-		f->ids = false;
-		return;
-	}
-	f->agent_key = *k;
-	f->ids = partkey_carries_id(f->pk);
-}
-
-const char *
-flow_stream_key(const struct flow *f)
-{
-	return f->stream_key;
-}
-
-void
-flow_publish(struct flow *f)
-{
-	struct acked_list l = { NULL, 0, 0 };
-
-	if (f->src == NULL)
-		return;
-	sink_each(f->sink, acked_add_batch, &l);
-	acked_sort(&l);
-	source_publish(f->src, l.v, l.n);
-	free(l.v);
-}
-
-void
-flow_floors(const struct flow *f, void (*cb)(int32_t, int64_t, void *),
-    void *arg)
-{
-	sink_floors(f->sink, cb, arg);
-}
-
-bool
-flow_uncertain(const struct flow *f)
-{
-	/* Not sink_inflight: a DescribeStream on the wire sends no record,
-	 * and a --once run that sent nothing stops clean. */
-	return sink_uncertain(f->sink);
-}
-
-bool
-flow_restart_pending(struct flow *f)
-{
-	return f->src != NULL && source_restart_pending(f->src);
-}
-
-/* --- transitions -------------------------------------------------------- */
-
-const struct conf *
-flow_conf(const struct flow *f)
-{
-	return f->conf;
-}
-
-const struct conf_flow *
-flow_fc(const struct flow *f)
-{
-	return f->fc;
-}
-
-bool
-flow_ready(const struct flow *f)
-{
-	return sink_state(f->sink) == SINK_READY;
-}
-
-struct files_handover *
-flow_hand_over(struct flow *f)
-{
-	return f->src != NULL ? source_hand_over(f->src) : NULL;
-}
-
-void
-flow_adopt(struct flow *f, struct files_handover *h)
-{
-	size_t	 n;
-
-	n = source_adopt(f->src, h);
-	if (n > 0)
-		log_info("[%s] reading on %zu open file%s of the flow it "
-		    "replaces", f->fc->name, n, n == 1 ? "" : "s");
-}
-
-void
-flow_spool(struct flow *f, struct spool *sp)
-{
-	if (f->src != NULL)
-		source_spool(f->src, sp);
 }

@@ -14,6 +14,7 @@
 
 #include <uv.h>
 
+#include "agent/source.h"
 #include "base/util.h"
 
 struct conf;
@@ -55,9 +56,10 @@ int		 flow_start(struct flow *) WARN_UNUSED;
 /* Stop reading; send what is batched. */
 void		 flow_stop(struct flow *);
 /*
- * Nothing on the wire: what a stop or a reload waits for.  Batches held
- * back (backoff, a paused flow, pacing) are not waited for: their offsets
- * have not moved, so they are sent again after the restart.
+ * Nothing on the wire and no request being settled by reading: what a
+ * stop or a reload waits for.  Batches held back (backoff, a paused flow,
+ * pacing) are not waited for: their offsets have not moved, so they are
+ * sent again after the restart.
  */
 bool		 flow_quiet(const struct flow *);
 /* Requests on the wire. */
@@ -67,6 +69,8 @@ bool		 flow_drained(const struct flow *);
 const char	*flow_name(const struct flow *);
 /* The flow's counters, gauges updated (borrowed until the next call). */
 const struct metrics_flow *flow_metrics(struct flow *);
+/* Call fn for every file the flow reads (source.h). */
+void		 flow_each_file(const struct flow *, source_file_fn, void *);
 /* The flow's summed "Put N records" line, if requests were summed. */
 void		 flow_log_puts(struct flow *);
 /* Resume reading if it stopped for the memory budget and memory is free. */
@@ -103,9 +107,9 @@ void		 flow_publish(struct flow *);
 /* The sequence-number floors of its stream (sink_floors). */
 void		 flow_floors(const struct flow *,
 		    void (*cb)(int32_t part, int64_t last, void *), void *arg);
-/* Records on the wire or left uncertain may have landed unacknowledged:
- * a stop now is not clean. */
-bool		 flow_uncertain(const struct flow *);
+/* The requests on the wire and the batches left uncertain, whose records
+ * may have landed unacknowledged: a stop now is not clean.  0: none. */
+size_t		 flow_uncertain(const struct flow *);
 /* Records the restart's read found are not all read past yet. */
 bool		 flow_restart_pending(struct flow *);
 /* --- transitions (reload, stop) ------------------------------------------ */

@@ -406,17 +406,11 @@ static void
 own_like_dir(const char *path, FILE *err)
 {
 	struct stat	 d;
-	const char	*slash = strrchr(path, '/');
 	char		*dir;
 
 	if (geteuid() != 0)
 		return;
-	if (slash == NULL)
-		dir = xstrdup(".");
-	else if (slash == path)
-		dir = xstrdup("/");
-	else
-		dir = xstrndup(path, (size_t)(slash - path));
+	dir = xdirname(path);
 	if (stat(dir, &d) == 0 && d.st_uid != 0 &&
 	    chown(path, d.st_uid, d.st_gid) == -1 && errno != ENOENT)
 		fprintf(err, "disagent import-state: chown %s: %s\n", path,

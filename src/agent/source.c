@@ -86,6 +86,13 @@ source_gauges(const struct source *s, struct metrics_flow *m)
 }
 
 void
+source_each_file(const struct source *s, source_file_fn fn, void *arg)
+{
+	if (s->ops->each_file != NULL)
+		s->ops->each_file(s, fn, arg);
+}
+
+void
 source_touch(struct source *s)
 {
 	if (s->ops->touch != NULL)

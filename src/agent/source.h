@@ -70,6 +70,11 @@ struct source_cbs {
 	void		*arg;
 };
 
+/* One file a source reads: its path (borrowed for the call), the end of
+ * what is delivered of it, and its size at the last look. */
+typedef void	(*source_file_fn)(const char *path, uint64_t committed,
+		    uint64_t size, void *arg);
+
 /* A source's functions; NULL where a kind has nothing to do. */
 struct source_ops {
 	int		(*start)(struct source *);
@@ -112,6 +117,9 @@ struct source_ops {
 	/* Coalesced reads (files.h: files_passes, files_pace). */
 	uint64_t	(*passes)(const struct source *, uint64_t *gap_ms);
 	void		(*pace)(struct source *, uint64_t ms);
+	/* The files it reads (source_each_file). */
+	void		(*each_file)(const struct source *,
+			    source_file_fn, void *);
 };
 
 /* The part every kind embeds first; private: use the functions below. */
@@ -167,6 +175,9 @@ void		 source_ack(struct source *, uint64_t origin, uint64_t range);
 bool		 source_all_read(const struct source *);
 /* The gauges of m (bytes or entries behind, files tracked). */
 void		 source_gauges(const struct source *, struct metrics_flow *m);
+/* Call fn for every file it reads (none for the journal). */
+void		 source_each_file(const struct source *, source_file_fn,
+		    void *arg);
 /* Refresh the registry entries it keeps (TTL). */
 void		 source_touch(struct source *);
 /* A save of the registry succeeded. */

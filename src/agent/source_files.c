@@ -387,6 +387,27 @@ sf_gauges(const struct source *s, struct metrics_flow *m)
 	files_gauges(csf_of(s)->files, m);
 }
 
+struct each_file {
+	source_file_fn	 fn;
+	void		*arg;
+};
+
+static void
+each_tailer(const struct tailer *t, void *arg)
+{
+	struct each_file *e = arg;
+
+	e->fn(tailer_path(t), tailer_committed(t), tailer_size(t), e->arg);
+}
+
+static void
+sf_each_file(const struct source *s, source_file_fn fn, void *arg)
+{
+	struct each_file e = { fn, arg };
+
+	files_each(csf_of(s)->files, each_tailer, &e);
+}
+
 static void
 sf_touch(struct source *s)
 {
@@ -450,6 +471,7 @@ static const struct source_ops files_ops = {
 	.ack = sf_ack,
 	.all_read = sf_all_read,
 	.gauges = sf_gauges,
+	.each_file = sf_each_file,
 	.touch = sf_touch,
 	.saved = sf_saved,
 	.hand_over = sf_hand_over,

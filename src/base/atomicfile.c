@@ -133,16 +133,9 @@ atomicfile_fail(struct atomicfile *af, const char *op, int err)
 static int
 fsync_dir(const char *path)
 {
-	const char	*slash = strrchr(path, '/');
-	char		*dir;
+	char		*dir = xdirname(path);
 	int		 fd, r = 0;
 
-	if (slash == NULL)
-		dir = xstrdup(".");
-	else if (slash == path)
-		dir = xstrdup("/");
-	else
-		dir = xstrndup(path, (size_t)(slash - path));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1 || fsync(fd) == -1)
 		r = -errno;

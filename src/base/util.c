@@ -65,6 +65,18 @@ xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *
+xdirname(const char *path)
+{
+	const char	*slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, (size_t)(slash - path));
+}
+
 /* A shared text's count of holders, in the word before the text. */
 static uint32_t *
 rstr_count(char *s)

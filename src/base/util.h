@@ -29,6 +29,8 @@ void	*xcalloc(size_t, size_t);
 void	*xrealloc(void *, size_t);
 char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
+/* The directory part of path: new; "." without a slash, "/" for "/x". */
+char	*xdirname(const char *path);
 char	*xasprintf(const char *, ...) PRINTFLIKE(1, 2);
 
 /*

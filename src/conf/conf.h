@@ -127,6 +127,8 @@ struct conf {
 						   logged */
 	char		*metrics_file;	/* metricsFile ("" = none) */
 	long long	 metrics_interval_ms;	/* metricsIntervalMillis */
+	char		*http_listen;	/* httpListen ("" = no server) */
+	long long	 health_stall_s;	/* healthStallSeconds */
 	/* Credentials and proxies: secrets are zeroed by conf_free. */
 	char		*security_token;	/* security.token
 						   (DIS_SECURITY_TOKEN) */
@@ -185,6 +187,13 @@ int	conf_load(const char *path, struct conf **out, char *err,
 #define CONF_TLS_WARNS		0x10
 int	conf_load_opts(const char *path, unsigned opts, struct conf **out,
 	    char *err, size_t errlen) WARN_UNUSED;
+/*
+ * -t, httpListen in use: whether the running agent of this configuration
+ * (c's checkpointFile) is what holds it, so that the check before a
+ * reload passes.  Set by main.c, where the state layer is in reach; NULL:
+ * never.
+ */
+extern bool	(*conf_agent_running)(const struct conf *c);
 /* conf_load_opts with CONF_CHECK_ONLY | CONF_FS_CHECKS | CONF_TLS_WARNS:
  * disagent -t. */
 int	conf_load_test(const char *path, struct conf **out, char *err,
@@ -250,6 +259,16 @@ const struct conf_flow *conf_flow_named(const struct conf *c,
  * `disagent verify` frame files with exactly these.
  */
 void	conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out);
+/*
+ * The processing chain's options of flow fc in configuration c (chain.h)
+ * into *out: its keys, the record codec and the rate limits; no
+ * dead-letter file, counters or callbacks (the flow adds its own).  The
+ * flow compiles exactly these, and the check of the file (conf_load) too.
+ * Strings are borrowed from c and fc.
+ */
+struct chain_opts;
+void	conf_chain_opts(const struct conf *c, const struct conf_flow *fc,
+	    struct chain_opts *out);
 /*
  * Whether a scan of fc's flow would pick the regular file at path
  * (absolute): the pattern (with directoryRecursionEnabled), the names

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/listenaddr.h"
 #include "base/re.h"
 #include "conf/conf.h"
 #include "conf/conf_int.h"
@@ -127,6 +128,15 @@ conf_check_non_proxy(const char *s)
 	rc = proxy_noproxy(s, &b, why, sizeof(why));
 	buf_cleanup(&b);
 	return rc == 0 ? NULL : why;
+}
+
+const char *
+conf_check_listen(const char *s)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+
+	return listenaddr_parse(s, &ss, &len);
 }
 
 const char *

@@ -5,14 +5,18 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/listenaddr.h"
 #include "base/log.h"
+#include "base/mhdlib.h"
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
 #include "conf/statedir.h"
+#include "records/chain.h"
 #include "records/logparse.h"
 #include "records/reccodec.h"
 
@@ -63,23 +67,28 @@ conf_key_line(struct sect *s, const char *name)
 }
 
 /*
- * dataProcessingOptions and its keys together, compiled as the flow will
- * compile them: the error names the line of the key at fault, or of
- * dataProcessingOptions (or the section) when that key is missing.
+ * The processing chain's keys together (dataProcessingOptions and its
+ * keys, the line filters, partitionKeyOption), compiled by chain_new as
+ * the flow will compile them: the error names the line of the key at
+ * fault, or of dataProcessingOptions (or the section) when that key is
+ * missing.  The record codec is left out: its keys are [agent] keys,
+ * finished after the flows (finish_agent: environment overrides, then
+ * libsnappy checked before anything loads it).
  */
 static int
-check_convert(struct parse *p, struct conf_flow *f, struct sect *s,
+check_chain(struct parse *p, struct conf_flow *f, struct sect *s,
     const char *label)
 {
-	struct convert	*c;
+	struct chain_opts o;
+	struct chain	*c;
 	const char	*key = NULL;
 	char		 why[LINE_BUF];
 	int		 line;
 
-	if (convert_new(&f->conv, conf_delimiter(f->record_delimiter),
-	    f->keep_delimiter, NULL, f->name, &c, &key, why,
-	    sizeof(why)) == 0) {
-		convert_free(c);
+	conf_chain_opts(p->conf, f, &o);
+	o.codec = (struct reccodec_opts){ false, false, NULL };
+	if (chain_new(&o, &c, &key, why, sizeof(why)) == 0) {
+		chain_free(c);
 		return 0;
 	}
 	line = key != NULL ? line_of(s, key) : 0;
@@ -134,7 +143,7 @@ check_flow(struct parse *p, size_t i)
 		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
 	if (check_whole(p, f, s, label) != 0)
 		return -1;
-	return check_convert(p, f, s, label);
+	return check_chain(p, f, s, label);
 }
 
 /* --- credentials (cred.c resolves, the table says which keys) ---------- */
@@ -269,6 +278,11 @@ finish_agent(struct parse *p)
 		return conf_fail(p, p->agent.keyline[k - conf_keys],
 		    "data.compress.enabled needs libsnappy (Debian: "
 		    "libsnappy1v5, EL: snappy): %s", why);
+	/* Loaded only when needed (mhdlib.h): missing, say so here. */
+	k = conf_key_find(KS_AGENT, "httpListen", false);
+	if (c->http_listen[0] != '\0' && mhdlib_get(why, sizeof(why)) == NULL)
+		return conf_fail(p, p->agent.keyline[k - conf_keys],
+		    "httpListen needs libmicrohttpd: %s", why);
 	if (c->endpoint[0] == '\0') {
 		free(c->endpoint);
 		c->endpoint = xasprintf("https://dis.%s.myhuaweicloud.com",
@@ -328,6 +342,31 @@ check_state_dirs(struct parse *p)
 	return check_dir_of(p, "spoolDirectory", c->spool_dir);
 }
 
+bool	(*conf_agent_running)(const struct conf *);
+
+/*
+ * -t: httpListen can be bound now, or is in use by the running agent of
+ * this configuration (the check before a reload runs beside it; which
+ * address that agent holds is not known: a reload that cannot bind a new
+ * one keeps the old, with an ERROR).
+ */
+static int
+check_listen(struct parse *p)
+{
+	const struct key	*k;
+	int			 r;
+
+	if (!(p->opts & CONF_FS_CHECKS) || p->conf->http_listen[0] == '\0')
+		return 0;
+	r = listenaddr_probe(p->conf->http_listen);
+	if (r == 0 || (r == -EADDRINUSE && conf_agent_running != NULL &&
+	    conf_agent_running(p->conf)))
+		return 0;
+	k = conf_key_find(KS_AGENT, "httpListen", false);
+	return conf_fail(p, p->agent.keyline[k - conf_keys], "httpListen = %s: "
+	    "cannot be bound: %s", p->conf->http_listen, strerror(-r));
+}
+
 /* --- weak transport ------------------------------------------------------ */
 
 /*
@@ -377,7 +416,7 @@ conf_finish(struct parse *p)
 	}
 	p->path = main_path;
 	if (rc != 0 || conf_check_overlap(p) != 0 || finish_agent(p) != 0 ||
-	    check_state_dirs(p) != 0)
+	    check_state_dirs(p) != 0 || check_listen(p) != 0)
 		return -1;
 	if (p->opts & CONF_TLS_WARNS)
 		warn_weak_tls(p);

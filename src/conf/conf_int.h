@@ -143,6 +143,7 @@ const char *conf_check_stream(const char *);
 const char *conf_check_url(const char *);
 const char *conf_check_credential(const char *);
 const char *conf_check_abs_path(const char *);
+const char *conf_check_listen(const char *);
 const char *conf_check_delimiter(const char *);
 const char *conf_check_regex(const char *);
 const char *conf_check_encoding(const char *);

@@ -237,6 +237,24 @@ const struct key conf_keys[] = {
 	  .max = 600000, .off = AOFF(metrics_interval_ms), .def = "5000",
 	  .flags = KF_RELOAD_AGENT,
 	  .help = "How often metricsFile is rewritten, in milliseconds." },
+	{ KS_AGENT, "httpListen", KT_STRING, .off = AOFF(http_listen),
+	  .def = "", .check = conf_check_listen, .flags = KF_RELOAD_AGENT,
+	  .help = "Address and port of the agent's HTTP server, numeric: "
+	  "127.0.0.1:2020, or [::1]:2020 for IPv6. It answers GET /healthz "
+	  "(200, or 503 and why when the agent's loop has not answered or "
+	  "its state has not been saved for healthStallSeconds), /metrics "
+	  "(the metrics in the Prometheus text format) and /status (what "
+	  "disagent status shows, as JSON, from the running agent). There is "
+	  "no authentication: keep it on a loopback or private address. -t "
+	  "checks that it can be bound. Set, it costs about 1 MiB more RSS: "
+	  "libmicrohttpd (Debian: libmicrohttpd12, EL: libmicrohttpd) is "
+	  "loaded then, and the GnuTLS it initializes. Empty means no HTTP "
+	  "server." },
+	{ KS_AGENT, "healthStallSeconds", KT_INT, .min = 1, .max = 3600,
+	  .off = AOFF(health_stall_s), .def = "30", .flags = KF_RELOAD_AGENT,
+	  .help = "How long, in seconds, the agent's loop may go without "
+	  "answering, or its state saves may keep failing, before GET "
+	  "/healthz on httpListen answers 503." },
 	/* Credentials and proxies (cred.c, ecsmeta.c, proxy.c). */
 	{ KS_AGENT, "security.token", KT_STRING, .off = AOFF(security_token),
 	  .def = "", .flags = KF_SECRET | KF_DIR | KF_RELOAD_CLIENT,

@@ -1,6 +1,7 @@
 /*
  * What other layers take from a flow's keys, derived in one place: the
  * framing options the agent's flows and `disagent verify` share, the
+ * processing chain's options the flows and the check of the file share, the
  * dead-letter file's path and the spool's, and which files a flow picks.
  */
 #include "config.h"
@@ -10,6 +11,7 @@
 
 #include "base/pattern.h"
 #include "conf/conf.h"
+#include "records/chain.h"
 
 void
 conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
@@ -22,6 +24,24 @@ conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
 	out->multiline = fc->multiline_pattern;
 	out->encoding = fc->file_encoding;
 	out->skip_header = (unsigned long)fc->skip_header_lines;
+}
+
+void
+conf_chain_opts(const struct conf *c, const struct conf_flow *fc,
+    struct chain_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->flow = fc->name;
+	out->conv = &fc->conv;
+	out->delim = conf_delimiter(fc->record_delimiter);
+	out->keep_delim = fc->keep_delimiter;
+	out->include = fc->line_include;
+	out->exclude = fc->line_exclude;
+	out->partition_key = fc->partition_key_option;
+	out->codec = (struct reccodec_opts){ c->data_compress, c->data_encrypt,
+	    c->data_password };
+	out->bytes_per_s = (uint64_t)fc->max_bytes_per_s;
+	out->records_per_s = (uint64_t)fc->max_records_per_s;
 }
 
 /* set, or name in the directory of checkpointFile: new. */

@@ -96,6 +96,11 @@ void		 files_commit(struct files *, struct tailer *);
 uint64_t	 files_passes(const struct files *, uint64_t *gap_ms);
 void		 files_pace(struct files *, uint64_t ms);
 
+/* Call fn for every tracked file's tailer, open or not (a view: fn must
+ * change nothing). */
+void		 files_each(const struct files *,
+		    void (*fn)(const struct tailer *, void *), void *arg);
+
 /* Call fn for every open tailer until it returns false. */
 void		 files_each_open(struct files *,
 		    bool (*fn)(struct tailer *, void *), void *arg);

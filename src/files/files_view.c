@@ -133,6 +133,16 @@ files_ack(struct files *fs, uint64_t id, uint64_t range)
 }
 
 void
+files_each(const struct files *fs, void (*fn)(const struct tailer *, void *),
+    void *arg)
+{
+	const struct tracked *k;
+
+	for (k = fs->list; k != NULL; k = k->next)
+		fn(k->t, arg);
+}
+
+void
 files_each_open(struct files *fs, bool (*fn)(struct tailer *, void *),
     void *arg)
 {

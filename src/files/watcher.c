@@ -366,6 +366,19 @@ watcher_scan(struct watcher *w, watcher_file_cb found, watcher_other_cb other,
 	return 0;
 }
 
+int
+watcher_scan_now(struct watcher *w, watcher_file_cb found, void *arg)
+{
+	struct walk_cbs	 cbs = { found, NULL, arg, on_walk_dir, w };
+
+	if (w->done != NULL)
+		return -EBUSY;
+	walker_begin(w->walker, &cbs);
+	while (!walker_step(w->walker, SIZE_MAX, SIZE_MAX))
+		continue;
+	return walker_ndirs(w->walker) > 0 ? 0 : walker_error(w->walker);
+}
+
 bool
 watcher_walking(const struct watcher *w)
 {

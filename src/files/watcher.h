@@ -55,6 +55,14 @@ struct watcher	*watcher_new(uv_loop_t *, const struct conf_flow *,
  */
 int		 watcher_scan(struct watcher *, watcher_file_cb found,
 		    watcher_other_cb other, watcher_done_cb done, void *arg);
+/*
+ * The same walk, whole, in this call (no slices, no other callback): for
+ * a look before the flows start, such as the restart's plan.  0, or a
+ * negative errno when no directory could be read, -EBUSY while a walk is
+ * under way.
+ */
+int		 watcher_scan_now(struct watcher *, watcher_file_cb found,
+		    void *arg);
 /* Whether a walk is under way. */
 bool		 watcher_walking(const struct watcher *);
 

@@ -91,21 +91,32 @@ wm_extend(struct watermark *w, uint64_t id, uint64_t end)
 	at(w, id - w->base)->end = end;
 }
 
+/*
+ * The newest pending range; or, with none pending, NULL and the committed
+ * offset moved to end when short of it (*moved).
+ */
+static struct wm_range *
+newest_or_commit(struct watermark *w, uint64_t end, bool *moved)
+{
+	*moved = false;
+	if (count(w) > 0)
+		return at(w, w->ring->n - 1);
+	if (end > w->committed) {
+		w->committed = end;
+		*moved = true;
+	}
+	return NULL;
+}
+
 bool
 wm_skip_to(struct watermark *w, uint64_t end)
 {
 	struct wm_range	*r;
+	bool		 moved;
 
-	if (count(w) == 0) {
-		if (end <= w->committed)
-			return false;
-		w->committed = end;
-		return true;
-	}
-	r = at(w, w->ring->n - 1);
-	if (end > r->end)
+	if ((r = newest_or_commit(w, end, &moved)) != NULL && end > r->end)
 		r->end = end;
-	return false;
+	return moved;
 }
 
 bool
@@ -133,16 +144,10 @@ bool
 wm_done_to(struct watermark *w, uint64_t end)
 {
 	struct wm_range	*r;
+	bool		 moved;
 
-	if (count(w) == 0) {
-		if (end <= w->committed)
-			return false;
-		w->committed = end;
-		return true;
-	}
-	r = at(w, w->ring->n - 1);
-	if (end <= r->end)
-		return false;
+	if ((r = newest_or_commit(w, end, &moved)) == NULL || end <= r->end)
+		return moved;
 	if (r->done) {
 		r->end = end;
 		return false;

@@ -120,6 +120,47 @@ batch_key_len(const struct batch *b, size_t i)
 	    b->recs[i].key - 1;
 }
 
+/* What the flow reads of the batch it fills or is handed back. */
+static inline size_t
+batch_nrecs(const struct batch *b)
+{
+	return b->nrecs;
+}
+
+/* Bytes of record data in it. */
+static inline size_t
+batch_bytes(const struct batch *b)
+{
+	return b->data.len;
+}
+
+static inline size_t
+batch_nsegs(const struct batch *b)
+{
+	return b->nsegs;
+}
+
+/* Segment seg's file (its tailer's id) and watermark range. */
+static inline uint64_t
+batch_seg_file(const struct batch *b, size_t seg)
+{
+	return b->segs[seg].file;
+}
+
+static inline uint64_t
+batch_seg_range(const struct batch *b, size_t seg)
+{
+	return b->segs[seg].range;
+}
+
+/* Some of its records were acknowledged or dead-lettered, here or in a
+ * batch it absorbed. */
+static inline bool
+batch_any_done(const struct batch *b)
+{
+	return b->ndone > 0 || b->nacked > 0;
+}
+
 /* Record i is acknowledged or dead-lettered. */
 void		 batch_mark_done(struct batch *, size_t i);
 /* Records of b not done yet; their data bytes into *bytes. */

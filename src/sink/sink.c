@@ -49,40 +49,16 @@
 #include "sink/seqmark.h"
 #include "sink/sink.h"
 #include "sink/sinkdesc.h"
+#include "sink/sink_int.h"
 #include "sink/sinkq.h"
 #include "sink/sinkrecs.h"
 #include "sink/sinkreply.h"
+#include "records/partkey.h"
 #include "wire/codec.h"
 #include "wire/retry.h"
 
 #define HALT_LOG_EVERY_MS	60000
 
-struct sink {
-	uv_loop_t	*loop;
-	struct disapi	*api;
-	const struct conf *conf;
-	const struct conf_flow *fc;
-	struct putbody	*body;		/* body.serialize.type, compress */
-	struct metrics_flow *m;		/* the flow's counters */
-	struct sinkrecs	 recs;		/* where records' outcomes go */
-	struct sink_cbs	 cbs;
-	enum sink_state	 state;
-	bool		 described;	/* the stream's type is known */
-	struct sinkdesc	*desc;		/* DescribeStream */
-	size_t		 request_cap;
-	struct sinkq	 q;		/* the batches held */
-	struct sink_batch *probe;	/* PAUSED: the batch that probes */
-	size_t		 inflight;	/* on the wire */
-	struct aimd	 aimd;		/* the window allowed out, the pacing */
-	uint64_t	 sent_seq;	/* requests sent so far */
-	uint64_t	 next_send_ms;
-	struct seqmark	*seq;		/* sequence numbers seen, pins */
-	uv_timer_t	 timer;		/* the head of the timed queue */
-	struct closer	 closer;	/* freed once the timer is closed */
-	uint64_t	 last_halt_log_ms;
-	struct outage	 outage;	/* failed requests in a row (outage.h) */
-	char		 what[320];	/* "PutRecords to [STREAM]" */
-};
 
 static void	try_send(struct sink *, struct sink_batch *);
 static void	on_seed(int32_t, int64_t, void *);
@@ -120,6 +96,16 @@ sink_freed(struct closer *c)
 	free(container_of(c, struct sink, closer));
 }
 
+static bool
+ids_in_keys(const struct conf_flow *fc)
+{
+	struct partkey	*pk = partkey_new(fc->partition_key_option);
+	bool		 ids = partkey_carries_id(pk);
+
+	partkey_free(pk);
+	return ids;
+}
+
 struct sink *
 sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
     const struct conf_flow *fc, struct deadletter *dlq,
@@ -145,6 +131,7 @@ sink_new(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	closer_init(&s->closer, sink_freed);
 	aimd_init(&s->aimd, s->fc->ordered ? 1.0 : (double)fc->max_in_flight);
 	s->seq = seqmark_new();
+	s->ids = ids_in_keys(fc);
 	s->recs.flow = fc->name;
 	s->recs.stream = fc->stream;
 	s->recs.dlq = dlq;
@@ -208,9 +195,11 @@ sink_record_cap(const struct sink *s)
 /* --- the queues (sinkq.c) --------------------------------------------- */
 
 /* Hand the batch back to the flow (delivered or not). */
-static void
-hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
+void
+sink_hand_back(struct sink *s, struct sink_batch *sb, bool delivered)
 {
+	if (!delivered)
+		sinkdoubt_keep(s, sb);
 	s->cbs.done(sinkq_take(&s->q, sb), delivered, s->cbs.arg);
 }
 
@@ -238,9 +227,8 @@ insert_timed(struct sink *s, struct sink_batch *sb)
 		arm_timer(s);
 }
 
-/* Send sb after delay_ms (a retry, the pacing gap, the probe). */
-static void
-schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
+void
+sink_schedule(struct sink *s, struct sink_batch *sb, uint64_t delay_ms)
 {
 	sb->due_ms = mono_ms() + delay_ms;
 	insert_timed(s, sb);
@@ -432,7 +420,7 @@ pause_behind_probe(struct sink *s, struct sink_batch *sb, uint64_t delay)
 	sink_set_state(s, SINK_PAUSED);
 	if (s->probe == NULL || s->probe == sb) {
 		s->probe = sb;
-		schedule(s, sb, delay);
+		sink_schedule(s, sb, delay);
 	} else
 		sinkq_enqueue(&s->q, sb);
 }
@@ -466,15 +454,14 @@ adapt(struct sink *s, const struct sink_batch *sb, enum sinkreply_aimd a)
 
 /* --- replies: the verdict applied --------------------------------------- */
 
-/* Every record of sb is done: hand it back delivered. */
-static bool
-finish_if_done(struct sink *s, struct sink_batch *sb)
+bool
+sink_finish_if_done(struct sink *s, struct sink_batch *sb)
 {
 	if (sb->b->ndone < sb->b->nrecs)
 		return false;
 	if (s->probe == sb)
 		s->probe = NULL;
-	hand_back(s, sb, true);
+	sink_hand_back(s, sb, true);
 	return true;
 }
 
@@ -504,7 +491,7 @@ split(struct sink *s, struct sink_batch *sb, const struct sinkreply_verdict *v)
 	sb->limit = v->split_limit;
 	log_warn("PutRecords to [%s]: HTTP %ld %s: sending %zu records per "
 	    "request", s->fc->stream, v->status, v->code, sb->limit);
-	schedule(s, sb, 0);
+	sink_schedule(s, sb, 0);
 }
 
 /* DEAD: the lone record refused is a dead letter, and the rest of a split
@@ -516,11 +503,11 @@ dead_one(struct sink *s, struct sink_batch *sb,
 	if (sb->req.nsent == 1 && sinkrecs_dead_one(&s->recs, sb->b,
 	    v->dead_idx, v->code[0] ? v->code : "HTTP", v->msg) == 0) {
 		sb->limit = 0;
-		if (!finish_if_done(s, sb))
-			schedule(s, sb, 0);
+		if (!sink_finish_if_done(s, sb))
+			sink_schedule(s, sb, 0);
 		return;
 	}
-	schedule(s, sb, backoff(s, sb));
+	sink_schedule(s, sb, backoff(s, sb));
 }
 
 /* No reply, or an error reply: the whole request is judged. */
@@ -541,7 +528,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
 		    delay);
 		outage_tell_failed(&s->outage, mono_ms(), s->what, v->error,
 		    then);
-		schedule(s, sb, delay);
+		sinkdoubt_retry(s, sb, delay);
 		return;
 	}
 	if (v->action != SINKREPLY_PAUSE)
@@ -568,7 +555,7 @@ request_failed(struct sink *s, struct sink_batch *sb,
 	snprintf(then, sizeof(then), "%s in %" PRIu64 " ms",
 	    retry_action_name(v->retry), delay);
 	outage_tell_failed(&s->outage, mono_ms(), s->what, why, then);
-	schedule(s, sb, delay);
+	sinkdoubt_retry(s, sb, delay);
 }
 
 /*
@@ -594,7 +581,7 @@ unacknowledged(struct sink *s, struct sink_batch *sb,
 	metrics_set_error(s->m, "REPLY", why, wall_s());
 	log_warn("PutRecords to [%s]: %s; resending all %zu", s->fc->stream,
 	    why, sb->req.nsent);
-	schedule(s, sb, backoff(s, sb));
+	sinkdoubt_retry(s, sb, backoff(s, sb));
 }
 
 static void
@@ -614,7 +601,7 @@ records_replied(struct sink *s, struct sink_batch *sb,
 	    &throttled);
 	adapt(s, sb, throttled == 0 ? v->aimd :
 	    sinkreply_aimd(v->throttled + throttled, sb->req.nsent));
-	if (finish_if_done(s, sb))
+	if (sink_finish_if_done(s, sb))
 		return;
 	if (!retry) {
 		/* A split batch: the next part goes now. */
@@ -628,7 +615,7 @@ records_replied(struct sink *s, struct sink_batch *sb,
 	 * absorb_riders).  Meanwhile the batch takes no place in the window,
 	 * so the flow's next batch can be that request. */
 	sb->remnant = true;
-	schedule(s, sb, backoff(s, sb));
+	sink_schedule(s, sb, backoff(s, sb));
 }
 
 /* http_done_cb of a PutRecords request; arg is the sink_batch. */
@@ -643,7 +630,8 @@ on_put_done(const struct http_response *r, void *arg)
 	s->inflight--;
 	putbody_req_drop_body(&sb->req);
 	if (r->result == HTTP_ERR_CANCELLED || s->state == SINK_CLOSING) {
-		hand_back(s, sb, false);
+		sb->uncertain = true;	/* it was on the wire */
+		sink_hand_back(s, sb, false);
 		return;
 	}
 	metrics_count_request(s->m, r->result == HTTP_OK ? (int)r->status :
@@ -710,7 +698,7 @@ send_batch(struct sink *s, struct sink_batch *sb)
 		log_error("cannot send to [%s]: %s; retrying",
 		    s->fc->stream, strerror(-rc));
 		metrics_set_error(s->m, "SEND", strerror(-rc), wall_s());
-		schedule(s, sb, backoff(s, sb));
+		sink_schedule(s, sb, backoff(s, sb));
 		return;
 	}
 	sb->sent_ms = mono_ms();
@@ -739,7 +727,7 @@ try_send(struct sink *s, struct sink_batch *sb)
 		s->probe = sb;
 	now = mono_ms();
 	if (s->next_send_ms > now) {
-		schedule(s, sb, s->next_send_ms - now);
+		sink_schedule(s, sb, s->next_send_ms - now);
 		return;
 	}
 	s->next_send_ms = now + s->aimd.pace_ms;
@@ -802,7 +790,7 @@ give_back_list(struct sink *s, struct sink_batch *list)
 	while ((sb = list) != NULL) {
 		list = sb->next;
 		sb->next = NULL;
-		hand_back(s, sb, false);
+		sink_hand_back(s, sb, false);
 	}
 }
 
@@ -814,56 +802,12 @@ sink_cancel(struct sink *s)
 	sink_set_state(s, SINK_CLOSING);
 	uv_timer_stop(&s->timer);
 	sinkdesc_cancel(s->desc);
+	sinkdoubt_cancel(s);
 	w = sinkq_take_waiting(&s->q);
 	t = sinkq_take_timed(&s->q);
 	s->probe = NULL;
 	give_back_list(s, w);
 	give_back_list(s, t);
-}
-
-void
-sink_seed(struct sink *s, int32_t part, int64_t last)
-{
-	seqmark_seed(s->seq, part, last);
-}
-
-void
-sink_floors(const struct sink *s, void (*cb)(int32_t, int64_t, void *),
-    void *arg)
-{
-	struct seqsnap	**pins;
-	struct sink_batch *sb;
-	size_t		 n = 0;
-
-	pins = xcalloc(s->q.pending + 1, sizeof(*pins));
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		if (n < s->q.pending)
-			pins[n++] = sb->pin;
-	seqmark_floors(s->seq, pins, n, cb, arg);
-	free(pins);
-}
-
-void
-sink_each(const struct sink *s, void (*fn)(const struct batch *, void *),
-    void *arg)
-{
-	const struct sink_batch *sb;
-
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		fn(sb->b, arg);
-}
-
-bool
-sink_uncertain(const struct sink *s)
-{
-	const struct sink_batch *sb;
-
-	if (s->inflight > 0)
-		return true;
-	for (sb = s->q.all; sb != NULL; sb = sb->all_next)
-		if (sb->uncertain && sb->b->ndone < sb->b->nrecs)
-			return true;
-	return false;
 }
 
 void
@@ -880,6 +824,8 @@ sink_free(struct sink *s)
 		return;
 	sinkrecs_log_puts(&s->recs);
 	sink_cancel(s);
+	seqsnap_unpin(s->doubt);
+	s->doubt = NULL;
 	seqmark_free(s->seq);
 	s->seq = NULL;
 	putbody_free(s->body);

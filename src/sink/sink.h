@@ -125,11 +125,17 @@ void		 sink_floors(const struct sink *,
 void		 sink_each(const struct sink *,
 		    void (*fn)(const struct batch *, void *), void *arg);
 /*
- * Whether records it holds may have landed without an acknowledgement: a
- * PutRecords is on the wire, or an attempt ended without a verdict.  A
- * DescribeStream on the wire carries no record and does not count.
+ * The PutRecords on the wire, and the batches with records not
+ * acknowledged that may have landed all the same (an attempt ended without
+ * a verdict, or a request cancelled on the wire): those it holds, and
+ * those it handed back so (its stop, a reload), whose pins it keeps for
+ * sink_floors.  A DescribeStream on the wire carries no record and does
+ * not count.  0: none.
  */
-bool		 sink_uncertain(const struct sink *);
+size_t		 sink_uncertain(const struct sink *);
+/* The batches whose request in doubt is being settled by reading the
+ * stream (settle.h): not on the wire, but not to be cancelled lightly. */
+size_t		 sink_settling(const struct sink *);
 /* The answered requests whose INFO lines were summed (more than a few a
  * second), as one line; the progress report calls it. */
 void		 sink_log_puts(struct sink *);

@@ -18,6 +18,7 @@
 
 struct batch;
 struct seqsnap;
+struct settle;
 struct sink;
 
 /* The due time of a parked remnant: after every other, never a timer. */
@@ -45,6 +46,9 @@ struct sink_batch {
 	bool		 uncertain;	/* an attempt ended without a verdict:
 					   it may have landed */
 	struct seqsnap	*pin;		/* seqmark.h: since it was sent */
+	struct settle	*settle;	/* settle.h: being read back (on no
+					   queue, not on the wire) */
+	uint64_t	 settle_delay;	/* then sent again after this */
 	struct sink_batch *next;	/* waiting or timed */
 	struct sink_batch *all_next;	/* every batch held */
 	struct sink_batch *all_prev;

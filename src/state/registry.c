@@ -74,6 +74,23 @@ registry_lock_path(const char *path)
 	return xasprintf("%s.lock", path);
 }
 
+bool
+registry_lock_held(const char *path)
+{
+	char	*lock = registry_lock_path(path);
+	int	 fd;
+	bool	 held = false;
+
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(lock);
+	if (fd == -1)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) == -1)
+		held = errno == EWOULDBLOCK;
+	close(fd);		/* lets go of the shared lock */
+	return held;
+}
+
 /* The pid the holder wrote into the lock file, or 0. */
 static long
 holder_of(int fd)

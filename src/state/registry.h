@@ -220,6 +220,12 @@ void		 registry_free(struct registry *);
 int		 registry_lock(struct registry *, long *holder) WARN_UNUSED;
 /* path.lock, the lock file of the state file at path: new string. */
 char		*registry_lock_path(const char *path);
+/*
+ * Whether a process holds the lock of the state file at path (a running
+ * agent): tried with a shared lock, let go at once; false when there is
+ * no lock file or it cannot be opened.
+ */
+bool		 registry_lock_held(const char *path);
 
 /*
  * Read the state file.  A missing file (and missing .bak) is an empty

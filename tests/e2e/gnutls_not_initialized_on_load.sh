@@ -5,7 +5,11 @@
 # pages in much of its code, 0.6 MiB resident and more, unless the program
 # defines _gnutls_global_init_skip() (gnutls.h's GNUTLS_SKIP_GLOBAL_INIT).
 # The agent does: the constructor's call must bind to the agent's
-# definition, and the agent must still ship over HTTPS.
+# definition, and the agent must still ship over HTTPS.  Nothing else may
+# initialize it either (libmicrohttpd's constructor would: it is loaded
+# only for httpListen): gnutls_global_init() with GNUTLS_DEBUG_LEVEL set
+# says "Enabled GnuTLS ... logging" on stderr, and the agent's has no
+# "gnutls[" line.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1
@@ -14,11 +18,15 @@ write_lines "$TMP/logs/x.log" x 0 100
 write_conf "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log"
 
-LD_DEBUG=bindings LD_DEBUG_OUTPUT="$TMP/ld" \
+GNUTLS_DEBUG_LEVEL=2 LD_DEBUG=bindings LD_DEBUG_OUTPUT="$TMP/ld" \
     "$DISAGENT" -c "$TMP/agent.ini" --once >"$TMP/agent.log" 2>&1 ||
 	fail "--once exited $?"
 records verify --records "$TMP/records.jsonl" --stream s1 \
     --expect "$TMP/logs/x.log" || fail "records differ"
+if grep -q '^gnutls\[' "$TMP/agent.log"; then
+	grep '^gnutls\[' "$TMP/agent.log" | head -n 5 >&2
+	fail "GnuTLS was initialized"
+fi
 
 if ! LD_TRACE_LOADED_OBJECTS=1 "$DISAGENT" | grep -q 'libgnutls\.so'; then
 	echo "libgnutls is not among the agent's libraries: nothing loads it"

@@ -12,7 +12,9 @@ start_server --stream s1:COMMON:2 --rec-4303 0.1 --latency-ms 20
 mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/app.log" s 0 24000
 
-write_conf "$TMP/a.ini"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
+write_conf "$TMP/a.ini" "socketTimeOutSeconds = 5"
 sed -i 's/^checkpointIntervalMillis = .*/checkpointIntervalMillis = 3000/' \
     "$TMP/a.ini"
 add_flow "$TMP/a.ini" app s1 "$TMP/logs/app.log" \

@@ -14,7 +14,9 @@ mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/one.log" k1 0 15000
 write_lines "$TMP/logs/two.log" k2 0 15000
 
-write_conf "$TMP/agent.ini"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
+write_conf "$TMP/agent.ini" "socketTimeOutSeconds = 5"
 sed -i 's/^checkpointIntervalMillis = .*/checkpointIntervalMillis = 3000/' \
     "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \

@@ -5,7 +5,10 @@
 # "PutRecords to [s1] failed: ..." with the first failure's message; when
 # the endpoint is back, one INFO line says delivery works again and how
 # many requests failed, and every line arrives.  (The summary a minute
-# later is check_sinkreply's outage case, on a made-up clock.)
+# later is check_sinkreply's outage case, on a made-up clock.)  The keys
+# carry no record id (RANDOM_DOUBLE), so each failed request goes again
+# after its backoff: with ids, a request whose connection dropped waits for
+# the stream to be read instead (timeouts_that_land_settled_by_read.sh).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 start_server --stream s1
@@ -14,7 +17,7 @@ write_lines "$TMP/logs/a.log" a 0 10
 write_conf "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/a.log" \
     "retryMaxBackoffMillis = 200" "maxInFlightRequests = 4" \
-    "maxBufferSizeRecords = 5"
+    "maxBufferSizeRecords = 5" "partitionKeyOption = RANDOM_DOUBLE"
 start_agent "$TMP/agent.ini"
 wait_for 30 "the first 10 records" count_at_least s1 10
 

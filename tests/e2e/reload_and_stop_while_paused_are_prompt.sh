@@ -17,8 +17,10 @@ start_server --stream s1
 mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/app.log" r 0 3000
 
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
 write_conf "$TMP/agent.ini" "pausedRetrySeconds = 600" \
-    "shutdownTimeoutMillis = 60000"
+    "shutdownTimeoutMillis = 60000" "socketTimeOutSeconds = 5"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/app.log"
 sed "s/^sk = .*/sk = WrongSecretValue987/" "$TMP/agent.ini" >"$TMP/run.ini"
 

@@ -10,7 +10,7 @@
 
 start_server --stream s1
 mkdir -p "$TMP/logs"
-write_lines "$TMP/logs/a.log" a 0 100
+write_lines "$TMP/logs/a.log" a 0 200
 
 for ser in json protobuf; do
 	: >"$TMP/records.jsonl"
@@ -19,14 +19,18 @@ for ser in json protobuf; do
 	    "body.serialize.type = $ser"
 	sed -i "s|^checkpointFile = .*|checkpointFile = $TMP/state/$ser.json|" \
 	    "$TMP/$ser.ini"
-	add_flow "$TMP/$ser.ini" app s1 "$TMP/logs/a.log" "ordered = true"
+	add_flow "$TMP/$ser.ini" app s1 "$TMP/logs/a.log" "ordered = true" \
+	    "maxBufferSizeRecords = 100"
 	"$DISAGENT" -c "$TMP/$ser.ini" --once >"$TMP/agent-$ser.log" 2>&1 ||
 		fail "$ser: --once exited $?"
 	records verify --records "$TMP/records.jsonl" --stream s1 \
 	    --expect "$TMP/logs/a.log" --allow-duplicates ||
 		fail "$ser: lines missing"
 	n=$(records count --records "$TMP/records.jsonl" --stream s1)
-	[ "$n" = 300 ] || fail "$ser: $n records accepted, not 3 x 100"
+	[ "$n" = 200 ] || fail "$ser: $n records accepted, not 200"
+	[ "$(grep -c "settled by reading the stream: 100 of its records had landed" \
+	    "$TMP/agent-$ser.log")" = 2 ] ||
+		fail "$ser: the bad replies were not settled by reading"
 	grep -q "PutRecords to \[s1\]: unparsable reply ([0-9]* bytes); resending all 100" \
 	    "$TMP/agent-$ser.log" || fail "$ser: no WARN for the HTML page"
 	grep -q "PutRecords to \[s1\]: the reply acknowledges 99 of 100 records; resending all 100" \

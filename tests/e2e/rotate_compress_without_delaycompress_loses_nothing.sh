@@ -32,8 +32,10 @@ lr_conf "$TMP/many/a.log {
 	create 0644 root root
 	compress
 }" "$TMP/lr-many.conf"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
 write_conf "$TMP/agent.ini" "metricsFile = $TMP/disagent.prom" \
-    "metricsIntervalMillis = 1000"
+    "metricsIntervalMillis = 1000" "socketTimeOutSeconds = 5"
 add_flow "$TMP/agent.ini" plain s1 "$TMP/logs/app.log" "ordered = true" \
     "maxBufferSizeRecords = 100"
 add_flow "$TMP/agent.ini" dated s2 "$TMP/dated/app.log" "ordered = true"

@@ -18,7 +18,10 @@ start_server --stream s1 --latency-ms 3000
 mkdir -p "$TMP/logs"
 write_lines "$TMP/logs/app.log" s 0 20000
 
-write_conf "$TMP/agent.ini" "shutdownTimeoutMillis = 60000"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
+write_conf "$TMP/agent.ini" "shutdownTimeoutMillis = 60000" \
+    "socketTimeOutSeconds = 5"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/app.log" \
     "maxInFlightRequests = 4" "maxBufferSizeRecords = 500"
 start_agent "$TMP/agent.ini"

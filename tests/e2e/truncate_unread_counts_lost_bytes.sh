@@ -7,7 +7,11 @@
 # Lines written after the truncation arrive.  Before: a WARN without a
 # number and the counter at 0 while 6,000+ lines were never sent.
 # The same for a file truncated while the agent was stopped, below its
-# committed offset: what the state file knew was after the offset.
+# committed offset: what the state file knew was after the offset.  The
+# keys carry no record id (RANDOM_DOUBLE): during the outage below, the
+# failed requests then go again blindly, and the lease's saves before
+# each write c.log's size to the state file; with ids, a dropped request
+# waits for the stream to be read and nothing is saved meanwhile.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 log_has() { grep -q -- "$1" "$TMP/agent.log"; }
@@ -21,7 +25,8 @@ mkdir -p "$TMP/logs"
 write_conf "$TMP/agent.ini" "metricsFile = $TMP/metrics.prom" \
     "metricsIntervalMillis = 1000"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
-    "rescanIntervalMillis = 200" "maxRecordsPerSecond = 1000"
+    "rescanIntervalMillis = 200" "maxRecordsPerSecond = 1000" \
+    "partitionKeyOption = RANDOM_DOUBLE"
 
 write_lines "$TMP/old.expect" a 0 10000
 cp "$TMP/old.expect" "$TMP/logs/a.log"

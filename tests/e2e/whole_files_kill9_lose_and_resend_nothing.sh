@@ -20,7 +20,9 @@ cp "$TMP/small/small.csv" "$TMP/small.orig"
 { cat "$TMP/small.orig"; echo; } >"$TMP/small.expect"
 unwritable "$TMP/small"
 
-write_conf "$TMP/agent.ini"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
+write_conf "$TMP/agent.ini" "socketTimeOutSeconds = 5"
 whole="isFileAppendable = false
 maxFileCheckingMillis = 300
 rescanIntervalMillis = 300

@@ -81,11 +81,13 @@ compile() {
 # The agent.ini reader, in the files it is split into.
 confparts="conf conf_keys conf_check conf_store conf_finish conf_doc conf_opts \
     conf_dropin journalconf filter statedir cred pwcrypt reccodec proxyconf \
-    cleanconf pattern"
+    cleanconf pattern listenaddr mhdlib chain partkey ratelimit keyid hash \
+    codec_read"
 conv="jackson jackson_parse re logparse convert convert_build deadletter codec \
     codec_ack"
-# (libsnappy is dlopen()ed by reccodec: no -lsnappy.)
-for f in util log crc32 codec_read pbuf $confparts $conv importyml importyml_put \
+# (libsnappy is dlopen()ed by reccodec, libmicrohttpd by mhdlib: no
+# -lsnappy, no -lmicrohttpd.)
+for f in util log escape crc32 pbuf $confparts $conv importyml importyml_put \
     ymlopts ecsmeta_parse statefile statefile_v1 regtable registry registry_save \
     pool atomicfile; do
 	compile "$f" "$(srcfile "$f")"
@@ -102,7 +104,7 @@ target() {
 	# shellcheck disable=SC2086
 	compile "$_t" "$fz/$_t.c" $warn
 	# shellcheck disable=SC2046,SC2086
-	"$CLANG" $cflags -fsanitize=fuzzer "$out/$_t.o" $(objs util pool log crc32 "$@") \
+	"$CLANG" $cflags -fsanitize=fuzzer "$out/$_t.o" $(objs util pool log escape crc32 "$@") \
 	    $deps -o "$out/$_t"
 	built="$built $_t"
 }
