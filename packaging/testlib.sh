@@ -169,20 +169,29 @@ root_fs() {
 	    ca-certificates adduser man-db rpm python3-lz4 python3-zstandard \
 	    python3-cffi-backend $deps | sort -u | tr '\n' ',' |
 	    sed 's/,$//')
+	debootstrap_root "$include"
+}
+
+# debootstrap_root INCLUDE: set $root to the cached Debian 12 minbase root
+# file system with the packages INCLUDE (comma-separated, may be empty),
+# creating it if there is none.
+debootstrap_root() {
+	include=$1
 	key=$(printf '%s' "bookworm minbase $include" | sha256sum | cut -c1-12)
 	root=$cache/bookworm-$key
 	mkdir -p "$cache"
 	exec 9>"$cache/lock"
 	flock 9
-	if [ ! -x "$root/lib/systemd/systemd" ]; then
+	# Made in $cache/new and moved in place: one that is there is whole.
+	if [ ! -x "$root/usr/bin/apt-get" ]; then
 		# The host's bookworm mirror, as apt has it; else debootstrap's own.
 		mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null |
 		    awk '$2 == "bookworm" { print $1; exit }')
 		say "creating the root file system $root (debootstrap; a few minutes)"
 		rm -rf "$cache/new"
 		# shellcheck disable=SC2086
-		if ! debootstrap --variant=minbase --include="$include" bookworm \
-		    "$cache/new" $mirror >"$tmp/debootstrap.log" 2>&1; then
+		if ! debootstrap --variant=minbase ${include:+--include="$include"} \
+		    bookworm "$cache/new" $mirror >"$tmp/debootstrap.log" 2>&1; then
 			tail -n 30 "$tmp/debootstrap.log"
 			abort debootstrap
 		fi
@@ -192,9 +201,79 @@ root_fs() {
 		say "using the cached root file system $root"
 	fi
 	touch "$root"
-	find "$cache" -mindepth 1 -maxdepth 1 -name 'bookworm-*' ! -name "${root##*/}" \
-	    -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+	# Roots no run used for a day, and the copies of build runs that were
+	# killed (pristine_package).
+	find "$cache" -mindepth 1 -maxdepth 1 \( -name 'bookworm-*' -o -name '.#machine.bookworm-*' \) \
+	    ! -name "${root##*/}" -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 	exec 9>&-
+}
+
+# --- the package, built as packagers build it -------------------------------------
+
+# pristine_package deb|rpm OUTDIR [ARG...]: build the package with
+# scripts/package from a clean export of the repository (git archive HEAD,
+# or the working tree with --worktree) in a bare Debian 12 root
+# (debootstrap --variant=minbase, nothing more: what sbuild and pbuilder
+# start from), with the check step (make check) unless ARG has --nocheck.
+# As root, scripts/package --install-deps installs the build tools and the
+# Build-Depends with apt-get from Debian's archive (the Build-Depends of
+# packaging/debian/control, for rpm too); then scripts/package builds, in
+# a clean environment (nspawn's NOTIFY_SOCKET would reach the agents the
+# tests start), as root (DISAGENT_BUILD_USER=builder: as an unprivileged
+# user, as sbuild does; the rotation tests then skip, needing root for
+# logrotate's "create root root").  The root is cached and
+# never modified (systemd-nspawn --ephemeral runs on a copy); the
+# downloaded packages are kept in $cache/apt.  The packages land in OUTDIR,
+# the whole output in $tmp/pristine-KIND.log.
+pristine_package() {
+	_kind=$1
+	_out=$2
+	shift 2
+	debootstrap_root ""
+	_b=$tmp/pristine
+	rm -rf "$_b"
+	mkdir -p "$_b/src" "$_b/out" "$_b/tmp" "$cache/apt/partial"
+	chmod 1777 "$_b/tmp"
+	if [ -n "${worktree:-}" ]; then
+		(cd "$top" && git ls-files -z -co --exclude-standard |
+		    tar --null -T - --ignore-failed-read -c) | tar -x -C "$_b/src"
+	else
+		git -C "$top" archive HEAD | tar -x -C "$_b/src"
+	fi
+	_user=${DISAGENT_BUILD_USER:-root}
+	say "building the $_kind in a bare Debian 12 root, as user $_user ($*)"
+	# --as-pid2: a stub init reaps what the tests leave to PID 1.  /tmp,
+	# where the build and the tests run, on the host's disk: nspawn's
+	# tmpfs never reuses an inode number, which one test needs.
+	systemd-nspawn --quiet --register=no --keep-unit --ephemeral --as-pid2 \
+	    --console=pipe \
+	    --directory="$root" --machine="disagent-build-$$" \
+	    --bind="$_b:/srv/build" --bind="$_b/tmp:/tmp" \
+	    --bind="$cache/apt:/var/cache/apt/archives" \
+	    --setenv=LANG=C.UTF-8 --setenv=DEBIAN_FRONTEND=noninteractive \
+	    --setenv=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	    /bin/sh -euc '
+	user=$1
+	kind=$2
+	shift 2
+	cd /srv/build/src
+	sh scripts/package "$kind" --install-deps "$@"
+	as=
+	home=/root
+	if [ "$user" != root ]; then
+		useradd -m "$user"
+		chown -R "$user:$user" /srv/build
+		as="runuser -u $user --"
+		home=/home/$user
+	fi
+	$as env -i HOME="$home" LANG=C.UTF-8 PATH="$PATH" \
+	    DEB_BUILD_OPTIONS="parallel=$(nproc)" \
+	    sh scripts/package "$kind" --outdir /srv/build/out "$@"' \
+	    sh "$_user" "$_kind" "$@" </dev/null >"$tmp/pristine-$_kind.log" 2>&1 || {
+		cp "$_b"/out/* "$_out/" 2>/dev/null || true
+		return 1
+	}
+	cp "$_b"/out/* "$_out/"
 }
 
 # --- boot ---------------------------------------------------------------------

@@ -17,6 +17,18 @@ check=$top_srcdir/tests/layering.py
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/disagent-layering.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$top_srcdir/src" "$tmp/src"
+# A build in the source tree (./configure && make, as dpkg-buildpackage
+# does) leaves automake's src/.deps and .dirstamp files: not layers, and
+# no failure (issue 37).
+mkdir -p "$tmp/src/.deps" "$tmp/src/base/.deps"
+: >"$tmp/src/.deps/disagent-main.Po"
+: >"$tmp/src/.dirstamp"
+: >"$tmp/src/base/.dirstamp"
+"$PYTHON3" "$check" "$tmp/src" >"$tmp/out" 2>&1 || {
+	echo "FAIL: a build's src/.deps and .dirstamp files are refused:" >&2
+	cat "$tmp/out" >&2
+	exit 1
+}
 # base/ is the bottom layer: it may include no other folder.
 line=$(grep -n '^#include "base/log.h"' "$tmp/src/base/log.c" | head -n 1 |
     cut -d: -f1)
