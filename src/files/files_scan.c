@@ -669,8 +669,9 @@ files_start(struct files *fs)
 		fs->held_whole = fs->holding = true;
 		log_info("[%s] records of its files that the crashed run sent "
 		    "may still land, and which cannot be told (a file moved, "
-		    "gone or spooled since the last save): the flow reads "
-		    "once the restart's read is over", fs->fc->name);
+		    "gone or spooled since the last save, or whole files): "
+		    "the flow reads once the restart's read is over",
+		    fs->fc->name);
 		return;
 	}
 	files_spool_resume(fs);
