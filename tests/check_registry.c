@@ -1918,6 +1918,7 @@ make_run(bool clean)
 	run->clean = clean;
 	run->saved_ms = 1700000000123LL;
 	run->land_by_ms = 1700000070123LL;
+	run->started_ms = 1699999990123LL;
 	run->streams = xcalloc(2, sizeof(*run->streams));
 	run->nstreams = 2;
 	run->streams[0].name = xstrdup("s1");
@@ -1961,6 +1962,7 @@ START_TEST(acked_spans_and_run_round_trip)
 	ck_assert(run->clean);
 	ck_assert_int_eq(run->saved_ms, 1700000000123LL);
 	ck_assert_int_eq(run->land_by_ms, 1700000070123LL);
+	ck_assert_int_eq(run->started_ms, 1699999990123LL);
 	st = reg_run_stream(run, "s1");
 	ck_assert_ptr_nonnull(st);
 	ck_assert_int_eq(reg_stream_get(st, 0), 12);
@@ -2086,6 +2088,8 @@ START_TEST(v2_bad_run_falls_back_to_bak)
 		"\"land_by_ms\":2,\"seq\":{\"s1\":{\"x\":3}}}",
 		"{\"clean\":true,\"saved_ms\":1,\"land_by_ms\":2,"
 		"\"seq\":{\"s1\":{\"0\":-5}}}",
+		"{\"clean\":true,\"saved_ms\":1,\"land_by_ms\":2,"
+		"\"started_ms\":\"x\",\"seq\":{}}",
 	};
 	const char	*body = GOOD_ENTRY "\n";
 	struct buf	 text;

@@ -262,21 +262,47 @@ agent_key(struct agent *a)
 	keyid_agent(mid, host, a->conf->checkpoint_file, &a->agent_key);
 }
 
+void
+agent_end_read_back(struct agent *a)
+{
+	registry_set_hold(a->reg, NULL, NULL);
+	dedupe_free(a->dedupe);
+	a->dedupe = NULL;
+}
+
+/* The restart's read is over: the flows read the files it held. */
+static void
+on_read_back(void *arg)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+
+	agent_end_read_back(a);
+	for (i = 0; i < a->nflows; i++)
+		flow_release(a->flows[i]);
+}
+
 /*
  * After a crash, before any flow reads: which records of the crashed run
- * landed (dedupe.h).  A signal meanwhile stops the agent as usual.
+ * landed (dedupe.h).  The flows start once every partition was read to
+ * its end; only the files whose records may still land wait for the read
+ * to be over (--once waits for it all).  A signal meanwhile stops the
+ * agent as usual.
  */
 static void
 read_back(struct agent *a)
 {
-	struct dedupe	*d;
-
 	if (a->state == AGENT_FINISHING)
 		return;
-	d = dedupe_start(&a->loop, a->api, a->conf, a->reg, &a->agent_key);
-	while (!dedupe_done(d) && a->state != AGENT_FINISHING)
+	a->dedupe = dedupe_start(&a->loop, a->api, a->conf, a->reg,
+	    &a->agent_key, on_read_back, a);
+	if (a->dedupe != NULL)
+		registry_set_hold(a->reg, dedupe_holds, a->dedupe);
+	while (a->dedupe != NULL && a->state != AGENT_FINISHING &&
+	    (a->once ? !dedupe_done(a->dedupe) : !dedupe_ready(a->dedupe)))
 		uv_run(&a->loop, UV_RUN_ONCE);
-	dedupe_free(d);
+	if (a->dedupe != NULL && dedupe_done(a->dedupe))
+		agent_end_read_back(a);
 }
 
 /*
@@ -326,6 +352,7 @@ agent_run(struct conf **confp, const char *path, bool once)
 	a.once = once;
 	a.state = AGENT_RUNNING;
 	a.start_ms = mono_ms();
+	a.started_wall = wall_ms();
 	if (uv_loop_init(&a.loop) != 0)
 		fatalx("uv_loop_init failed");
 	a.reg = registry_new(conf->checkpoint_file);

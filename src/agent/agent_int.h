@@ -68,6 +68,7 @@ struct agent {
 	bool		 once;
 	int		 exit_code;
 	uint64_t	 start_ms;
+	int64_t		 started_wall;	/* wall_ms() of the start */
 	uv_signal_t	 sig_term;
 	uv_signal_t	 sig_int;
 	uv_signal_t	 sig_hup;
@@ -84,6 +85,8 @@ struct agent {
 	struct progress	 progress;
 	struct hash_key	 agent_key;	/* keyid.h: this agent's record ids */
 	struct reg_run	*prev_run;	/* the state file's, once replaced */
+	struct dedupe	*dedupe;	/* the restart's read, while the files
+					   it holds wait for its end */
 	int64_t		 land_by_ms;	/* what the state on disk covers */
 	uint64_t	 saved_ms;	/* mono_ms() of the last save written */
 	/* The timer's save on the thread pool (registry_save_start): what
@@ -168,6 +171,9 @@ void		 agent_spool_flows(struct agent *, struct flow **v, size_t n);
 void		 agent_sweep_spool(struct agent *);
 /* Cancel what is left, spool, save, and close every handle. */
 void		 agent_finish(struct agent *);
+/* The restart's read ends here, if it has not (the files it held stay
+ * unread: a stop). */
+void		 agent_end_read_back(struct agent *);
 
 /* agent_reload.c */
 /* SIGHUP: read the configuration again and carry the reload out. */

@@ -93,7 +93,7 @@ prepare_save(struct agent *a, bool clean)
 	int64_t		 now;
 	struct flow	*f;
 	size_t		 i;
-	bool		 pending;
+	bool		 pending, any = a->nflows + a->ngoing == 0;
 
 	if (!a->took_run) {
 		a->prev_run = registry_take_run(a->reg);
@@ -108,10 +108,18 @@ prepare_save(struct agent *a, bool clean)
 		fl.st = reg_run_add_stream(run, flow_stream_key(f));
 		flow_floors(f, add_floor, &fl);
 		pending = flow_restart_pending(f);
+		any = any || pending;
 		keep_prev(a, fl.st, pending);
 		if (flow_uncertain(f) || pending)
 			reg_run_not_clean(run);
 	}
+	/* Where a partition has no floor, a restart reads from the time
+	 * the run started -- that of the run before while its read is not
+	 * done with. */
+	run->started_ms = a->started_wall;
+	if (any && a->prev_run != NULL && !a->prev_run->clean &&
+	    a->prev_run->started_ms > 0)
+		run->started_ms = MIN(run->started_ms, a->prev_run->started_ms);
 	/* No flow yet (the restart's read is under way): the floors stay as
 	 * they were, for the next start. */
 	for (i = 0; a->nflows + a->ngoing == 0 && a->prev_run != NULL &&

@@ -246,6 +246,7 @@ agent_finish(struct agent *a)
 		a->exit_code = 1;
 	}
 	log_clean(a, rc, doubt);
+	agent_end_read_back(a);
 	agent_last_report(a);
 	uv_close((uv_handle_t *)&a->metrics_timer, NULL);
 	uv_close((uv_handle_t *)&a->save_timer, NULL);

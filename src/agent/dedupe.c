@@ -44,6 +44,7 @@
 
 static void	part_next(struct dd_part *);
 static void	start_parts(struct dedupe *);
+static void	on_finished(uv_timer_t *);
 
 /* Free d and its streams (nothing refers to them any more). */
 static void
@@ -61,8 +62,11 @@ destroy(struct closer *c)
 		for (j = 0; j < st->nfiles; j++)
 			free(st->files[j].path);
 		free(st->files);
+		free(st->probed);
+		free(st->own_key);
 	}
 	free(d->streams);
+	free(d->held);
 	free(d);
 }
 
@@ -73,29 +77,59 @@ unref(struct dedupe *d)
 	return !closer_drop(&d->closer) && !d->freed;
 }
 
-/* Turn the planned streams into partition readers. */
+/* Part j of st: partition part, read after floor (or by time). */
+static void
+make_part(struct dd_stream *st, size_t j, int32_t part, int64_t floor)
+{
+	struct dd_part	*p = &st->parts[j];
+
+	p->st = st;
+	p->part = part;
+	p->floor = floor;
+	p->by_time = floor == REG_SEQ_NONE;
+	if (p->by_time)
+		p->floor = -1;
+	p->seen = -2;
+	uv_timer_init(st->d->loop, &p->timer);
+}
+
+/*
+ * Turn the planned streams into partition readers.  A stream whose
+ * partitions the state cannot all name (the floors of a streamId come
+ * from acknowledgements only, and there may be none yet) has them probed
+ * first: until then it counts as one partition left.
+ */
 static void
 make_parts(struct dedupe *d, const struct reg_run *run)
 {
 	const struct reg_stream *rs;
 	struct dd_stream *st;
-	struct dd_part	*p;
 	size_t		 i, j;
 
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		rs = reg_run_stream(run, st->key);
+		if (st->nheld == 0) {
+			/* Every file ended at its saved offset: nothing of
+			 * the stream's flows can be on its way. */
+			log_info("restart read of stream [%s]: not needed, "
+			    "no file of its flows has bytes past the offset "
+			    "the state file saved (nothing was in flight)",
+			    st->key);
+			continue;
+		}
+		if (d->since_ms > 0 && (st->by_id || rs == NULL ||
+		    rs->n == 0)) {
+			st->probing = true;
+			st->left = 1;
+			d->left++;
+			continue;
+		}
 		st->parts = xcalloc(rs->n, sizeof(*st->parts));
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
-		for (j = 0; j < rs->n; j++) {
-			p = &st->parts[j];
-			p->st = st;
-			p->part = rs->seq[j].part;
-			p->floor = rs->seq[j].last;
-			p->seen = -2;
-			uv_timer_init(d->loop, &p->timer);
-		}
+		for (j = 0; j < rs->n; j++)
+			make_part(st, j, rs->seq[j].part, rs->seq[j].last);
 	}
 }
 
@@ -119,10 +153,39 @@ stream_done(struct dd_stream *st)
 }
 
 static void
+on_finished(uv_timer_t *t)
+{
+	struct dedupe	*d = container_of(t, struct dedupe, deadline);
+
+	if (d->nheld > 0)
+		log_info("the restart's read is over after %.2f s: the %zu "
+		    "file%s and %zu flow%s it held are read now, skipping the "
+		    "records found to have landed", (double)(mono_ms() - d->t0) / 1000.0,
+		    d->nheld - d->nwhole, d->nheld - d->nwhole == 1 ? "" : "s",
+		    d->nwhole, d->nwhole == 1 ? "" : "s");
+	if (d->done != NULL)
+		d->done(d->done_arg);
+}
+
+/* One of st's partitions (or its probe) is done. */
+static void
+left_less(struct dd_stream *st)
+{
+	struct dedupe	*d = st->d;
+
+	d->left--;
+	if (--st->left == 0)
+		stream_done(st);
+	start_parts(d);
+	/* The end is told from the loop, not from within a reply. */
+	if (d->left == 0 && !d->freed)
+		uv_timer_start(&d->deadline, on_finished, 0, 0);
+}
+
+static void
 part_done(struct dd_part *p)
 {
-	struct dd_stream *st = p->st;
-	struct dedupe	*d = st->d;
+	struct dedupe	*d = p->st->d;
 
 	if (p->state == DD_DONE)
 		return;
@@ -130,10 +193,7 @@ part_done(struct dd_part *p)
 		d->active--;
 	p->state = DD_DONE;
 	uv_timer_stop(&p->timer);
-	d->left--;
-	if (--st->left == 0)
-		stream_done(st);
-	start_parts(d);
+	left_less(p->st);
 }
 
 /*
@@ -151,6 +211,10 @@ stream_fail(struct dd_stream *st, const char *why)
 	    "last save and not found (%" PRIu64 " found so far) is sent "
 	    "again", st->key, why, st->ours);
 	st->failed = true;
+	if (st->probing) {
+		st->probing = false;
+		left_less(st);
+	}
 	for (i = 0; i < st->nparts; i++)
 		part_done(&st->parts[i]);
 }
@@ -206,8 +270,12 @@ get_cursor(struct dd_part *p)
 	buf_init(&q);
 	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32,
 	    stream_param(st), stream_value(st), p->part);
+	/* Nothing saved: from the time the crashed run started. */
+	if (after < 0 && p->by_time)
+		buf_printf(&q, "&cursor-type=AT_TIMESTAMP&timestamp=%" PRId64,
+		    st->d->since_ms);
 	/* Nothing acknowledged there yet: from its first record. */
-	if (after < 0)
+	else if (after < 0)
 		buf_printf(&q, "&cursor-type=AT_SEQUENCE_NUMBER"
 		    "&starting-sequence-number=0");
 	else
@@ -365,9 +433,11 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	uint32_t	 off32;
 
 	st->read++;
+	/* A file not held has nothing on its way: its records here are
+	 * acknowledged ones, or this run's. */
 	if (rec->key == NULL ||
 	    !keyid_find(rec->key, strlen(rec->key), &fid, &off32) ||
-	    (f = dedupe_find_file(st, fid)) == NULL)
+	    (f = dedupe_find_file(st, fid)) == NULL || !f->held)
 		return;
 	buf_reset(data);
 	if (codec_base64_decode(rec->data64, rec->data64_len, data) != 0)
@@ -482,6 +552,114 @@ on_records(const struct http_response *r, void *arg)
 	get_records(p);
 }
 
+/* --- the partitions of a stream the state cannot name ----------------- */
+
+#define MAX_PROBE	1024		/* partitions probed, at most */
+
+static void	on_probe(const struct http_response *, void *);
+
+static void
+probe_next(struct dd_stream *st)
+{
+	struct disapi_call c;
+	struct dedupe	*d = st->d;
+	struct buf	 q;
+	char		 why[160];
+	int		 rc;
+
+	buf_init(&q);
+	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32
+	    "&cursor-type=AT_TIMESTAMP&timestamp=%" PRId64, stream_param(st),
+	    stream_value(st), st->probe, d->since_ms);
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.path = "cursors/";
+	c.query = q.data;
+	c.max_response = MAX_RESPONSE;
+	rc = disapi_send(d->api, &c, on_probe, st);
+	buf_cleanup(&q);
+	if (rc == 0) {
+		closer_hold(&d->closer);
+		return;
+	}
+	snprintf(why, sizeof(why), "cannot send cursors/: %s",
+	    rc == -EKEYEXPIRED ? disapi_key_error(d->api) : strerror(-rc));
+	stream_fail(st, why);
+}
+
+/* Every partition of st is known: read each, after its floor where the
+ * state has one, else from the time the crashed run started. */
+static void
+probe_over(struct dd_stream *st)
+{
+	const struct reg_stream *rs = reg_run_stream(st->d->run, st->key);
+	struct dedupe	*d = st->d;
+	size_t		 j, n = 0;
+
+	st->parts = xcalloc(st->nprobed + 1, sizeof(*st->parts));
+	st->nparts = st->nprobed;
+	st->left += st->nparts;
+	d->left += st->nparts;
+	for (j = 0; j < st->nparts; j++) {
+		make_part(st, j, st->probed[j], rs != NULL ?
+		    reg_stream_get(rs, st->probed[j]) : REG_SEQ_NONE);
+		n += st->parts[j].by_time;
+	}
+	log_info("restart read of stream [%s]: %zu partition%s, %zu of them "
+	    "without a sequence number in the state file (none acknowledged "
+	    "there yet): read from the time the crashed run started, less "
+	    "%d s for the clocks", st->key, st->nparts,
+	    st->nparts == 1 ? "" : "s", n, DEDUPE_SKEW_MS / 1000);
+	st->probing = false;
+	left_less(st);		/* the probe's place */
+}
+
+static void
+on_probe(const struct http_response *r, void *arg)
+{
+	struct dd_stream *st = arg;
+	char		 code[32] = "", msg[160] = "", why[320];
+
+	if (!unref(st->d) || !st->probing)
+		return;
+	if (r->result == HTTP_OK && r->status == 200) {
+		st->probed = xrealloc(st->probed, (st->nprobed + 1) *
+		    sizeof(*st->probed));
+		st->probed[st->nprobed++] = st->probe;
+	}
+	if (r->result == HTTP_OK && r->status == 400)
+		(void)codec_parse_error(r->body, r->bodylen, code,
+		    sizeof(code), msg, sizeof(msg));
+	/* Past the last partition: all are known.  An expired one is not
+	 * read (nothing can land there). */
+	if (strcmp(code, "DIS.4302") == 0 || st->probe + 1 >= MAX_PROBE) {
+		probe_over(st);
+		start_parts(st->d);
+		return;
+	}
+	if ((r->result == HTTP_OK && r->status == 200) ||
+	    strcmp(code, "DIS.4319") == 0) {
+		st->probe++;
+		probe_next(st);
+		return;
+	}
+	snprintf(why, sizeof(why), "its partitions could not be listed "
+	    "(GetCursor of partition %" PRId32 ": %s %ld %s %s)", st->probe,
+	    r->result != HTTP_OK ? (r->error ? r->error : "error") : "HTTP",
+	    r->status, code, msg);
+	stream_fail(st, why);
+}
+
+static void
+probe_all(struct dedupe *d)
+{
+	size_t	 i;
+
+	for (i = 0; i < d->nstreams; i++)
+		if (d->streams[i].probing)
+			probe_next(&d->streams[i]);
+}
+
 /* --- lifetime ----------------------------------------------------------- */
 
 /* Whether the state asks for a read at all; logs why not. */
@@ -537,7 +715,8 @@ on_deadline(uv_timer_t *t)
 
 struct dedupe *
 dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
-    struct registry *reg, const struct hash_key *agent)
+    struct registry *reg, const struct hash_key *agent,
+    void (*done)(void *), void *arg)
 {
 	const struct reg_run *run = registry_run(reg);
 	struct dedupe	*d;
@@ -554,18 +733,16 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	d->agent = *agent;
 	d->t0 = mono_ms();
 	d->until_ms = run->land_by_ms + DEDUPE_SKEW_MS;
+	d->run = run;
+	if (run->started_ms > DEDUPE_SKEW_MS)
+		d->since_ms = run->started_ms - DEDUPE_SKEW_MS;
 	d->wait_until = land_by(conf, run);
+	d->done = done;
+	d->done_arg = arg;
 	log_info("the previous run did not stop cleanly (a crash, or "
 	    "requests left on the wire); reading back what it sent after its "
 	    "last save (up to %" PRId64 " ms after it)",
 	    run->land_by_ms - run->saved_ms);
-	if (d->wait_until > wall_ms())
-		log_info("a request of the previous run may still land for "
-		    "%.1f s (its last save's lease, %lld s of "
-		    "socketTimeOutSeconds after this start): the read waits "
-		    "that long at each partition's end before anything is "
-		    "sent", (double)(d->wait_until - wall_ms()) / 1000.0,
-		    conf->socket_timeout_s);
 	uv_timer_init(loop, &d->deadline);
 	closer_init(&d->closer, destroy);
 	dedupe_plan(d, run);
@@ -574,6 +751,17 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 		dedupe_free(d);
 		return NULL;
 	}
+	if (d->wait_until > wall_ms())
+		log_info("a request of the previous run may still land for "
+		    "%.1f s (its last save's lease, %lld s of "
+		    "socketTimeOutSeconds after this start): the read waits "
+		    "that long at each partition's end; the flows start once "
+		    "it is there, and only the %zu file%s and %zu flow%s whose "
+		    "records may be on their way wait for its end",
+		    (double)(d->wait_until - wall_ms()) / 1000.0,
+		    conf->socket_timeout_s, d->nheld - d->nwhole,
+		    d->nheld - d->nwhole == 1 ? "" : "s", d->nwhole,
+		    d->nwhole == 1 ? "" : "s");
 	total = DEDUPE_MAX_MS + (uint64_t)MAX(d->wait_until - wall_ms(), 0);
 	uv_timer_start(&d->deadline, on_deadline, total, 0);
 	/* READY=1 comes after the read: systemd's start timeout (90 s by
@@ -583,6 +771,7 @@ dedupe_start(uv_loop_t *loop, struct disapi *api, const struct conf *conf,
 	(void)notify_send(ext);
 	(void)notify_status("reading back what the previous run sent before "
 	    "its crash (up to %" PRIu64 " s)", total / 1000);
+	probe_all(d);
 	start_parts(d);
 	return d;
 }
@@ -591,6 +780,24 @@ bool
 dedupe_done(const struct dedupe *d)
 {
 	return d == NULL || d->left == 0;
+}
+
+bool
+dedupe_ready(const struct dedupe *d)
+{
+	const struct dd_part *p;
+	size_t		 i, j;
+
+	for (i = 0; d != NULL && i < d->nstreams; i++) {
+		if (d->streams[i].probing)
+			return false;
+		for (j = 0; j < d->streams[i].nparts; j++) {
+			p = &d->streams[i].parts[j];
+			if (p->state != DD_DONE && p->end_ms == 0)
+				return false;
+		}
+	}
+	return true;
 }
 
 void

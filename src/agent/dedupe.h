@@ -1,15 +1,19 @@
 /*
  * The restart after a crash (dedupeOnRestart = auto): before the flows
- * read their files again, ask each stream which of the records the crashed
- * run sent after its last save already landed, so that they are not sent
- * twice.
+ * read the files whose records may be on their way again (bytes past
+ * their saved offsets, or not named by the state file: held from them
+ * until the read is over, registry_set_hold), ask each stream which of
+ * the records the crashed run sent after its last save already landed,
+ * so that they are not sent twice.  The other files ship meanwhile.
  *
  * The state file's header (registry.h, struct reg_run) says the run did
  * not stop cleanly, until when its requests could land (land_by_ms), and
  * per stream and partition the last sequence number it saw acknowledged
- * before the records its entries do not account for.  Each such partition
- * is read from just after that number (GetCursor AFTER_SEQUENCE_NUMBER,
- * then GetRecords) until it is read to its end or its records were
+ * before the records its entries do not account for, and since when its
+ * requests went out (started_ms).  Each such partition is read from just
+ * after that number (GetCursor AFTER_SEQUENCE_NUMBER; a partition without
+ * one, AT_TIMESTAMP from started_ms, once GetCursor listed them), then
+ * GetRecords until it is read to its end or its records were
  * written after land_by_ms (and a margin for the clocks); at its end it is
  * asked again every 300 ms (a timer) until a GetRecords sent after the
  * crashed run's last possible landing (land_by_ms, and no later than
@@ -51,12 +55,24 @@ struct dedupe;
  * borrowed; they outlive it), on loop through api, with the agent's key.
  * Logs what it does and why not.  Returns NULL when there is nothing to
  * read (a clean stop, no state, dedupeOnRestart = off, no flow whose keys
- * carry ids): the flows may start at once.  Otherwise the flows start once
- * dedupe_done() says so.
+ * carry ids, no file with bytes past its saved offset): the flows may
+ * start at once.  Otherwise they start once dedupe_ready() says so, with
+ * dedupe_holds (registry_set_hold) keeping the files whose records may be
+ * on their way from them; done(arg) is called from the loop once the read
+ * is over (dedupe_done), and the flows read those files then.
  */
 struct dedupe	*dedupe_start(uv_loop_t *, struct disapi *,
 		    const struct conf *, struct registry *,
-		    const struct hash_key *agent);
+		    const struct hash_key *agent, void (*done)(void *),
+		    void *arg);
+/*
+ * Every partition was read to its end once (or given up on): what is left
+ * is the wait for late requests, which only the held files wait for.
+ */
+bool		 dedupe_ready(const struct dedupe *);
+/* Whether the read holds flow's file (dev, ino) (reg_hold_fn). */
+bool		 dedupe_holds(void *d, const char *flow, uint64_t dev,
+		    uint64_t ino);
 /* Every stream is read, or given up on. */
 bool		 dedupe_done(const struct dedupe *);
 /*

@@ -32,6 +32,15 @@ struct dd_file {
 					   last save), found by a scan now;
 					   NULL for the state file's */
 	uint32_t	 fp_crc, fp_len; /* its head now, for its entry */
+	bool		 held;		/* records of it may be on their way:
+					   the flow reads it once the read
+					   is over (registry_held) */
+};
+
+/* A file held, or a flow held wholly (dev = ino = 0). */
+struct dd_held {
+	uint64_t	 dev, ino;
+	const char	*flow;		/* the conf's */
 };
 
 struct dd_stream;
@@ -42,6 +51,8 @@ struct dd_part {
 	struct dd_stream *st;
 	int32_t		 part;
 	int64_t		 floor;		/* last sequence number saved */
+	bool		 by_time;	/* none saved: read from the time
+					   the crashed run started */
 	int64_t		 seen;		/* the last one read (-2: none) */
 	char		*cursor;	/* NULL: get one */
 	int64_t		 asked;		/* wall ms of the last GetRecords */
@@ -55,12 +66,22 @@ struct dd_part {
 struct dd_stream {
 	struct dedupe	*d;
 	const char	*key;		/* "NAME" or "id:ID" (the run's) */
+	char		*own_key;	/* key, when the run has no floors
+					   of the stream */
 	bool		 by_id;
+	/* Partitions not all known (no DescribeStream: a streamId, or
+	 * none before the crash): GetCursor by time for partition 0, 1,
+	 * ... until one does not exist. */
+	bool		 probing;
+	int32_t		 probe;
+	int32_t		*probed;	/* the partitions that exist */
+	size_t		 nprobed;
 	struct dd_file	*files;		/* by fid */
 	size_t		 nfiles;
 	struct dd_part	*parts;
 	size_t		 nparts;
 	size_t		 left;		/* parts not done */
+	size_t		 nheld;		/* files held, flows held wholly */
 	uint64_t	 read;		/* records read */
 	uint64_t	 ours;		/* of them this agent's files' */
 	bool		 failed;
@@ -79,13 +100,22 @@ struct dedupe {
 	struct closer	 closer;	/* requests on the wire, timers
 					   being closed */
 	int64_t		 until_ms;	/* records after this: not ours */
+	int64_t		 since_ms;	/* wall ms before the crashed run's
+					   first request (its start, less
+					   DEDUPE_SKEW_MS), or 0: unknown */
+	const struct reg_run *run;
 	int64_t		 wait_until;	/* wall ms: a request of the crashed
 					   run may land until then, so a
 					   partition read to its end before
 					   is polled again */
 	uint64_t	 t0;
 	uint64_t	 waited_ms;	/* the longest a partition waited */
-	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS */
+	uv_timer_t	 deadline;	/* DEDUPE_MAX_MS; then the end */
+	struct dd_held	*held;		/* by dev, ino */
+	size_t		 nheld;
+	size_t		 nwhole;	/* of them flows */
+	void		(*done)(void *);
+	void		*done_arg;
 	bool		 freed;
 };
 

@@ -113,6 +113,8 @@ void		 flow_floors(const struct flow *,
 size_t		 flow_uncertain(const struct flow *);
 /* Records the restart's read found are not all read past yet. */
 bool		 flow_restart_pending(struct flow *);
+/* The restart's read is over: the files it held are read (files.h). */
+void		 flow_release(struct flow *);
 /* --- transitions (reload, stop) ------------------------------------------ */
 
 /* The configuration it was made from (borrowed: the agent keeps it), and

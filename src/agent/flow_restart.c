@@ -84,6 +84,13 @@ flow_restart_pending(struct flow *f)
 	return files_of(f) != NULL && source_files_restart_pending(files_of(f));
 }
 
+void
+flow_release(struct flow *f)
+{
+	if (files_of(f) != NULL)
+		source_files_release(files_of(f));
+}
+
 /* --- transitions -------------------------------------------------------- */
 
 const struct conf *

@@ -115,19 +115,26 @@ old_name(struct registry *reg, const struct conf *c,
 void
 renamed_at_start(struct registry *reg, const struct conf *c)
 {
-	const char	**names, *from;
+	const char	**names, **from;
 	size_t		  i, n;
 
 	names = registry_flow_names(reg, &n);
+	from = xcalloc(c->nflows + 1, sizeof(*from));
 	for (i = 0; i < c->nflows; i++) {
 		if (!c->flows[i].enable ||
 		    c->flows[i].source != SOURCE_FILES ||
 		    registry_flow_count(reg, c->flows[i].name) > 0)
 			continue;
-		from = old_name(reg, c, &c->flows[i], names, n);
-		if (from != NULL)
-			renamed_carry(reg, from, &c->flows[i]);
+		from[i] = old_name(reg, c, &c->flows[i], names, n);
+		if (from[i] != NULL)
+			renamed_carry(reg, from[i], &c->flows[i]);
 	}
-	free(names);
 	renamed_describe(reg, c);
+	/* The ids of records the run before sent hash the old name: the
+	 * restart's read after a crash looks for those (dedupe_plan.c). */
+	for (i = 0; i < c->nflows; i++)
+		if (from[i] != NULL)
+			registry_flow_was(reg, c->flows[i].name, from[i]);
+	free(from);
+	free(names);
 }

@@ -341,6 +341,12 @@ source_files_restart_pending(struct source_files *sf)
 	return files_restart_pending(sf->files);
 }
 
+void
+source_files_release(struct source_files *sf)
+{
+	files_release(sf->files);
+}
+
 uint64_t
 source_files_passes(const struct source_files *sf, uint64_t *gap_ms)
 {

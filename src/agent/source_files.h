@@ -59,12 +59,14 @@ void		 source_files_passed(struct source_files *,
 bool		 source_files_id_file(struct source_files *,
 		    const struct source_rec *r, const struct hash_key *k,
 		    uint64_t *file, bool *fixed);
-/* files.h: files_keep_acked, files_publish, files_restart_pending. */
+/* files.h: files_keep_acked, files_publish, files_restart_pending,
+ * files_release. */
 void		 source_files_keep_acked(struct source_files *,
 		    const struct files_acked *, size_t);
 void		 source_files_publish(struct source_files *,
 		    const struct files_acked *, size_t);
 bool		 source_files_restart_pending(struct source_files *);
+void		 source_files_release(struct source_files *);
 /*
  * Reads coalesced in passes (files.h: files_passes, files_pace): the
  * number of the last pass (0: none) and the ms of writes it found; and

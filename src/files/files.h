@@ -46,8 +46,16 @@ struct files	*files_new(uv_loop_t *, const struct conf *,
 		    const struct conf_flow *fc, struct registry *,
 		    const struct framer *fr, struct metrics_flow *m, bool once,
 		    files_cb readable, void *arg, char *err, size_t errlen);
-/* First scan; then watches and the rescan timer (daemon). */
+/*
+ * First scan; then watches and the rescan timer (daemon).  While the
+ * restart's read after a crash holds files (registry_held), they are not
+ * tracked -- all of the flow's, when it holds the flow wholly: then the
+ * start waits -- until files_release.
+ */
 void		 files_start(struct files *);
+/* The restart's read is over: the held files are tracked now, from their
+ * entries (with the records it found) or as a first scan would. */
+void		 files_release(struct files *);
 /* No more scans or events (stop, reload). */
 void		 files_stop(struct files *);
 /* Free every tailer; the handles close asynchronously. */

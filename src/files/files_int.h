@@ -150,10 +150,23 @@ struct files {
 	bool		 warned_fds;
 	bool		 warned_dir;
 	bool		 plans;		/* a tailer may have a skip plan */
+	/* The restart's read holds files (registry_held): all of them
+	 * (files_start waits), or those in held, untracked until
+	 * files_release; its scan tracks them as a first scan would. */
+	bool		 held_whole;
+	bool		 holding;	/* until files_release */
+	bool		 release_scan;	/* the next scan is the release's */
+	bool		 release_scanning; /* the scan under way is */
+	struct files_held *held;
+	size_t		 nheld;
 	struct reg_span	*scratch;	/* files_publish's */
 	size_t		 nscratch;
 	files_cb	 readable;
 	void		*arg;
+};
+
+struct files_held {
+	uint64_t	 dev, ino;
 };
 
 struct spool_done {

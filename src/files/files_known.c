@@ -222,6 +222,8 @@ files_restart_pending(struct files *fs)
 	struct tracked	*k;
 	bool		 any = false;
 
+	if (fs->holding)
+		return true;	/* what the restart's read found is to come */
 	if (!fs->plans)
 		return false;
 	for (k = fs->list; k != NULL; k = k->next) {

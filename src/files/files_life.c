@@ -88,6 +88,7 @@ files_free(struct files *fs)
 	free(fs->orphans);
 	successors_free(fs->succ);
 	free(fs->scratch);
+	free(fs->held);
 	copies_cleanup(&fs->waiting);
 	keymap_cleanup(&fs->byid);
 	closer_close(&fs->closer, (uv_handle_t *)&fs->rescan_timer);

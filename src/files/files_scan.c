@@ -135,6 +135,41 @@ adopt_held(struct files *fs, int fd, char *path)
 
 /* --- what a scan finds -------------------------------------------------- */
 
+/* Whether (dev, ino) is held, or was until the release's scan. */
+static bool
+was_held(const struct files *fs, const struct stat *st)
+{
+	size_t	 i;
+
+	for (i = 0; i < fs->nheld; i++)
+		if (fs->held[i].dev == (uint64_t)st->st_dev &&
+		    fs->held[i].ino == (uint64_t)st->st_ino)
+			return true;
+	return false;
+}
+
+/*
+ * The restart's read holds path: records of it the crashed run sent may
+ * still land.  Not tracked until files_release (said once).
+ */
+static bool
+hold(struct files *fs, const char *path, const struct stat *st)
+{
+	if (!registry_held(fs->reg, fs->fc->name, (uint64_t)st->st_dev,
+	    (uint64_t)st->st_ino))
+		return false;
+	if (was_held(fs, st))
+		return true;
+	fs->held = xrealloc(fs->held, (fs->nheld + 1) * sizeof(*fs->held));
+	fs->held[fs->nheld].dev = (uint64_t)st->st_dev;
+	fs->held[fs->nheld++].ino = (uint64_t)st->st_ino;
+	fs->holding = true;
+	log_info("[%s] %s (inode %ju): records of it that the crashed run "
+	    "sent may still land; read once the restart's read is over",
+	    fs->fc->name, path, (uintmax_t)st->st_ino);
+	return true;
+}
+
 static void
 track(struct files *fs, const char *path, const struct stat *st, bool first,
     bool gone)
@@ -144,6 +179,11 @@ track(struct files *fs, const char *path, const struct stat *st, bool first,
 	enum copies_verdict v = COPIES_NONE;
 	uint64_t	 off = 0;
 
+	if (hold(fs, path, st))
+		return;
+	/* Held at the start: tracked as the first scan would have. */
+	if (fs->release_scanning && was_held(fs, st))
+		first = true;
 	if (!first && !gone && registry_find(fs->reg, fs->fc->name,
 	    (uint64_t)st->st_dev, (uint64_t)st->st_ino) == NULL)
 		v = copies_check(&fs->waiting, path, st,
@@ -284,7 +324,8 @@ on_other(void *arg, const char *path, const struct stat *st)
 		successors_add(fs->succ, path, st);
 	/* A compressed file's size is not its decompressed one: the
 	 * tailer finds out whether anything is left. */
-	if (!orphans_pending(fs) || e == NULL ||
+	if (!(orphans_pending(fs) || (fs->release_scanning &&
+	    was_held(fs, st))) || e == NULL ||
 	    (!z && e->offset >= (uint64_t)st->st_size) ||
 	    !resume_same_head(path, e, (uint64_t)st->st_size))
 		return;
@@ -334,6 +375,8 @@ scan(struct files *fs, bool first)
 	}
 	if (first)
 		set_state(fs, FILES_FIRST);
+	fs->release_scanning = fs->release_scan;
+	fs->release_scan = false;
 	successors_reset(fs->succ);
 	/* Truncations first: a copytruncate copy found by the walk is then
 	 * recognised by the original's previous head. */
@@ -346,6 +389,27 @@ scan(struct files *fs, bool first)
 	fs->scan_inline = true;
 	(void)watcher_scan(fs->watcher, on_found, on_other, on_walked, fs);
 	fs->scan_inline = false;
+}
+
+/*
+ * The release's scan did not find a held file the state file names: it
+ * went while held, as if while the agent was stopped (files_gone.c
+ * follows it to a successor, or counts what it had left).
+ */
+static void
+held_gone(struct files *fs)
+{
+	struct reg_entry *e;
+	size_t		 i;
+
+	for (i = 0; i < fs->nheld; i++) {
+		if (files_tracks(fs, fs->held[i].dev, fs->held[i].ino))
+			continue;
+		e = registry_find(fs->reg, fs->fc->name, fs->held[i].dev,
+		    fs->held[i].ino);
+		if (e != NULL && reg_spool(e) == NULL)
+			files_add_orphan(fs, e);
+	}
 }
 
 /* The walk of a scan is over: what it did not find is gone. */
@@ -364,6 +428,15 @@ scan_end(struct files *fs, bool walked, int err)
 	while (walked && copies_vanished(&fs->waiting, &fd, &path))
 		adopt_held(fs, fd, path);
 	openfail_sweep(&fs->fails, fs->fc->name, false);
+	if (fs->release_scanning && !walked)
+		fs->release_scan = true;	/* the next scan, then */
+	else if (fs->release_scanning) {
+		held_gone(fs);
+		free(fs->held);
+		fs->held = NULL;
+		fs->nheld = 0;
+	}
+	fs->release_scanning = false;
 	files_follow_gone(fs, walked && orphans_pending(fs));
 	if (walked)
 		set_state(fs, FILES_RUNNING);
@@ -592,12 +665,36 @@ files_fs_event(void *arg, const char *dir, const char *name, int events)
 void
 files_start(struct files *fs)
 {
+	if (registry_held(fs->reg, fs->fc->name, 0, 0)) {
+		fs->held_whole = fs->holding = true;
+		log_info("[%s] records of its files that the crashed run sent "
+		    "may still land, and which cannot be told (a file moved, "
+		    "gone or spooled since the last save, or whole files): "
+		    "the flow reads once the restart's read is over",
+		    fs->fc->name);
+		return;
+	}
 	files_spool_resume(fs);
 	scan(fs, true);
 	if (!fs->once)
 		uv_timer_start(&fs->rescan_timer, on_rescan_timer,
 		    (uint64_t)fs->fc->rescan_interval_ms,
 		    (uint64_t)fs->fc->rescan_interval_ms);
+}
+
+void
+files_release(struct files *fs)
+{
+	if (!fs->holding || fs->state == FILES_STOPPED)
+		return;
+	fs->holding = false;
+	if (fs->held_whole) {
+		fs->held_whole = false;
+		files_start(fs);
+		return;
+	}
+	fs->release_scan = true;
+	scan(fs, false);
 }
 
 void

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/escape.h"
 #include "base/jackson.h"
 #include "journal/jformat.h"
 
@@ -26,37 +27,6 @@ jformat_get(const struct jfield *f, size_t n, const char *name, size_t *len)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t	 len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /* Printable UTF-8, as journalctl decides between a string and bytes. */
 static bool
 printable(const char *v, size_t n)
@@ -67,7 +37,7 @@ printable(const char *v, size_t n)
 	while (i < n) {
 		if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n')
 			return false;
-		if (s[i] == 0x7f || (k = utf8_seq(s + i, n - i)) == 0)
+		if (s[i] == 0x7f || (k = esc_utf8_len(s + i, n - i)) == 0)
 			return false;
 		i += k;
 	}

@@ -354,6 +354,20 @@ registry_set_acked(struct registry *reg, struct reg_entry *e,
 }
 
 void
+registry_set_hold(struct registry *reg, reg_hold_fn fn, void *arg)
+{
+	reg->hold = fn;
+	reg->hold_arg = arg;
+}
+
+bool
+registry_held(const struct registry *reg, const char *flow, uint64_t dev,
+    uint64_t ino)
+{
+	return reg->hold != NULL && reg->hold(reg->hold_arg, flow, dev, ino);
+}
+
+void
 registry_add_found(struct reg_entry *e, uint64_t off, uint64_t hash,
     uint32_t len)
 {
@@ -454,6 +468,18 @@ const struct reg_flowdesc *
 registry_flow_desc(const struct registry *reg, const char *flow)
 {
 	return regtable_desc(&reg->tab, flow);
+}
+
+void
+registry_flow_was(struct registry *reg, const char *flow, const char *from)
+{
+	struct reg_flowdesc *d;
+
+	d = (struct reg_flowdesc *)regtable_desc(&reg->tab, flow);
+	if (d == NULL)
+		return;
+	free(d->was);
+	d->was = xstrdup(from);
 }
 
 const char **

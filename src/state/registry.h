@@ -137,6 +137,10 @@ struct reg_run {
 	bool		 clean;
 	int64_t		 saved_ms;	/* wall ms of the save */
 	int64_t		 land_by_ms;	/* no request lands later */
+	int64_t		 started_ms;	/* wall ms: no request of the run
+					   (nor of a crashed one before it
+					   whose read it had not finished)
+					   went out earlier; 0: unknown */
 	struct reg_stream *streams;	/* owned */
 	size_t		 nstreams;
 };
@@ -199,6 +203,10 @@ struct reg_flowdesc {
 	char		*name;		/* owned */
 	char		*stream;	/* owned */
 	char		*pattern;	/* owned */
+	char		*was;		/* owned: its name in the state file,
+					   when this start carried that
+					   flow's entries on (renamed; not
+					   saved), or NULL */
 };
 
 struct registry;
@@ -354,6 +362,20 @@ void		 registry_add_found(struct reg_entry *e, uint64_t off,
 struct reg_found *registry_take_found(struct reg_entry *e, size_t *n);
 
 /*
+ * While the restart's read after a crash waits for requests of the crashed
+ * run that may still land (agent/dedupe.c), the files whose records may be
+ * among them are held: no flow reads them until it is over, when their
+ * found records are all noted.  fn(arg, flow, dev, ino) says whether
+ * flow's file (dev, ino) is held; with dev = ino = 0, whether all of
+ * flow's files are (it cannot tell which).  NULL: nothing is held.
+ */
+typedef bool	(*reg_hold_fn)(void *arg, const char *flow, uint64_t dev,
+		    uint64_t ino);
+void		 registry_set_hold(struct registry *, reg_hold_fn, void *arg);
+bool		 registry_held(const struct registry *, const char *flow,
+		    uint64_t dev, uint64_t ino);
+
+/*
  * The header's run information as loaded (borrowed; NULL when the file had
  * none: it is older, or there was no file), until registry_set_run.
  */
@@ -371,6 +393,9 @@ void		 registry_describe_flow(struct registry *, const char *flow,
  * NULL.  Borrowed until the next describe or load. */
 const struct reg_flowdesc *registry_flow_desc(const struct registry *,
 		    const char *flow);
+/* flow, described, was named from in the state file (renamed.h). */
+void		 registry_flow_was(struct registry *, const char *flow,
+		    const char *from);
 /* The flows of the entries, each once (new array of borrowed names, in
  * order; *n set). */
 const char	**registry_flow_names(const struct registry *, size_t *n);

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "base/atomicfile.h"
+#include "state/registry.h"
 #include "state/regtable.h"
 
 struct registry {
@@ -29,6 +30,8 @@ struct registry {
 	void		(*on_dirty)(void *);
 	void		*on_dirty_arg;
 	struct reg_flight *flight;	/* registry_save_start's, or NULL */
+	reg_hold_fn	 hold;		/* registry_set_hold's, or NULL */
+	void		*hold_arg;
 };
 
 /*

@@ -146,6 +146,7 @@ regtable_cleanup(struct reg_table *t)
 		free(t->descs[i].name);
 		free(t->descs[i].stream);
 		free(t->descs[i].pattern);
+		free(t->descs[i].was);
 	}
 	free(t->descs);
 	t->descs = NULL;
@@ -313,6 +314,7 @@ regtable_describe(struct reg_table *t, const char *flow, const char *stream,
 		    (t->ndescs + 1) * sizeof(*t->descs));
 		d = &t->descs[t->ndescs++];
 		d->name = xstrdup(flow);
+		d->was = NULL;
 	} else {
 		free(d->stream);
 		free(d->pattern);

@@ -13,8 +13,9 @@
  * spool file's path and the original's identity.  An entry may also have
  * "acked":[[START,END],...], the acknowledged bytes past the offset
  * (sorted, disjoint, each ending after it), and the header
- * "run":{"clean":B,"saved_ms":N,"land_by_ms":N,"seq":{"STREAM":{"P":N}}},
- * how the run that wrote the file ended and, per stream and partition, the
+ * "run":{"clean":B,"saved_ms":N,"land_by_ms":N,"started_ms":N,
+ * "seq":{"STREAM":{"P":N}}}, how the run that wrote the file ended, since
+ * when its requests went out (optional) and, per stream and partition, the
  * last sequence number it saw acknowledged before the records the entries
  * do not account for (registry.h, struct reg_run).  A file without these
  * optional fields (all files written before they existed) loads as
@@ -89,6 +90,9 @@ run_json(const struct reg_run *run)
 	json_object_set_new(o, "clean", json_boolean(run->clean));
 	json_object_set_new(o, "saved_ms", json_integer(run->saved_ms));
 	json_object_set_new(o, "land_by_ms", json_integer(run->land_by_ms));
+	if (run->started_ms > 0)
+		json_object_set_new(o, "started_ms",
+		    json_integer(run->started_ms));
 	seq = json_object();
 	for (i = 0; i < run->nstreams; i++) {
 		st = json_object();
@@ -250,7 +254,7 @@ parse_run(json_t *h, struct reg_run **out)
 	json_t		*clean;
 	struct reg_run	*run;
 	const char	*k;
-	json_int_t	 saved, land;
+	json_int_t	 saved, land, started = 0;
 
 	*out = NULL;
 	if (o == NULL)
@@ -259,12 +263,15 @@ parse_run(json_t *h, struct reg_run **out)
 	seq = json_object_get(o, "seq");
 	if (!json_is_object(o) || !json_is_boolean(clean) ||
 	    !statefile_get_int(o, "saved_ms", &saved) ||
-	    !statefile_get_int(o, "land_by_ms", &land) || !json_is_object(seq))
+	    !statefile_get_int(o, "land_by_ms", &land) || !json_is_object(seq) ||
+	    (json_object_get(o, "started_ms") != NULL &&
+	    !statefile_get_int(o, "started_ms", &started)))
 		return false;
 	run = xcalloc(1, sizeof(*run));
 	run->clean = json_is_true(clean);
 	run->saved_ms = (int64_t)saved;
 	run->land_by_ms = (int64_t)land;
+	run->started_ms = (int64_t)started;
 	run->streams = xcalloc(json_object_size(seq) + 1,
 	    sizeof(*run->streams));
 	json_object_foreach(seq, k, v) {

@@ -33,7 +33,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 start_server --stream s1
 mkdir -p "$TMP/logs"
-write_conf "$TMP/agent.ini" "spoolDirectory = $TMP/spool"
+# A crash's restart waits for requests that may still land, at most
+# socketTimeOutSeconds: 5 s keeps the test short.
+write_conf "$TMP/agent.ini" "spoolDirectory = $TMP/spool" \
+    "socketTimeOutSeconds = 5"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
     "rescanIntervalMillis = 200" "ordered = true"
 
