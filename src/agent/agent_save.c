@@ -116,10 +116,12 @@ prepare_save(struct agent *a, bool clean)
 	/* Where a partition has no floor, a restart reads from the time
 	 * the run started -- that of the run before while its read is not
 	 * done with. */
-	run->started_ms = a->started_wall;
 	if (any && a->prev_run != NULL && !a->prev_run->clean &&
 	    a->prev_run->started_ms > 0)
-		run->started_ms = MIN(run->started_ms, a->prev_run->started_ms);
+		reg_run_set_started(run, MIN(a->started_wall,
+		    a->prev_run->started_ms));
+	else
+		reg_run_set_started(run, a->started_wall);
 	/* No flow yet (the restart's read is under way): the floors stay as
 	 * they were, for the next start. */
 	for (i = 0; a->nflows + a->ngoing == 0 && a->prev_run != NULL &&

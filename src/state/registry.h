@@ -150,6 +150,8 @@ struct reg_run {
 struct reg_run	*reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean);
 /* Something of the run may be resent or may have landed unseen. */
 void		 reg_run_not_clean(struct reg_run *);
+/* Since when the run's requests went out (wall ms; 0: unknown). */
+void		 reg_run_set_started(struct reg_run *, int64_t started_ms);
 /* Free run and everything it owns (NULL-safe). */
 void		 reg_run_free(struct reg_run *);
 /* The stream called name in run, or NULL. */

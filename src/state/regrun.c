@@ -51,6 +51,12 @@ reg_run_new(int64_t saved_ms, int64_t land_by_ms, bool clean)
 }
 
 void
+reg_run_set_started(struct reg_run *run, int64_t started_ms)
+{
+	run->started_ms = started_ms;
+}
+
+void
 reg_run_not_clean(struct reg_run *run)
 {
 	run->clean = false;
