@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Check what a container flow delivered (containerRecord = json) against
+what its containers printed.
+
+  container_records.py --records F --stream S [--multiline java]
+      --container SPEC [--container SPEC ...]
+
+SPEC names a container and the emit.sh runs it printed, in order:
+  k8s:NAMESPACE/POD/POD_UID/CONTAINER=TAG[,TAG...]
+  docker:ID/NAME/IMAGE=TAG[,TAG...]
+What each printed is "sh tests/fixtures/containers/emit.sh TAG", stdout and
+stderr apart.  The records of stream S (tests/dis_server.py's records file)
+must be JSON objects {"time","stream","log", "kubernetes": {namespace_name,
+pod_name, pod_id, container_name}} or, for docker:, with "docker": {id,
+name, image} (issue 38's record).  Per container and stream, the "log"
+values must be exactly the lines printed, each once, in order within each run
+(the runs' lines may interleave: a rotated file and the new one are read
+at once) (with
+--multiline java, a Java stack trace is one record, its lines joined by
+"\\n").  Prints a summary line; on a difference, up to 5 examples of each
+kind.  Exit 0 when all match, 1 otherwise, 2 on usage errors.
+"""
+
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMIT = os.path.join(HERE, "fixtures", "containers", "emit.sh")
+CONT = ("java.", "\tat ", "Caused by:", "\t...")
+
+
+def printed(tag, multiline):
+    p = subprocess.run(["sh", EMIT, tag], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, check=True)
+    out = {}
+    for stream, data in (("stdout", p.stdout), ("stderr", p.stderr)):
+        lines = data.decode().split("\n")[:-1]
+        if multiline == "java":
+            joined = []
+            for ln in lines:
+                if joined and ln.startswith(CONT):
+                    joined[-1] += "\n" + ln
+                else:
+                    joined.append(ln)
+            lines = joined
+        out[stream] = lines
+    return out
+
+
+def key_of(obj):
+    d = obj.get("docker")
+    if isinstance(d, dict):
+        return ("docker", d.get("id"), (d.get("name") or "").lstrip("/"),
+                d.get("image"))
+    k = obj.get("kubernetes")
+    if isinstance(k, dict):
+        return ("k8s", k.get("namespace_name"), k.get("pod_name"),
+                k.get("pod_id"), k.get("container_name"))
+    return ("none",)
+
+
+def in_order(run, got):
+    """run is a subsequence of got."""
+    it = iter(got)
+    return all(any(x == y for y in it) for x in run)
+
+
+def short(s, n=90):
+    s = repr(s)
+    return s if len(s) <= n else s[:n] + "...(%d chars)" % len(s)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", required=True)
+    ap.add_argument("--stream", required=True)
+    ap.add_argument("--container", action="append", required=True)
+    ap.add_argument("--multiline", choices=["java"])
+    a = ap.parse_args(argv)
+    want = {}
+    for spec in a.container:
+        try:
+            who, tags = spec.split("=", 1)
+            kind, rest = who.split(":", 1)
+            parts = rest.split("/")
+            if kind not in ("k8s", "docker") or len(parts) != (
+                    4 if kind == "k8s" else 3):
+                raise ValueError
+        except ValueError:
+            ap.error("bad --container %r" % spec)
+        key = (kind, *parts)
+        for tag in tags.split(","):
+            for stream, lines in printed(tag, a.multiline).items():
+                want.setdefault((key, stream), []).append(lines)
+    got = {}
+    bad = []
+    try:
+        fp = open(a.records, "rb")
+    except FileNotFoundError:
+        fp = None
+    if fp:
+        with fp:
+            for raw in fp:
+                if not raw.endswith(b"\n") or not raw.strip():
+                    continue
+                rec = json.loads(raw)
+                if rec.get("stream") != a.stream:
+                    continue
+                data = base64.b64decode(rec["data"])
+                try:
+                    obj = json.loads(data)
+                    assert isinstance(obj, dict)
+                    assert obj.get("stream") in ("stdout", "stderr")
+                    assert isinstance(obj.get("time"), str) and obj["time"]
+                    assert isinstance(obj.get("log"), str)
+                except (ValueError, AssertionError):
+                    bad.append(short(data))
+                    continue
+                got.setdefault((key_of(obj), obj["stream"]), []).append(obj["log"])
+    n_want = sum(len(r) for v in want.values() for r in v)
+    n_got = sum(len(v) for v in got.values())
+    problems = []
+    for k in sorted(set(want) | set(got), key=str):
+        runs, g = want.get(k, []), got.get(k, [])
+        w = [x for r in runs for x in r]
+        if w == g:
+            continue
+        if not w:
+            problems.append("%s: %d records from no expected container, e.g. %s"
+                            % (k, len(g), short(g[0])))
+            continue
+        ws, gs = {}, {}
+        for x in w:
+            ws[x] = ws.get(x, 0) + 1
+        for x in g:
+            gs[x] = gs.get(x, 0) + 1
+        missing = [x for x in ws if gs.get(x, 0) < ws[x]]
+        dup = [x for x in gs if gs[x] > ws.get(x, 0) and x in ws]
+        unexp = [x for x in gs if x not in ws]
+        if not (missing or dup or unexp) and all(in_order(r, g) for r in runs):
+            continue  # each run in order; runs read at once may interleave
+        problems.append("%s: expected %d, received %d: missing %d, duplicated %d, "
+                        "unexpected %d%s" % (k, len(w), len(g), len(missing), len(dup),
+                                             len(unexp), "" if missing or dup or unexp
+                                             else ", out of order"))
+        for what, xs in (("missing", missing), ("duplicated", dup),
+                         ("unexpected", unexp)):
+            for x in xs[:5]:
+                problems.append("  %s: %s" % (what, short(x)))
+    print("expected %d, received %d in %d (container, stream) pairs, %d not "
+          "container records" % (n_want, n_got, len(want), len(bad)))
+    for b in bad[:5]:
+        print("  not a container record: %s" % b)
+    for p in problems:
+        print(p)
+    return 0 if not problems and not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
