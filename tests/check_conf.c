@@ -1105,7 +1105,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 101);
+	ck_assert_uint_eq(nkeys, 107);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);
