@@ -3,6 +3,7 @@
 what its containers printed.
 
   container_records.py --records F --stream S [--multiline java] [--ordered]
+      [--omit PREFIX ...]
       --container SPEC [--container SPEC ...]
 
 SPEC names a container and the emit.sh runs it printed, in order:
@@ -16,7 +17,7 @@ container_name, image} (issue 38's record).  Per container and stream, the "log"
 values must be exactly the lines printed, each once (with --ordered, also in
 each partition in the order printed within each run: see in_order) (with
 --multiline java, a Java stack trace is one record, its lines joined by
-"\\n").  Prints a summary line; on a difference, up to 5 examples of each
+"\\n"; lines starting with an --omit PREFIX are not expected).  Prints a summary line; on a difference, up to 5 examples of each
 kind.  Exit 0 when all match, 1 otherwise, 2 on usage errors.
 """
 
@@ -94,6 +95,7 @@ def main(argv):
     ap.add_argument("--container", action="append", required=True)
     ap.add_argument("--multiline", choices=["java"])
     ap.add_argument("--ordered", action="store_true")
+    ap.add_argument("--omit", action="append", default=[])
     a = ap.parse_args(argv)
     want = {}
     for spec in a.container:
@@ -109,6 +111,8 @@ def main(argv):
         key = (kind, *parts)
         for tag in tags.split(","):
             for stream, lines in printed(tag, a.multiline).items():
+                lines = [x for x in lines
+                         if not any(x.startswith(o) for o in a.omit)]
                 want.setdefault((key, stream), []).append(lines)
     got = {}
     parts = {}
