@@ -21,6 +21,8 @@
 #include "conf/ctrconf.h"
 #include "records/ctrlog.h"
 #include "records/framer.h"
+#include "state/registry.h"
+#include "tail/skipplan.h"
 #include "testutil.h"
 
 #define T	"2026-12-07T10:00:00.123456789Z"
@@ -341,6 +343,24 @@ START_TEST(joined_capped)
 }
 END_TEST
 
+/*
+ * After a crash, the stdout record that joined the partials landed (its
+ * span [100, 300) acknowledged) and the stderr record held back before
+ * them did not: the restart reads it again as the empty record [100, 100),
+ * which lies inside the span and must still be sent.
+ */
+START_TEST(held_record_not_skipped_by_span)
+{
+	struct reg_span	 sp = { 100, 300 };
+	struct skipplan	*p = skipplan_new(&sp, 1, NULL, 0, 100);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert(!skipplan_acked(p, 100, 100));
+	ck_assert(skipplan_acked(p, 100, 300));
+	skipplan_free(p);
+}
+END_TEST
+
 /* --- paths and metadata --------------------------------------------------- */
 
 START_TEST(kubelet_paths)
@@ -446,6 +466,7 @@ ctrlog_suite(void)
 	tcase_add_test(tc, json_records_and_malformed);
 	tcase_add_test(tc, streams_selected_and_flush);
 	tcase_add_test(tc, joined_capped);
+	tcase_add_test(tc, held_record_not_skipped_by_span);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("paths");
 	tcase_add_test(tc, kubelet_paths);
