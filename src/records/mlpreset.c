@@ -50,7 +50,8 @@ struct preset_def {
 enum { J_EXC = 1, J_FRAMES, J_NESTED };
 static const struct preset_def java = { "java", {
 	{ BIT(IDLE) | BIT(J_NESTED),
-	    ".(?:Exception|Error|Throwable|V8 errors stack trace)(?::|\\r?$)",
+	    "(?<=.)(?:Exception|Error|Throwable|V8 errors stack trace)"
+	    "(?::|\\r?$)",
 	    J_EXC },
 	{ BIT(J_EXC), "^[\\t ]*nested exception is:", J_NESTED },
 	{ BIT(J_EXC), "^\\r?$", J_EXC },
@@ -91,7 +92,7 @@ static const struct preset_def python = { "python", {
  */
 enum { G_PANIC = 1, G_SIGNAL, G_GOROUTINE, G_CALL, G_FILE };
 static const struct preset_def go = { "go", {
-	{ BIT(IDLE), "\\bpanic: ", G_PANIC },
+	{ BIT(IDLE), "(?<!\\w)panic: ", G_PANIC },
 	{ BIT(IDLE), "http: panic serving", G_GOROUTINE },
 	{ BIT(G_PANIC) | BIT(G_SIGNAL) | BIT(G_CALL), "^\\r?$", G_GOROUTINE },
 	{ BIT(G_PANIC), "^\\[signal ", G_SIGNAL },
