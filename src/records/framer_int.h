@@ -24,6 +24,7 @@ struct framer {
 	bool			 skip_empty;
 	unsigned long		 skip_header;
 	struct re		*re;		/* NULL: single-line */
+	struct mlpreset		*mlp;		/* or a preset instead */
 	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
 	struct buf		 scratch;	/* CR-stripped line + delimiter */
 	struct buf		 conv;		/* a record converted to UTF-8 */
