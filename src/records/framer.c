@@ -244,8 +244,10 @@ framer_pending_get(struct framer_state *st)
 	if (st->pending == NULL) {
 		st->pending = xcalloc(1, sizeof(*st->pending));
 		buf_init(&st->pending->b);
-		for (i = 0; i < CTRLOG_NSTREAMS; i++)
+		for (i = 0; i < CTRLOG_NSTREAMS; i++) {
 			buf_init(&st->pending->part[i].b);
+			buf_init(&st->pending->ml[i].b);
+		}
 	}
 	return st->pending;
 }
@@ -600,7 +602,7 @@ framer_state_memory(const struct framer_state *st)
 		return 0;
 	n = st->pending->b.cap;
 	for (i = 0; i < CTRLOG_NSTREAMS; i++)
-		n += st->pending->part[i].b.cap;
+		n += st->pending->part[i].b.cap + st->pending->ml[i].b.cap;
 	return n;
 }
 
