@@ -5,6 +5,9 @@
 # record carries the container's id, name and image, long lines cut into
 # Docker's partial lines arrive joined, and Docker's rotation (ID-json.log
 # renamed ID-json.log.1, a new ID-json.log) loses and repeats nothing.
+# Lines in neither format (a runtime's, or a hand's) are sent as they are,
+# counted in disagent_container_lines_malformed_total, with one WARN for
+# the file; the partial joins are counted too.
 # Then disagent -t refuses two flows that both read one container, naming
 # both flows and the container.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
@@ -29,7 +32,8 @@ gen write "$D/$WEB/$WEB-json.log" docker docker nginx:1.27 "$WEB" web w 0 200
 gen write "$D/$DB/$DB-json.log" docker docker postgres:17 "$DB" db d 0 20
 
 start_server --stream s1 --stream s2
-write_conf "$TMP/agent.ini"
+write_conf "$TMP/agent.ini" "metricsFile = $TMP/disagent.prom" \
+    "metricsIntervalMillis = 1000"
 cat >>"$TMP/agent.ini" <<EOF
 
 [flow:web]
@@ -54,9 +58,32 @@ wait_for 60 "web's records after the rotation" got s1 "$TMP/expect/web" \
     "$D/$WEB/$WEB-json.log.expect"
 check s1 "$TMP/expect/web" "$D/$WEB/$WEB-json.log.expect" ||
     fail "web's records through the rotation"
-stop_agent
 n=$(grep -c 'in no container log format' "$TMP/agent.log" || true)
 [ "$n" = 0 ] || fail "Docker's lines taken for malformed"
+
+printf '%s\n' 'not json at all' '{"log":"no stream"}' 'third bad' \
+    >>"$D/$WEB/$WEB-json.log"
+has() {
+	records dump --records "$TMP/records.jsonl" --stream s1 | grep -qxF "$1"
+}
+wait_for 30 "the malformed lines" has 'third bad'
+has 'not json at all' || fail "a malformed line is missing"
+has '{"log":"no stream"}' || fail "a malformed line is missing"
+metric() {
+	grep "^disagent_container_$1{flow=\"web\"," "$TMP/disagent.prom" |
+	    awk '{ print $2 }'
+}
+# 300 lines, every 7th cut into partials: 43 joined records.
+counted() {
+	[ "$(metric lines_malformed_total)" = 3 ] &&
+	    [ "$(metric partials_joined_total)" = 43 ]
+}
+wait_for 30 "the counts in the metrics file" counted
+n=$(grep -c 'in no container log format' "$TMP/agent.log" || true)
+[ "$n" = 1 ] || fail "$n WARNs for one file's malformed lines"
+grep -q "WARN .*$WEB-json.log: a line near offset [0-9]* is in no container" \
+    "$TMP/agent.log" || fail "the WARN does not name the file"
+stop_agent
 
 # Two flows that read one container: refused at -t, naming both.
 P=$TMP/pods
