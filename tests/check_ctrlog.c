@@ -21,6 +21,8 @@
 #include "conf/ctrconf.h"
 #include "records/ctrlog.h"
 #include "records/framer.h"
+#include "state/registry.h"
+#include "tail/skipplan.h"
 #include "testutil.h"
 
 #define T	"2026-12-07T10:00:00.123456789Z"
@@ -156,19 +158,26 @@ collect(void *arg, const char *data, size_t len, uint64_t start,
 }
 
 static struct framer *
-ctr_framer(int rec, unsigned streams)
+ctr_framer_preset(int rec, unsigned streams, const char *preset)
 {
 	struct framer_opts o;
 	struct framer	*fr;
 	char		 err[128];
 
 	memset(&o, 0, sizeof(o));
+	o.preset = preset;
 	o.delim = '\n';
 	o.container = CTRLOG_AUTO;
 	o.streams = streams;
 	o.ctr_record = rec;
 	ck_assert_int_eq(framer_new(&o, &fr, err, sizeof(err)), 0);
 	return fr;
+}
+
+static struct framer *
+ctr_framer(int rec, unsigned streams)
+{
+	return ctr_framer_preset(rec, streams, NULL);
 }
 
 /* A long line cut by the runtime: P, P, F joined, offsets exact. */
@@ -341,6 +350,78 @@ START_TEST(joined_capped)
 }
 END_TEST
 
+/*
+ * multiLinePreset = java per stream: stdout's trace, one of its lines cut
+ * into partials, stays whole while stderr lines come between its lines;
+ * stderr's records are held before the trace's start until it is sent.
+ * A trace at the end waits for quiet (framer_flush).
+ */
+START_TEST(preset_per_stream)
+{
+	const char	*in =
+	    T " stdout F java.lang.IllegalStateException: order 42\n"
+	    T " stderr F warn one\n"
+	    T " stdout P \tat com.example.Order.tot\n"
+	    T " stdout F al(Order.java:88)\n"
+	    T " stderr F warn two\n"
+	    T " stdout F \tat java.base/java.lang.Thread.run(Thread.java:833)\n"
+	    T " stdout F 2026-12-07 10:00:01 INFO next\n";
+	struct framer_state st;
+	struct col	 c = { 0 };
+	size_t		 n = strlen(in);
+
+	c.fr = ctr_framer_preset(CTRLOG_MESSAGE, 0, "java");
+	framer_state_init(&st, c.fr, true);
+	ck_assert_uint_eq(framer_feed(c.fr, &st, in, n, 0, 4096, collect, &c),
+	    n);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_str_eq(c.r[0].data, "warn one");
+	ck_assert_uint_eq(c.r[0].end, 0);
+	ck_assert_str_eq(c.r[1].data, "warn two");
+	ck_assert_uint_eq(c.r[1].end, 0);
+	ck_assert_str_eq(c.r[2].data, "java.lang.IllegalStateException: "
+	    "order 42\n\tat com.example.Order.total(Order.java:88)\n\tat "
+	    "java.base/java.lang.Thread.run(Thread.java:833)");
+	ck_assert_uint_eq(c.r[2].start, 0);
+	/* The INFO line closes the trace and is a record of its own. */
+	ck_assert_str_eq(c.r[3].data, "2026-12-07 10:00:01 INFO next");
+	ck_assert_uint_eq(c.r[3].end, n);
+	ck_assert(!framer_pending(&st));
+	in = T " stderr F java.io.UncheckedIOException: disk gone\n"
+	    T " stderr F \tat com.example.Store.write(Store.java:10)\n";
+	ck_assert_uint_eq(framer_feed(c.fr, &st, in, strlen(in), n, 4096,
+	    collect, &c), strlen(in));
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert(framer_pending(&st));
+	ck_assert_int_eq(framer_flush(c.fr, &st, collect, &c), 0);
+	ck_assert_uint_eq(c.n, 5);
+	ck_assert_str_eq(c.r[4].data, "java.io.UncheckedIOException: disk "
+	    "gone\n\tat com.example.Store.write(Store.java:10)");
+	ck_assert_uint_eq(c.r[4].start, n);
+	ck_assert_uint_eq(c.r[4].end, n + strlen(in));
+	framer_state_cleanup(&st);
+	framer_free(c.fr);
+}
+END_TEST
+
+/*
+ * After a crash, the stdout record that joined the partials landed (its
+ * span [100, 300) acknowledged) and the stderr record held back before
+ * them did not: the restart reads it again as the empty record [100, 100),
+ * which lies inside the span and must still be sent.
+ */
+START_TEST(held_record_not_skipped_by_span)
+{
+	struct reg_span	 sp = { 100, 300 };
+	struct skipplan	*p = skipplan_new(&sp, 1, NULL, 0, 100);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert(!skipplan_acked(p, 100, 100));
+	ck_assert(skipplan_acked(p, 100, 300));
+	skipplan_free(p);
+}
+END_TEST
+
 /* --- paths and metadata --------------------------------------------------- */
 
 START_TEST(kubelet_paths)
@@ -446,6 +527,8 @@ ctrlog_suite(void)
 	tcase_add_test(tc, json_records_and_malformed);
 	tcase_add_test(tc, streams_selected_and_flush);
 	tcase_add_test(tc, joined_capped);
+	tcase_add_test(tc, held_record_not_skipped_by_span);
+	tcase_add_test(tc, preset_per_stream);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("paths");
 	tcase_add_test(tc, kubelet_paths);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/escape.h"
 #include "conf/conf.h"
 #include "conf/ctrconf.h"
 #include "records/ctrlog.h"
@@ -253,6 +254,7 @@ check_path(struct ov *o, const char *path)
 {
 	const struct conf_flow *first = NULL, *fc;
 	struct ctrconf_meta m;
+	char		 name[800], *esc;
 	size_t		 i;
 
 	for (i = 0; i < o->n; i++) {
@@ -265,10 +267,13 @@ check_path(struct ov *o, const char *path)
 			continue;
 		}
 		(void)ctrconf_meta_of(fc->ctr_dir, path, &m);
+		snprintf(name, sizeof(name), "%s/%s/%s", m.ns, m.pod, m.ctr);
+		esc = esc_new(path);
 		snprintf(o->err, o->errlen, "[flow:%s] and [flow:%s] both read "
-		    "container %s/%s/%s (%s): each line would be sent twice; "
+		    "container %s (%s): each line would be sent twice; "
 		    "narrow containerMatch or add containerExclude",
-		    fc->name, first->name, m.ns, m.pod, m.ctr, path);
+		    fc->name, first->name, ESC(name), esc);
+		free(esc);
 		return -1;
 	}
 	return 0;

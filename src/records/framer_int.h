@@ -9,6 +9,7 @@
 
 #include "records/ctrlog.h"
 #include "records/framer.h"
+#include "records/mlpreset.h"
 
 /* A pending record's buffer larger than this is freed once it is sent. */
 #define KEEP_BYTES	(64u * 1024)
@@ -24,6 +25,7 @@ struct framer {
 	bool			 skip_empty;
 	unsigned long		 skip_header;
 	struct re		*re;		/* NULL: single-line */
+	struct mlpreset		*mlp;		/* or a preset instead */
 	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
 	struct buf		 scratch;	/* CR-stripped line + delimiter */
 	struct buf		 conv;		/* a record converted to UTF-8 */
@@ -47,6 +49,17 @@ struct framer_part {
 	bool			 cut;		/* bytes were dropped */
 };
 
+/* A container stream's multi-line record (multiLinePreset), open. */
+struct framer_ml {
+	struct buf		 b;		/* its lines, '\n'-joined */
+	uint64_t		 start;		/* offset of its first line */
+	uint64_t		 end;		/* offset past its last */
+	char			 time[CTRLOG_TIME_MAX];	/* the first's */
+	struct mlpreset_state	 at;		/* the preset's state */
+	bool			 open;
+	bool			 cut;		/* bytes were dropped */
+};
+
 /* A multi-line record being assembled (framer_state.pending). */
 struct framer_pending {
 	struct buf		 b;
@@ -56,6 +69,7 @@ struct framer_pending {
 	bool			 delim;		/* its last line had one */
 	bool			 cut;		/* bytes were dropped from it */
 	struct framer_part	 part[CTRLOG_NSTREAMS];	/* container flows */
+	struct framer_ml	 ml[CTRLOG_NSTREAMS];
 };
 
 /* One call's arguments, passed down as one. */
