@@ -16,7 +16,8 @@ pod_name, pod_id, container_name}} or, for docker:, with "docker": {container_id
 container_name, image} (issue 38's record).  Per container and stream, the "log"
 values must be exactly the lines printed, each once (with --ordered, also in
 each partition in the order printed within each run: see in_order) (with
---multiline java, a Java stack trace is one record, its lines joined by
+--multiline java, a Java stack trace from its exception line on is one
+record, its lines joined by
 "\\n"; lines starting with an --omit PREFIX are not expected).  Prints a summary line; on a difference, up to 5 examples of each
 kind.  Exit 0 when all match, 1 otherwise, 2 on usage errors.
 """
@@ -30,7 +31,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMIT = os.path.join(HERE, "fixtures", "containers", "emit.sh")
-CONT = ("java.", "\tat ", "Caused by:", "\t...")
+# A trace's lines after its exception line (Fluent Bit's java rule: the
+# exception line starts the record; the log line before it is its own).
+CONT = ("\tat ", "Caused by:", "\t...")
 
 
 def printed(tag, multiline):

@@ -20,12 +20,18 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
 F=$top_srcdir/tests/fixtures/containers
-start_server --stream pods --stream docker
+# Three flows with 40 KiB records (joined from partials) in their
+# batches: the bound of memory_long_lines_under_24mib (21 MiB measured).
+E2E_RSS_LIMIT_KB=24576
+start_server --stream pods --stream docker --stream traces
 
 # kubelet: NAMESPACE_POD_UID/CONTAINER/0.log
 UID1=0b4e4e8e-7f9c-4a7e-9a51-3c1d2e7f6a10
 mkdir -p "$TMP/pods/shop_web-0_$UID1/app"
 gzip -dc "$F/podman-k8s-file.log.gz" >"$TMP/pods/shop_web-0_$UID1/app/0.log"
+UID2=5d0c7b1a-2f4e-4c36-8d0b-9e1f3a2b4c5d
+mkdir -p "$TMP/pods/shop_trace-0_$UID2/app"
+cp "$TMP/pods/shop_web-0_$UID1/app/0.log" "$TMP/pods/shop_trace-0_$UID2/app/0.log"
 # Docker: ID/ID-json.log and ID/config.v2.json.
 docker_layout() {
 	_id=$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["ID"])' "$F/$1-config.v2.json")
@@ -76,8 +82,18 @@ cat >>"$TMP/agent.ini" <<EOF
 [flow:pods]
 source = containers
 containerLogDirectory = $TMP/pods
+containerExclude = shop/trace-0/*
 containerRecord = json
 DISStream = pods
+maxBufferAgeMillis = 200
+
+[flow:traces]
+source = containers
+containerLogDirectory = $TMP/pods
+containerMatch = shop/trace-0/*
+multiLinePreset = java
+multiLineFlushMillis = 200
+DISStream = traces
 maxBufferAgeMillis = 200
 
 [flow:docker]
@@ -109,6 +125,12 @@ wait_for 60 "the docker logs' $total records" count_at_least docker "$total"
 verify pods --container "k8s:shop/web-0/$UID1/app=podman" ||
 	{ cat "$TMP/verify-pods.out"; fail "podman's k8s-file log"; }
 head -n 1 "$TMP/verify-pods.out"
+# 1,009 lines per stream, the trace's 7 from its exception line one
+# record: 1,003.
+wait_for 60 "the traces flow's 2,006 records" count_at_least traces 2006
+verify traces --multiline java --container "k8s:shop/trace-0/$UID2/app=podman" ||
+	{ cat "$TMP/verify-traces.out"; fail "multiLinePreset = java"; }
+head -n 1 "$TMP/verify-traces.out"
 verify docker --container "docker:$ID1/disagent-fixture/disagent-emit:1=docker" \
     --container "docker:$ID2/disagent-fixture-rotated/disagent-emit:1=dockerrot" \
     ${omit:+--omit "$omit"} ||
