@@ -93,10 +93,11 @@ for f in util log escape crc32 pbuf $confparts $conv importyml importyml_put \
     pool atomicfile; do
 	compile "$f" "$(srcfile "$f")"
 done
-# Every other file of conf/ and records/ too, into an archive each target
+# Every other file of the layers below dis/ too, into an archive each target
 # links after its own objects: a new file that the agent.ini reader or the
 # record chain starts to call is then found without a change here.
-for p in "$src"/conf/*.c "$src"/records/*.c; do
+for p in "$src"/base/*.c "$src"/wire/*.c "$src"/state/*.c \
+    "$src"/conf/*.c "$src"/records/*.c; do
 	f=$(basename "$p" .c)
 	[ -f "$out/$f.o" ] || compile "$f" "$p"
 done
