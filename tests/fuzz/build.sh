@@ -134,6 +134,7 @@ target fuzz_reccodec pwcrypt reccodec
 target fuzz_pbuf pbuf codec codec_ack
 # shellcheck disable=SC2086
 target fuzz_read codec_read $conv
+target fuzz_framer framer
 target fuzz_ecsmeta ecsmeta_parse
 target fuzz_state statefile stateentry statefile_v1 regtable regrun registry \
     registry_save atomicfile
