@@ -75,9 +75,10 @@ Scenarios (--only takes a comma list of these names):
              --paced-lines lines (default --lines / 4) of the reference's
              shape shipped with `disagent --once` and the default
              configuration: CPU s per GiB, requests per second, and
-             wake-ups (voluntary + involuntary context switches of the
-             agent, all threads, from wait4's rusage) per second and per
-             request.  Each --baseline binary (LABEL=PATH or PATH) runs
+             wake-ups per second and per request: the agent's voluntary
+             context switches (all threads, from wait4's rusage: it went
+             to sleep and something woke it), with the involuntary ones
+             (preempted: the machine's load, not the agent) beside.  Each --baseline binary (LABEL=PATH or PATH) runs
              the same, interleaved, in its own default configuration;
              the rows "paced-20-LABEL" show beside it, and the agent's
              notes give its ratios to each.
@@ -1108,9 +1109,11 @@ def paced_run(tools, args, name, tag, binary, backlog, nlines, k):
                          "records of %d (see %s)" % (
                              name, tag, k, rc, got, nlines, d))
     r = {"wall": wall, "cpu": user + sys_, "rss": rss / 1024.0,
-         "puts": st["put_requests"], "switches": ru.ru_nvcsw + ru.ru_nivcsw}
-    note("%s %s run %d: cpu %.2fs over %.2fs, %d PutRecords, %d wake-ups" % (
-        name, tag, k + 1, r["cpu"], wall, r["puts"], r["switches"]))
+         "puts": st["put_requests"], "switches": ru.ru_nvcsw,
+         "preempted": ru.ru_nivcsw}
+    note("%s %s run %d: cpu %.2fs over %.2fs, %d PutRecords, %d wake-ups, "
+         "%d preemptions" % (name, tag, k + 1, r["cpu"], wall, r["puts"],
+                             r["switches"], r["preempted"]))
     return r
 
 
@@ -1142,12 +1145,15 @@ def paced(tools, args, names):
                 "req_s": m["puts"] / m["wall"],
                 "wakeups": m["switches"] / m["wall"],
                 "wakeups_per_req": m["switches"] / m["puts"],
+                "preempted_per_req": m["preempted"] / m["puts"],
                 "all_runs": runs[(n, t)]}
         a = by["agent"]
         for t, _ in bins:
             r = by[t]
-            r["notes"] = "%.0f req/s; %.0f wake-ups/s, %.2f per request" % (
-                r["req_s"], r["wakeups"], r["wakeups_per_req"])
+            r["notes"] = "%.0f req/s; %.0f wake-ups/s, %.2f per request " \
+                "(%.2f preemptions)" % (r["req_s"], r["wakeups"],
+                                        r["wakeups_per_req"],
+                                        r["preempted_per_req"])
             if t != "agent":
                 a["vs_" + t] = a["cpu_per_gib"] / r["cpu_per_gib"]
                 a["notes"] += "; %.2fx %s's CPU/GiB, %.2fx its wake-ups " \
