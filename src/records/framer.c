@@ -4,7 +4,8 @@
  * either sends the line as a record or, in multi-line mode, starts or
  * extends the state's pending record.  Every record leaves through
  * deliver(), which applies the size cap and the conversion to UTF-8 and
- * counts what was cut.  The common configuration (no pattern, no
+ * counts what was cut.  With a multi-line preset, the preset's verdict on
+ * each line (records/mlpreset.c) replaces the pattern's "starts a record".  The common configuration (no pattern, no
  * conversion, headers done) bypasses the step with feed_plain(), a bare
  * memchr loop that gives the same records.
  *
@@ -26,55 +27,8 @@
 #include "base/log.h"
 #include "base/re.h"
 #include "records/framer.h"
-
-/* A pending record's buffer larger than this is freed once it is sent. */
-#define KEEP_BYTES	(64u * 1024)
-
-/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
-#define REPLACEMENT	"\xef\xbf\xbd"
-#define REPLACEMENT_LEN	3
-
-struct framer {
-	int			 delim;
-	bool			 keep_delim;
-	bool			 strip_cr;
-	bool			 skip_empty;
-	unsigned long		 skip_header;
-	struct re		*re;		/* NULL: single-line */
-	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
-	struct buf		 scratch;	/* CR-stripped line + delimiter */
-	struct buf		 conv;		/* a record converted to UTF-8 */
-};
-
-/* A multi-line record being assembled (framer_state.pending). */
-struct framer_pending {
-	struct buf		 b;
-	uint64_t		 start;		/* offset of its first byte */
-	uint64_t		 end;		/* offset past its last line */
-	size_t			 max;		/* max_record it was built for */
-	bool			 delim;		/* its last line had one */
-	bool			 cut;		/* bytes were dropped from it */
-};
-
-/* One call's arguments, passed down as one. */
-struct feed {
-	struct framer		*fr;
-	struct framer_state	*st;
-	size_t			 max;
-	framer_cb		 cb;
-	void			*arg;
-};
-
-/* A line without its delimiter, and the file offsets it covers. */
-struct line {
-	const char	*p;
-	size_t		 len;
-	uint64_t	 start;
-	uint64_t	 end;
-	bool		 delim;		/* a delimiter followed it */
-	bool		 crlf;		/* a CR before it was stripped */
-	bool		 cut;		/* the head of a runaway line */
-};
+#include "records/framer_int.h"
+#include "records/mlpreset.h"
 
 /*
  * Make room for total bytes (+ NUL) in b, growing geometrically but never
@@ -145,8 +99,8 @@ convert(struct framer *fr, const char *data, size_t len, size_t max,
  * Counters move only when the record is taken, so a refused record that is
  * offered again is not counted twice.
  */
-static int
-deliver(struct feed *fd, const char *data, size_t len, uint64_t start,
+int
+framer_deliver(struct feed *fd, const char *data, size_t len, uint64_t start,
     uint64_t end, bool cut)
 {
 	struct framer	*fr = fd->fr;
@@ -184,16 +138,16 @@ single(struct feed *fd, const struct line *l)
 		return 0;
 	}
 	if (!fr->keep_delim || !l->delim)
-		return deliver(fd, l->p, l->len, l->start, l->end, l->cut);
+		return framer_deliver(fd, l->p, l->len, l->start, l->end, l->cut);
 	/* p[len] is the delimiter, unless a CR was stripped; then the
 	 * record is no longer contiguous, unless the cap cuts it anyway. */
 	if (!l->crlf || l->len + 1 > fd->max)
-		return deliver(fd, l->p, l->len + 1, l->start, l->end, l->cut);
+		return framer_deliver(fd, l->p, l->len + 1, l->start, l->end, l->cut);
 	room(b, l->len + 1, fd->max);
 	memcpy(b->data, l->p, l->len);
 	b->data[l->len] = (char)fr->delim;
 	buf_setlen(b, l->len + 1);
-	return deliver(fd, b->data, b->len, l->start, l->end, l->cut);
+	return framer_deliver(fd, b->data, b->len, l->start, l->end, l->cut);
 }
 
 /* Drop the pending record, and its memory when it grew large. */
@@ -203,6 +157,7 @@ clear_pending(struct framer_state *st)
 	struct framer_pending	*pd = st->pending;
 
 	st->has_pending = false;
+	mlpreset_state_init(&st->mlp);
 	pd->cut = false;
 	if (pd->b.cap > KEEP_BYTES)
 		buf_cleanup(&pd->b);
@@ -233,7 +188,7 @@ send_pending(struct feed *fd)
 		else
 			cut = true;
 	}
-	rc = deliver(fd, b->data, len, pd->start, pd->end, cut);
+	rc = framer_deliver(fd, b->data, len, pd->start, pd->end, cut);
 	b->data[b->len] = '\0';
 	if (rc != 0)
 		return rc;
@@ -281,6 +236,43 @@ starts_record(struct framer *fr, const struct line *l)
 	return re_match(fr->re, l->p, l->len) > 0;
 }
 
+struct framer_pending *
+framer_pending_get(struct framer_state *st)
+{
+	int	 i;
+
+	if (st->pending == NULL) {
+		st->pending = xcalloc(1, sizeof(*st->pending));
+		buf_init(&st->pending->b);
+		for (i = 0; i < CTRLOG_NSTREAMS; i++) {
+			buf_init(&st->pending->part[i].b);
+			buf_init(&st->pending->ml[i].b);
+		}
+	}
+	return st->pending;
+}
+
+/* Send the pending record, if any.  Non-zero: refused, it stays. */
+static int
+close_pending(struct feed *fd)
+{
+	return fd->st->has_pending ? send_pending(fd) : 0;
+}
+
+/* A start line becomes the pending record (the last one was sent). */
+static void
+open_pending(struct feed *fd, const struct line *l)
+{
+	struct framer_state	*st = fd->st;
+
+	(void)framer_pending_get(st);
+	st->has_pending = true;
+	st->pending->start = l->start;
+	st->pending->cut = false;
+	buf_reset(&st->pending->b);
+	append(fd, l, false);
+}
+
 /* Multi-line mode: a start line sends the pending record and replaces it. */
 static int
 multi(struct feed *fd, const struct line *l)
@@ -294,21 +286,73 @@ multi(struct feed *fd, const struct line *l)
 		append(fd, l, true);
 		return 0;
 	}
-	if (st->has_pending) {
-		rc = send_pending(fd);
-		if (rc != 0)
-			return rc;
-	}
-	if (st->pending == NULL) {
-		st->pending = xcalloc(1, sizeof(*st->pending));
-		buf_init(&st->pending->b);
-	}
-	st->has_pending = true;
-	st->pending->start = l->start;
-	st->pending->cut = false;
-	buf_reset(&st->pending->b);
-	append(fd, l, false);
+	if ((rc = close_pending(fd)) != 0)
+		return rc;
+	open_pending(fd, l);
 	return 0;
+}
+
+/*
+ * The last line of a preset's record: joined, and the record sent.  When
+ * the record is refused, the line is taken out again, so that nothing has
+ * changed when it is offered again.
+ */
+static int
+join_last(struct feed *fd, const struct line *l)
+{
+	struct framer_pending	*pd = fd->st->pending;
+	struct framer_pending	 was = *pd;
+	int			 rc;
+
+	append(fd, l, true);
+	if ((rc = send_pending(fd)) == 0)
+		return 0;
+	buf_setlen(&pd->b, was.b.len);
+	pd->b.data[pd->b.len] = '\0';
+	pd->end = was.end;
+	pd->delim = was.delim;
+	pd->cut = was.cut;
+	pd->max = was.max;
+	return rc;
+}
+
+/*
+ * Preset mode: the preset says what the line does.  Its next state is
+ * stored only once the line is taken, so that a refused line is judged
+ * again the same way (clear_pending() makes the state idle on the way).
+ */
+static int
+preset(struct feed *fd, const struct line *l)
+{
+	struct framer_state	*st = fd->st;
+	struct mlpreset_state	 next;
+	int			 rc = 0;
+
+	switch (mlpreset_line(fd->fr->mlp, &st->mlp, l->p, l->len, &next)) {
+	case MLPRESET_ALONE:
+		if ((rc = close_pending(fd)) == 0)
+			rc = single(fd, l);
+		break;
+	case MLPRESET_START:
+		if ((rc = close_pending(fd)) == 0)
+			open_pending(fd, l);
+		break;
+	case MLPRESET_JOIN:
+	case MLPRESET_LAST:
+		/* The state is open only while a record is pending; were it
+		 * not, the line would have nothing to join. */
+		if (!st->has_pending) {
+			mlpreset_state_init(&next);
+			rc = single(fd, l);
+		} else if (mlpreset_state_open(&next))
+			append(fd, l, true);
+		else
+			rc = join_last(fd, l);
+		break;
+	}
+	if (rc == 0)
+		st->mlp = next;
+	return rc;
 }
 
 /* The step every line goes through.  Non-zero: refused, nothing changed. */
@@ -327,6 +371,10 @@ take_line(struct feed *fd, struct line *l)
 		l->len--;
 		l->crlf = true;
 	}
+	if (fr->ctr_fmt != CTRLOG_NONE)
+		return framer_ctr_line(fd, l);
+	if (fr->mlp != NULL)
+		return preset(fd, l);
 	if (fr->re != NULL)
 		return multi(fd, l);
 	return single(fd, l);
@@ -414,7 +462,8 @@ feed_plain(struct feed *fd, const char *p, size_t n, uint64_t base,
 static bool
 plain(const struct framer *fr, const struct framer_state *st)
 {
-	return fr->re == NULL && fr->cd == (iconv_t)-1 &&
+	return fr->re == NULL && fr->mlp == NULL && fr->cd == (iconv_t)-1 &&
+	    fr->ctr_fmt == CTRLOG_NONE &&
 	    st->header_left == 0 && !(fr->strip_cr && fr->keep_delim);
 }
 
@@ -495,6 +544,8 @@ framer_flush(struct framer *fr, struct framer_state *st, framer_cb cb,
 	if (!st->has_pending)
 		return 0;
 	fd.max = st->pending->max;
+	if (fr->ctr_fmt != CTRLOG_NONE)
+		return framer_ctr_flush(&fd);
 	return send_pending(&fd);
 }
 
@@ -530,18 +581,29 @@ framer_state_cleanup(struct framer_state *st)
 {
 	if (st == NULL)
 		return;
-	if (st->pending != NULL)
+	if (st->pending != NULL) {
 		buf_cleanup(&st->pending->b);
+		framer_ctr_cleanup(st->pending);
+	}
 	free(st->pending);
 	st->pending = NULL;
 	st->has_pending = false;
 	st->skipping = false;
+	mlpreset_state_init(&st->mlp);
 }
 
 size_t
 framer_state_memory(const struct framer_state *st)
 {
-	return st->pending != NULL ? st->pending->b.cap : 0;
+	size_t	 n;
+	int	 i;
+
+	if (st->pending == NULL)
+		return 0;
+	n = st->pending->b.cap;
+	for (i = 0; i < CTRLOG_NSTREAMS; i++)
+		n += st->pending->part[i].b.cap + st->pending->ml[i].b.cap;
+	return n;
 }
 
 static bool
@@ -589,11 +651,27 @@ framer_new(const struct framer_opts *o, struct framer **out, char *err,
 	fr->strip_cr = o->strip_cr && o->delim == '\n';
 	fr->skip_empty = o->skip_empty;
 	fr->skip_header = o->skip_header;
+	fr->ctr_fmt = o->container;
+	fr->ctr_streams = o->streams != 0 ? o->streams : CTRLOG_ALL;
+	fr->ctr_record = o->ctr_record;
 	buf_init(&fr->scratch);
 	buf_init(&fr->conv);
+	buf_init(&fr->ctr_text);
+	buf_init(&fr->ctr_out);
 	rc = compile(fr, o->multiline, utf, err, errlen);
 	if (rc != 0)
 		goto fail;
+	if (o->preset != NULL && o->preset[0] != '\0') {
+		rc = -EINVAL;
+		if (fr->re != NULL) {
+			snprintf(err, errlen, "multiLinePreset and "
+			    "multiLineStartPattern are both set");
+			goto fail;
+		}
+		if (mlpreset_new(o->preset, &fr->mlp, err, errlen) != 0)
+			goto fail;
+		rc = 0;
+	}
 	if (!utf) {
 		fr->cd = iconv_open("UTF-8", o->encoding);
 		if (fr->cd == (iconv_t)-1) {
@@ -622,15 +700,19 @@ framer_free(struct framer *fr)
 	if (fr == NULL)
 		return;
 	re_free(fr->re);
+	mlpreset_free(fr->mlp);
 	if (fr->cd != (iconv_t)-1)
 		iconv_close(fr->cd);
 	buf_cleanup(&fr->scratch);
 	buf_cleanup(&fr->conv);
+	buf_cleanup(&fr->ctr_text);
+	buf_cleanup(&fr->ctr_out);
 	free(fr);
 }
 
 size_t
 framer_memory(const struct framer *fr)
 {
-	return fr->scratch.cap + fr->conv.cap;
+	return fr->scratch.cap + fr->conv.cap + fr->ctr_text.cap +
+	    fr->ctr_out.cap;
 }

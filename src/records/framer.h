@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "records/mlpreset.h"
 
 struct framer_opts {
 	int		 delim;		/* record delimiter byte, 0..255 */
@@ -34,8 +35,19 @@ struct framer_opts {
 	bool		 strip_cr;	/* stripCarriageReturn ('\n' only) */
 	bool		 skip_empty;	/* skipEmptyLines */
 	const char	*multiline;	/* NULL or "": one line, one record */
+	const char	*preset;	/* NULL or "", or multiLinePreset */
 	const char	*encoding;	/* NULL or "UTF-8": no conversion */
 	unsigned long	 skip_header;	/* skipHeaderLines */
+	/*
+	 * Container log files (records/ctrlog.h): container is an enum
+	 * ctrlog_format, CTRLOG_NONE (0) for other files.  Each line is
+	 * decoded, lines of streams not in the mask streams (0: all) are
+	 * dropped, partial lines are joined per stream, and the record is
+	 * ctr_record (enum ctrlog_record) of the text.
+	 */
+	int		 container;
+	unsigned	 streams;
+	int		 ctr_record;
 };
 
 struct framer;
@@ -51,12 +63,16 @@ struct framer_state {
 	unsigned long	 header_left;	/* header lines still to skip */
 	bool		 has_pending;	/* a multi-line record is pending */
 	bool		 skipping;	/* discarding a runaway line's tail */
+	struct mlpreset_state mlp;	/* the preset's, idle without one */
 
 	/* Counters, only ever incremented. */
 	uint64_t	 truncated;	/* records cut to max_record */
 	uint64_t	 header_skipped; /* header lines not sent */
 	uint64_t	 empty_skipped;	/* empty records not sent */
 	uint64_t	 invalid;	/* undecodable byte sequences replaced */
+	uint64_t	 malformed;	/* container lines of no known format */
+	uint64_t	 joined;	/* container records joined from
+					   partial lines */
 };
 
 /*
@@ -81,8 +97,11 @@ typedef int	(*framer_cb)(void *arg, const char *data, size_t len,
  * encodings it is matched against the file's raw bytes, so it should be
  * ASCII.  strip_cr only applies when the delimiter is '\n'.
  *
+ * A preset (records/mlpreset.h) replaces the pattern: it decides which
+ * lines start, continue and end a record.  Setting both is refused.
+ *
  * Returns 0, or -EINVAL with a message in err (errlen bytes, may be 0) when
- * the pattern does not compile, the encoding cannot be converted to UTF-8,
+ * the pattern does not compile, the preset is unknown or both are set, the encoding cannot be converted to UTF-8,
  * or delim is out of range.
  */
 int	framer_new(const struct framer_opts *, struct framer **out, char *err,
@@ -130,7 +149,10 @@ void	framer_state_skip_line(struct framer_state *);
  * following lines that do not match are joined to it with the delimiter;
  * the record is kept in the state (consumed) until the next start line or
  * framer_flush().  Lines before the first start line, or after a flush, are
- * records of their own.  A pending record holds at most max_record bytes:
+ * records of their own.  With a preset, a line that neither continues the
+ * pending record nor starts one sends it and is a record of its own, and a
+ * line that ends a trace (python's exception line) sends it at once.  A
+ * pending record holds at most max_record bytes:
  * further bytes are dropped and the record counted as truncated.
  *
  * Records are converted to UTF-8 when an encoding is set.  Framing stops at
@@ -163,6 +185,14 @@ int	framer_feed_last(struct framer *, struct framer_state *, const char *p,
  */
 int	framer_flush(struct framer *, struct framer_state *, framer_cb cb,
 	    void *arg) WARN_UNUSED;
+
+/*
+ * Container flows, asked from the callback: the record is a line in no
+ * container format, shipped as it is (not the json record).
+ */
+bool	framer_record_raw(const struct framer *);
+/* Container flows whose records are json (containerRecord = json). */
+bool	framer_container_json(const struct framer *);
 
 /* A multi-line record is waiting for its end. */
 bool	framer_pending(const struct framer_state *);
