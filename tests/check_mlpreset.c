@@ -314,6 +314,49 @@ check_records(const struct col *c, const char *const *want, size_t n)
 	ck_assert_uint_eq(off, n);
 }
 
+/* s with every "\n" made "\r\n" (new). */
+static char *
+crlf(const char *s)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	for (; *s != '\0'; s++) {
+		if (*s == '\n')
+			buf_addc(&b, '\r');
+		buf_addc(&b, *s);
+	}
+	if (b.data == NULL)
+		buf_addstr(&b, "");
+	return b.data;
+}
+
+/* The same vectors with CR LF line ends, the CRs kept in the records. */
+static void
+vectors_crlf(const char *preset, const char *const *in,
+    const char *const *out)
+{
+	char		*cin[MAXREC], *cout[MAXREC], *p;
+	struct col	 c;
+	size_t		 i, n;
+
+	for (i = 0; in[i] != NULL; i++)
+		cin[i] = crlf(in[i]);
+	cin[i] = NULL;
+	for (i = 0; out[i] != NULL; i++)
+		cout[i] = crlf(out[i]);
+	cout[i] = NULL;
+	p = join((const char *const *)cin, &n);
+	drive(preset, p, n, 4096, -1, &c);
+	check_records(&c, (const char *const *)cout, n);
+	col_free(&c);
+	free(p);
+	for (i = 0; cin[i] != NULL; i++)
+		free(cin[i]);
+	for (i = 0; cout[i] != NULL; i++)
+		free(cout[i]);
+}
+
 static void
 vectors(const char *preset, const char *const *in, const char *const *out)
 {
@@ -321,6 +364,8 @@ vectors(const char *preset, const char *const *in, const char *const *out)
 	size_t		 n, win;
 	long		 refuse;
 	char		*p = join(in, &n);
+
+	vectors_crlf(preset, in, out);
 
 	for (win = 1; win <= n; win = win < 64 ? win + 1 : win * 2) {
 		for (refuse = -1; refuse < 4; refuse++) {
