@@ -18,7 +18,8 @@ values must be exactly the lines printed, each once (with --ordered, also in
 each partition in the order printed within each run: see in_order) (with
 --multiline java, a Java stack trace from its exception line on is one
 record, its lines joined by
-"\\n"; lines starting with an --omit PREFIX are not expected).  Prints a summary line; on a difference, up to 5 examples of each
+"\\n"; lines starting with an --omit PREFIX are not expected, and records that
+are pieces of them are passed over).  Prints a summary line; on a difference, up to 5 examples of each
 kind.  Exit 0 when all match, 1 otherwise, 2 on usage errors.
 """
 
@@ -101,6 +102,7 @@ def main(argv):
     ap.add_argument("--omit", action="append", default=[])
     a = ap.parse_args(argv)
     want = {}
+    omitted = []
     for spec in a.container:
         try:
             who, tags = spec.split("=", 1)
@@ -114,6 +116,8 @@ def main(argv):
         key = (kind, *parts)
         for tag in tags.split(","):
             for stream, lines in printed(tag, a.multiline).items():
+                omitted.extend(x for x in lines
+                               if any(x.startswith(o) for o in a.omit))
                 lines = [x for x in lines
                          if not any(x.startswith(o) for o in a.omit)]
                 want.setdefault((key, stream), []).append(lines)
@@ -143,6 +147,8 @@ def main(argv):
                     bad.append(short(data))
                     continue
                 k = (key_of(obj), obj["stream"])
+                if any(obj["log"] in x for x in omitted):
+                    continue  # a piece of an omitted line
                 got.setdefault(k, []).append(obj["log"])
                 parts.setdefault(k, {}).setdefault(
                     rec.get("partition_id"), []).append(
