@@ -361,6 +361,21 @@ START_TEST(record_keys_are_validated_with_their_line)
 	assert_fails(AGENT_OK FLOW_OK "multiLineStartPattern = ^(\\d+\n",
 	    "FILE:9: multiLineStartPattern = ^(\\d+ is not a valid regular "
 	    "expression (missing closing parenthesis at offset 5)");
+	assert_fails(AGENT_OK FLOW_OK "multiLinePreset = ruby\n",
+	    "FILE:9: multiLinePreset = ruby is not a multi-line preset "
+	    "(known: java, python, go)");
+	assert_fails(AGENT_OK FLOW_OK "multiLineStartPattern = ^\\d\n"
+	    "multiLinePreset = java\n",
+	    "FILE:10: [flow:app]: multiLinePreset and multiLineStartPattern "
+	    "are both set: a record starts by one rule, keep one of them");
+	assert_fails(AGENT_OK "[flow:j]\nDISStream = s1\nsource = journal\n"
+	    "multiLinePreset = python\n",
+	    "FILE:9: [flow:j]: multiLinePreset is not used with source = "
+	    "journal (it applies to files)");
+	c = load_ok(AGENT_OK FLOW_OK "multiLinePreset = go\n");
+	ck_assert_str_eq(c->flows[0].multiline_preset, "go");
+	ck_assert_str_eq(c->flows[0].multiline_pattern, "");
+	conf_free(c);
 	assert_fails(AGENT_OK FLOW_OK "recordDelimiter = ab\n",
 	    "FILE:9: recordDelimiter = ab is not one character (or \\n, "
 	    "\\r, \\t, \\0, \\\\)");
@@ -1105,7 +1120,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 101);
+	ck_assert_uint_eq(nkeys, 102);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);

@@ -71,6 +71,7 @@ struct conf_flow {
 	bool		 miss_last_delimiter;	/* isMissLastRecordDelimiter */
 	long long	 max_file_checking_ms;	/* maxFileCheckingMillis */
 	char		*multiline_pattern;	/* multiLineStartPattern */
+	char		*multiline_preset;	/* multiLinePreset */
 	long long	 multiline_flush_ms;	/* multiLineFlushMillis */
 	long long	 skip_header_lines;	/* skipHeaderLines */
 	char		*file_encoding;		/* fileEncoding */

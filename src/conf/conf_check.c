@@ -20,6 +20,7 @@
 #include "conf/conf_int.h"
 #include "conf/cred.h"
 #include "conf/proxyconf.h"
+#include "records/mlpreset.h"
 
 /* Whether s is 1..max bytes, all from set (ASCII, whatever the locale). */
 bool
@@ -174,6 +175,21 @@ conf_check_regex(const char *s)
 	snprintf(why, sizeof(why), "is not a valid regular expression (%.99s "
 	    "at offset %zu)", e.msg, e.offset);
 	return why;
+}
+
+/* multiLinePreset: empty, or a preset records/mlpreset.c knows. */
+const char *
+conf_check_mlpreset(const char *s)
+{
+	static char	 why[200];
+	struct mlpreset	*mp;
+
+	if (s[0] == '\0')
+		return NULL;
+	if (mlpreset_new(s, &mp, why, sizeof(why)) != 0)
+		return "is not a multi-line preset (known: " MLPRESET_NAMES ")";
+	mlpreset_free(mp);
+	return NULL;
 }
 
 /*

@@ -126,6 +126,11 @@ check_flow(struct parse *p, size_t i)
 		    "retryMaxBackoffMillis = %lld is less than "
 		    "retryInitialBackoffMillis = %lld",
 		    f->retry_max_backoff_ms, f->retry_initial_backoff_ms);
+	if (f->multiline_pattern[0] != '\0' && f->multiline_preset[0] != '\0')
+		return conf_fail(p, MAX(conf_key_line(s, "multiLinePreset"),
+		    conf_key_line(s, "multiLineStartPattern")), "%s: "
+		    "multiLinePreset and multiLineStartPattern are both set: "
+		    "a record starts by one rule, keep one of them", label);
 	if (check_whole(p, f, s, label) != 0)
 		return -1;
 	return check_chain(p, f, s, label);

@@ -145,6 +145,7 @@ const char *conf_check_abs_path(const char *);
 const char *conf_check_listen(const char *);
 const char *conf_check_delimiter(const char *);
 const char *conf_check_regex(const char *);
+const char *conf_check_mlpreset(const char *);
 const char *conf_check_encoding(const char *);
 const char *conf_check_ca_file(const char *);
 const char *conf_check_token(const char *);

@@ -488,6 +488,13 @@ const struct key conf_keys[] = {
 	  .help = "Regular expression (PCRE2, like Java's: \\d, \\s, ...) "
 	  "matching the first line of a record; the following lines that do "
 	  "not match belong to it. Empty: one line, one record." },
+	{ KS_FLOW, "multiLinePreset", KT_STRING,
+	  .off = FOFF(multiline_preset), .def = "",
+	  .check = conf_check_mlpreset,
+	  .help = "Keep stack traces whole: java, python or go joins a "
+	  "trace's lines into the record of its first line, by the rules "
+	  "of agent.ini(5); other lines stay records of their own. Not "
+	  "with multiLineStartPattern. Empty: no preset." },
 	{ KS_FLOW, "multiLineFlushMillis", KT_INT, .min = 100,
 	  .max = 3600000, .off = FOFF(multiline_flush_ms), .def = "3000",
 	  .help = "How long the last multi-line record waits for more lines "

@@ -22,6 +22,7 @@ conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
 	out->strip_cr = fc->strip_cr;
 	out->skip_empty = fc->skip_empty;
 	out->multiline = fc->multiline_pattern;
+	out->preset = fc->multiline_preset;
 	out->encoding = fc->file_encoding;
 	out->skip_header = (unsigned long)fc->skip_header_lines;
 }

@@ -212,7 +212,7 @@ static const char *const files_only[] = {
 	"fileSuffix", "watchMode", "followSymlinks", "maxOpenFiles",
 	"ignoreNotUpdatedFileSeconds", "headerBytesLength", "recordDelimiter",
 	"stripCarriageReturn", "skipEmptyLines", "isMissLastRecordDelimiter",
-	"maxFileCheckingMillis", "multiLineStartPattern",
+	"maxFileCheckingMillis", "multiLineStartPattern", "multiLinePreset",
 	"multiLineFlushMillis", "skipHeaderLines", "fileEncoding",
 	"isFileAppendable", "deletePolicy", "fileMoveToDir",
 	"isIgnoreEmptyData", "deleteAfterDeliverySeconds",

@@ -4,7 +4,8 @@
  * either sends the line as a record or, in multi-line mode, starts or
  * extends the state's pending record.  Every record leaves through
  * deliver(), which applies the size cap and the conversion to UTF-8 and
- * counts what was cut.  The common configuration (no pattern, no
+ * counts what was cut.  With a multi-line preset, the preset's verdict on
+ * each line (records/mlpreset.c) replaces the pattern's "starts a record".  The common configuration (no pattern, no
  * conversion, headers done) bypasses the step with feed_plain(), a bare
  * memchr loop that gives the same records.
  *
@@ -26,6 +27,7 @@
 #include "base/log.h"
 #include "base/re.h"
 #include "records/framer.h"
+#include "records/mlpreset.h"
 
 /* A pending record's buffer larger than this is freed once it is sent. */
 #define KEEP_BYTES	(64u * 1024)
@@ -41,6 +43,7 @@ struct framer {
 	bool			 skip_empty;
 	unsigned long		 skip_header;
 	struct re		*re;		/* NULL: single-line */
+	struct mlpreset		*mlp;		/* or a preset instead */
 	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
 	struct buf		 scratch;	/* CR-stripped line + delimiter */
 	struct buf		 conv;		/* a record converted to UTF-8 */
@@ -203,6 +206,7 @@ clear_pending(struct framer_state *st)
 	struct framer_pending	*pd = st->pending;
 
 	st->has_pending = false;
+	mlpreset_state_init(&st->mlp);
 	pd->cut = false;
 	if (pd->b.cap > KEEP_BYTES)
 		buf_cleanup(&pd->b);
@@ -281,6 +285,30 @@ starts_record(struct framer *fr, const struct line *l)
 	return re_match(fr->re, l->p, l->len) > 0;
 }
 
+/* Send the pending record, if any.  Non-zero: refused, it stays. */
+static int
+close_pending(struct feed *fd)
+{
+	return fd->st->has_pending ? send_pending(fd) : 0;
+}
+
+/* A start line becomes the pending record (the last one was sent). */
+static void
+open_pending(struct feed *fd, const struct line *l)
+{
+	struct framer_state	*st = fd->st;
+
+	if (st->pending == NULL) {
+		st->pending = xcalloc(1, sizeof(*st->pending));
+		buf_init(&st->pending->b);
+	}
+	st->has_pending = true;
+	st->pending->start = l->start;
+	st->pending->cut = false;
+	buf_reset(&st->pending->b);
+	append(fd, l, false);
+}
+
 /* Multi-line mode: a start line sends the pending record and replaces it. */
 static int
 multi(struct feed *fd, const struct line *l)
@@ -294,21 +322,73 @@ multi(struct feed *fd, const struct line *l)
 		append(fd, l, true);
 		return 0;
 	}
-	if (st->has_pending) {
-		rc = send_pending(fd);
-		if (rc != 0)
-			return rc;
-	}
-	if (st->pending == NULL) {
-		st->pending = xcalloc(1, sizeof(*st->pending));
-		buf_init(&st->pending->b);
-	}
-	st->has_pending = true;
-	st->pending->start = l->start;
-	st->pending->cut = false;
-	buf_reset(&st->pending->b);
-	append(fd, l, false);
+	if ((rc = close_pending(fd)) != 0)
+		return rc;
+	open_pending(fd, l);
 	return 0;
+}
+
+/*
+ * The last line of a preset's record: joined, and the record sent.  When
+ * the record is refused, the line is taken out again, so that nothing has
+ * changed when it is offered again.
+ */
+static int
+join_last(struct feed *fd, const struct line *l)
+{
+	struct framer_pending	*pd = fd->st->pending;
+	struct framer_pending	 was = *pd;
+	int			 rc;
+
+	append(fd, l, true);
+	if ((rc = send_pending(fd)) == 0)
+		return 0;
+	buf_setlen(&pd->b, was.b.len);
+	pd->b.data[pd->b.len] = '\0';
+	pd->end = was.end;
+	pd->delim = was.delim;
+	pd->cut = was.cut;
+	pd->max = was.max;
+	return rc;
+}
+
+/*
+ * Preset mode: the preset says what the line does.  Its next state is
+ * stored only once the line is taken, so that a refused line is judged
+ * again the same way (clear_pending() makes the state idle on the way).
+ */
+static int
+preset(struct feed *fd, const struct line *l)
+{
+	struct framer_state	*st = fd->st;
+	struct mlpreset_state	 next;
+	int			 rc = 0;
+
+	switch (mlpreset_line(fd->fr->mlp, &st->mlp, l->p, l->len, &next)) {
+	case MLPRESET_ALONE:
+		if ((rc = close_pending(fd)) == 0)
+			rc = single(fd, l);
+		break;
+	case MLPRESET_START:
+		if ((rc = close_pending(fd)) == 0)
+			open_pending(fd, l);
+		break;
+	case MLPRESET_JOIN:
+	case MLPRESET_LAST:
+		/* The state is open only while a record is pending; were it
+		 * not, the line would have nothing to join. */
+		if (!st->has_pending) {
+			mlpreset_state_init(&next);
+			rc = single(fd, l);
+		} else if (mlpreset_state_open(&next))
+			append(fd, l, true);
+		else
+			rc = join_last(fd, l);
+		break;
+	}
+	if (rc == 0)
+		st->mlp = next;
+	return rc;
 }
 
 /* The step every line goes through.  Non-zero: refused, nothing changed. */
@@ -327,6 +407,8 @@ take_line(struct feed *fd, struct line *l)
 		l->len--;
 		l->crlf = true;
 	}
+	if (fr->mlp != NULL)
+		return preset(fd, l);
 	if (fr->re != NULL)
 		return multi(fd, l);
 	return single(fd, l);
@@ -414,7 +496,7 @@ feed_plain(struct feed *fd, const char *p, size_t n, uint64_t base,
 static bool
 plain(const struct framer *fr, const struct framer_state *st)
 {
-	return fr->re == NULL && fr->cd == (iconv_t)-1 &&
+	return fr->re == NULL && fr->mlp == NULL && fr->cd == (iconv_t)-1 &&
 	    st->header_left == 0 && !(fr->strip_cr && fr->keep_delim);
 }
 
@@ -536,6 +618,7 @@ framer_state_cleanup(struct framer_state *st)
 	st->pending = NULL;
 	st->has_pending = false;
 	st->skipping = false;
+	mlpreset_state_init(&st->mlp);
 }
 
 size_t
@@ -594,6 +677,17 @@ framer_new(const struct framer_opts *o, struct framer **out, char *err,
 	rc = compile(fr, o->multiline, utf, err, errlen);
 	if (rc != 0)
 		goto fail;
+	if (o->preset != NULL && o->preset[0] != '\0') {
+		rc = -EINVAL;
+		if (fr->re != NULL) {
+			snprintf(err, errlen, "multiLinePreset and "
+			    "multiLineStartPattern are both set");
+			goto fail;
+		}
+		if (mlpreset_new(o->preset, &fr->mlp, err, errlen) != 0)
+			goto fail;
+		rc = 0;
+	}
 	if (!utf) {
 		fr->cd = iconv_open("UTF-8", o->encoding);
 		if (fr->cd == (iconv_t)-1) {
@@ -622,6 +716,7 @@ framer_free(struct framer *fr)
 	if (fr == NULL)
 		return;
 	re_free(fr->re);
+	mlpreset_free(fr->mlp);
 	if (fr->cd != (iconv_t)-1)
 		iconv_close(fr->cd);
 	buf_cleanup(&fr->scratch);

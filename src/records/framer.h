@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "records/mlpreset.h"
 
 struct framer_opts {
 	int		 delim;		/* record delimiter byte, 0..255 */
@@ -34,6 +35,7 @@ struct framer_opts {
 	bool		 strip_cr;	/* stripCarriageReturn ('\n' only) */
 	bool		 skip_empty;	/* skipEmptyLines */
 	const char	*multiline;	/* NULL or "": one line, one record */
+	const char	*preset;	/* NULL or "", or multiLinePreset */
 	const char	*encoding;	/* NULL or "UTF-8": no conversion */
 	unsigned long	 skip_header;	/* skipHeaderLines */
 };
@@ -51,6 +53,7 @@ struct framer_state {
 	unsigned long	 header_left;	/* header lines still to skip */
 	bool		 has_pending;	/* a multi-line record is pending */
 	bool		 skipping;	/* discarding a runaway line's tail */
+	struct mlpreset_state mlp;	/* the preset's, idle without one */
 
 	/* Counters, only ever incremented. */
 	uint64_t	 truncated;	/* records cut to max_record */
@@ -81,8 +84,11 @@ typedef int	(*framer_cb)(void *arg, const char *data, size_t len,
  * encodings it is matched against the file's raw bytes, so it should be
  * ASCII.  strip_cr only applies when the delimiter is '\n'.
  *
+ * A preset (records/mlpreset.h) replaces the pattern: it decides which
+ * lines start, continue and end a record.  Setting both is refused.
+ *
  * Returns 0, or -EINVAL with a message in err (errlen bytes, may be 0) when
- * the pattern does not compile, the encoding cannot be converted to UTF-8,
+ * the pattern does not compile, the preset is unknown or both are set, the encoding cannot be converted to UTF-8,
  * or delim is out of range.
  */
 int	framer_new(const struct framer_opts *, struct framer **out, char *err,
@@ -130,7 +136,10 @@ void	framer_state_skip_line(struct framer_state *);
  * following lines that do not match are joined to it with the delimiter;
  * the record is kept in the state (consumed) until the next start line or
  * framer_flush().  Lines before the first start line, or after a flush, are
- * records of their own.  A pending record holds at most max_record bytes:
+ * records of their own.  With a preset, a line that neither continues the
+ * pending record nor starts one sends it and is a record of its own, and a
+ * line that ends a trace (python's exception line) sends it at once.  A
+ * pending record holds at most max_record bytes:
  * further bytes are dropped and the record counted as truncated.
  *
  * Records are converted to UTF-8 when an encoding is set.  Framing stops at

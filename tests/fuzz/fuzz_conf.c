@@ -4,7 +4,11 @@
  * behind; then conf_free.  Leaks are found by LeakSanitizer at exit and by
  * libFuzzer's -detect_leaks.  Checks the contract in conf.h: 0 with a
  * config, or -1 with a one-line "FILE..." message and no config, and the
- * secret key never in a message.  DIS_AK and DIS_SK are unset so that the
+ * secret key never in a message: a message that holds the sk's value is
+ * checked again with the value changed (same length, every letter and digit
+ * shifted), so that a value which is also a word of the message's template
+ * ("sk = projectId" and "missing required key 'projectId'") is not taken
+ * for an echo.  DIS_AK and DIS_SK are unset so that the
  * input alone decides.  memfd_create and memmem need _GNU_SOURCE, which
  * config.h defines.
  */
@@ -56,6 +60,17 @@ put_input(const uint8_t *data, size_t size)
 	}
 }
 
+static char	 err2[1024];
+
+/* Print why the contract is broken, then abort for libFuzzer. */
+static void
+broken(const char *why, const char *err)
+{
+	fprintf(stderr, "fuzz_conf: %s%s%s\n", why, err != NULL ? ": " : "",
+	    err != NULL ? err : "");
+	abort();
+}
+
 /* The sk of a config that loaded, to check it never shows in errors. */
 static void
 check_loaded(const struct conf *c)
@@ -64,12 +79,61 @@ check_loaded(const struct conf *c)
 
 	if (c == NULL || c->path == NULL || c->sk == NULL || c->ak == NULL ||
 	    (c->nflows > 0 && c->flows == NULL))
-		abort();
+		broken("loaded config lacks path, ak, sk or flows", NULL);
 	for (i = 0; i < c->nflows; i++)
 		if (c->flows[i].name == NULL ||
 		    c->flows[i].file_pattern == NULL ||
 		    c->flows[i].file_pattern[0] != '/')
-			abort();
+			broken("flow without a name or an absolute "
+			    "filePattern", c->flows[i].name);
+}
+
+/* c shifted to another character of its class, never to itself. */
+static char
+shift(char c)
+{
+	if (c >= 'a' && c <= 'z')
+		return (char)('a' + (c - 'a' + 7) % 26);
+	if (c >= 'A' && c <= 'Z')
+		return (char)('A' + (c - 'A' + 7) % 26);
+	if (c >= '0' && c <= '9')
+		return (char)('0' + (c - '0' + 3) % 10);
+	return c;
+}
+
+/*
+ * Does the message of the input with the sk value at off (vl bytes)
+ * changed quote the changed value?  Only then is the value echoed rather
+ * than a word the message holds anyway.
+ */
+static int
+echoed(const uint8_t *data, size_t size, size_t off, size_t vl)
+{
+	struct conf	*c = NULL;
+	uint8_t		*copy;
+	char		 val2[200];
+	size_t		 i;
+	int		 rc, changed = 0;
+
+	if ((copy = malloc(size)) == NULL)
+		abort();
+	memcpy(copy, data, size);
+	for (i = 0; i < vl; i++) {
+		copy[off + i] = (uint8_t)shift((char)data[off + i]);
+		changed |= copy[off + i] != data[off + i];
+		val2[i] = (char)copy[off + i];
+	}
+	val2[vl] = '\0';
+	put_input(copy, size);
+	free(copy);
+	memset(err2, 0, sizeof(err2));
+	rc = conf_load(path, &c, err2, sizeof(err2));
+	if (rc == 0) {
+		conf_free(c);
+		return 0;
+	}
+	/* A value of punctuation only cannot be told apart: trust it. */
+	return changed && strstr(err2, val2) != NULL;
 }
 
 static void
@@ -78,9 +142,12 @@ check_error(const char *err, const uint8_t *data, size_t size)
 	const char	*p, *nl;
 	size_t		 len = strlen(err);
 
-	if (len == 0 || strncmp(err, path, strlen(path)) != 0 ||
-	    memchr(err, '\n', len) != NULL)
-		abort();
+	if (len == 0)
+		broken("empty error message", NULL);
+	if (strncmp(err, path, strlen(path)) != 0)
+		broken("error does not start with the file's path", err);
+	if (memchr(err, '\n', len) != NULL)
+		broken("error holds a newline", err);
 	/*
 	 * An "sk = VALUE" line of the input must not be echoed.  Only
 	 * checked for values of 8+ characters that appear nowhere else in
@@ -108,10 +175,10 @@ check_error(const char *err, const uint8_t *data, size_t size)
 		    memmem(p + 6, (size_t)((const char *)data + size -
 		    (p + 6)), val, vl) != NULL)
 			continue;	/* occurs twice */
-		if (strstr(err, val) != NULL) {
-			fprintf(stderr, "secret echoed: %s\n", err);
-			abort();
-		}
+		if (strstr(err, val) != NULL &&
+		    echoed(data, size, (size_t)(p + 5 - (const char *)data),
+		    vl))
+			broken("secret echoed", err2);
 	}
 }
 
@@ -131,6 +198,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc == -1) {
 		check_error(err, data, size);
 	} else
-		abort();
+		broken("conf_load returned neither 0 nor -1", NULL);
 	return 0;
 }
