@@ -1120,7 +1120,7 @@ START_TEST(man_entries_match_sample_keys)
 	}
 	for (p = man; (p = strstr(p, ".TP\n")) != NULL; p++)
 		ntp++;
-	ck_assert_uint_eq(nkeys, 102);
+	ck_assert_uint_eq(nkeys, 108);
 	ck_assert_uint_eq(ntp, nkeys);
 	free(sample);
 	free(man);

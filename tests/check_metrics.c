@@ -314,6 +314,16 @@ static const char expected_small[] =
 "those of records sent.\n"
 "# TYPE disagent_records_filtered_total counter\n"
 "disagent_records_filtered_total{flow=\"app\",stream=\"s1\"} 9\n"
+"# HELP disagent_container_lines_malformed_total source = containers: "
+"lines in neither the CRI nor the Docker format, sent as they are (one "
+"warning per file).\n"
+"# TYPE disagent_container_lines_malformed_total counter\n"
+"disagent_container_lines_malformed_total{flow=\"app\",stream=\"s1\"} 0\n"
+"# HELP disagent_container_partials_joined_total source = containers: "
+"records joined from a runtime's partial lines (a line longer than its "
+"16 KiB or 8 KiB cut).\n"
+"# TYPE disagent_container_partials_joined_total counter\n"
+"disagent_container_partials_joined_total{flow=\"app\",stream=\"s1\"} 0\n"
 "# HELP disagent_journal_gaps_total Times a journal flow's last delivered "
 "entry was no longer in the journal (rotated away before the entries after "
 "it were read).\n"
@@ -447,7 +457,7 @@ START_TEST(small_snapshot_renders_exact_text)
 	sample_snapshot(&s, &f, 1);
 	text = render(&s);
 	ck_assert_str_eq(text, expected_small);
-	ck_assert_int_eq(check_exposition(text), 53);
+	ck_assert_int_eq(check_exposition(text), 55);
 	free(text);
 }
 END_TEST
@@ -575,10 +585,10 @@ START_TEST(many_flows_give_a_valid_exposition)
 	f[2].stream = "s3";
 	sample_snapshot(&s, f, 3);
 	text = render(&s);
-	/* 4 agent-wide, 22 plain x 3, unmatched 3 x 3, lost 4 x 3, codes
+	/* 4 agent-wide, 24 plain x 3, unmatched 3 x 3, lost 4 x 3, codes
 	 * 2+2, statuses 2+2, 14 x 3, 2+2. */
 	ck_assert_int_eq(check_exposition(text),
-	    4 + 66 + 9 + 12 + 4 + 4 + 42 + 4);
+	    4 + 72 + 9 + 12 + 4 + 4 + 42 + 4);
 	free(text);
 }
 END_TEST

@@ -198,7 +198,7 @@ collect_new(struct dedupe *d, struct collect *c)
 	struct watcher	*w;
 	char		 err[256];
 
-	if (c->fc->source != SOURCE_FILES)
+	if (c->fc->source == SOURCE_JOURNAL)
 		return;
 	w = watcher_new(d->loop, c->fc, NULL, NULL, err, sizeof(err));
 	if (w == NULL)
@@ -355,7 +355,7 @@ dedupe_plan(struct dedupe *d, const struct reg_run *run)
 		fc = &d->conf->flows[i];
 		/* A journal flow's records carry no id: it resends what
 		 * it sent after its last saved cursor. */
-		if (!fc->enable || fc->source != SOURCE_FILES)
+		if (!fc->enable || fc->source == SOURCE_JOURNAL)
 			continue;
 		if (!flow_reads_back(fc)) {
 			log_info("[%s] restart after a crash: "

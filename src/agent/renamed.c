@@ -43,7 +43,7 @@ renamed_pair(const struct conf_flow *a, const struct conf_flow *b)
 	char	*p = pattern_recursive(a->file_pattern, a->recursive);
 	bool	 same;
 
-	same = a->source == SOURCE_FILES && b->source == SOURCE_FILES &&
+	same = a->source != SOURCE_JOURNAL && b->source == a->source &&
 	    a->enable && b->enable && renamed_same(b, s, p);
 	free(s);
 	free(p);
@@ -57,7 +57,7 @@ renamed_describe(struct registry *reg, const struct conf *c)
 	size_t	 i;
 
 	for (i = 0; i < c->nflows; i++) {
-		if (c->flows[i].source != SOURCE_FILES)
+		if (c->flows[i].source == SOURCE_JOURNAL)
 			continue;
 		s = stream_of(&c->flows[i]);
 		p = pattern_recursive(c->flows[i].file_pattern,
@@ -122,7 +122,7 @@ renamed_at_start(struct registry *reg, const struct conf *c)
 	from = xcalloc(c->nflows + 1, sizeof(*from));
 	for (i = 0; i < c->nflows; i++) {
 		if (!c->flows[i].enable ||
-		    c->flows[i].source != SOURCE_FILES ||
+		    c->flows[i].source == SOURCE_JOURNAL ||
 		    registry_flow_count(reg, c->flows[i].name) > 0)
 			continue;
 		from[i] = old_name(reg, c, &c->flows[i], names, n);

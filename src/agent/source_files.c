@@ -19,6 +19,7 @@
 #include "base/metrics.h"
 #include "base/util.h"
 #include "conf/conf.h"
+#include "conf/ctrconf.h"
 #include "files/files.h"
 #include "tail/skipplan.h"
 #include "tail/tailer.h"
@@ -46,7 +47,21 @@ struct source_files {
 	uint64_t	 kid_file;
 	bool		 skipped;	/* a record was skipped as known
 					   delivered (skip_known, sf_add) */
+	/* source = containers, json records: each file's metadata members
+	 * (conf/ctrconf.h), found once a file, by tailer id. */
+	struct sf_meta	*meta;
+	size_t		 nmeta;
+	struct buf	 rec;		/* a record with them */
 };
+
+/* A file's metadata members, json (ctrconf_meta_json). */
+struct sf_meta {
+	uint64_t	 tailer;
+	char		*json;
+};
+
+/* Forget them all past this many files; each is found again on use. */
+#define META_KEEP	4096
 
 static struct source_files *
 sf_of(struct source *s)
@@ -64,6 +79,63 @@ static bool
 is_open(const struct source_files *sf)
 {
 	return sf->cbs.open(sf->cbs.arg);
+}
+
+static void
+meta_clear(struct source_files *sf)
+{
+	size_t	 i;
+
+	for (i = 0; i < sf->nmeta; i++)
+		free(sf->meta[i].json);
+	free(sf->meta);
+	sf->meta = NULL;
+	sf->nmeta = 0;
+}
+
+/* The metadata members of t's container ("" when its path names none). */
+static const char *
+meta_of(struct source_files *sf, struct tailer *t)
+{
+	struct ctrconf_meta m;
+	struct buf	 b;
+	size_t		 i;
+	char		*json;
+
+	for (i = sf->nmeta; i > 0; i--)
+		if (sf->meta[i - 1].tailer == tailer_id(t))
+			return sf->meta[i - 1].json;
+	if (sf->nmeta == META_KEEP)
+		meta_clear(sf);
+	buf_init(&b);
+	if (ctrconf_meta_of(sf->fc->ctr_dir, tailer_path(t), &m))
+		ctrconf_meta_json(&m, &b);
+	json = xstrndup(b.data != NULL ? b.data : "", b.len);
+	buf_cleanup(&b);
+	sf->meta = xrealloc(sf->meta, (sf->nmeta + 1) * sizeof(*sf->meta));
+	sf->meta[sf->nmeta].tailer = tailer_id(t);
+	sf->meta[sf->nmeta].json = json;
+	return sf->meta[sf->nmeta++].json;
+}
+
+/* A container json record with its file's metadata before its '}'. */
+static void
+with_meta(struct source_files *sf, struct source_rec *r)
+{
+	const char	*meta;
+
+	if (!framer_container_json(sf->fr) || framer_record_raw(sf->fr) ||
+	    r->len == 0 || r->data[r->len - 1] != '}')
+		return;
+	meta = meta_of(sf, sf->reading);
+	if (meta[0] == '\0')
+		return;
+	buf_reset(&sf->rec);
+	buf_add(&sf->rec, r->data, r->len - 1);
+	buf_addstr(&sf->rec, meta);
+	buf_addc(&sf->rec, '}');
+	r->data = sf->rec.data;
+	r->len = sf->rec.len;
 }
 
 static void	skip_known(struct source_files *, const struct source_rec *,
@@ -93,6 +165,7 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.end = end;
 	r.at = t;
 	r.known = plan != NULL;
+	with_meta(sf, &r);
 	if (plan != NULL && skipplan_acked(plan, start, end)) {
 		skip_known(sf, &r, false);
 		return 0;
@@ -217,6 +290,8 @@ read_some(struct source_files *sf, size_t *budget)
 		n = tailer_read(t, sf->fr, &sf->rb, READ_CHUNK,
 		    sf->max_record, on_framed, sf, &r);
 		sf->m->records_truncated += r.truncated;
+		sf->m->container_malformed += r.malformed;
+		sf->m->container_joined += r.joined;
 		files_read_done(sf->files, t, n, !is_open(sf), r.committed);
 		if (n > 0)
 			*budget -= MIN(*budget, (size_t)n);
@@ -469,6 +544,8 @@ sf_freed(struct closer *c)
 
 	readbuf_cleanup(&sf->rb);
 	framer_free(sf->fr);
+	meta_clear(sf);
+	buf_cleanup(&sf->rec);
 	free(sf);
 }
 
@@ -518,6 +595,7 @@ source_files_new(uv_loop_t *loop, const struct conf *conf,
 	sf->quiet.last_ms = (uint64_t)fc->max_file_checking_ms;
 	sf->quiet.flush_ms = (uint64_t)fc->multiline_flush_ms;
 	readbuf_init(&sf->rb);
+	buf_init(&sf->rec);
 	conf_framer_opts(fc, &fo);
 	/* The chain sees records with their delimiter, as the DIS Agent's
 	 * converters do, and drops it itself. */

@@ -570,7 +570,7 @@ find_unreadable(struct report *r, const struct conf *c)
 	size_t		 i;
 
 	for (i = 0; i < c->nflows; i++) {
-		if (!c->flows[i].enable || c->flows[i].source != SOURCE_FILES)
+		if (!c->flows[i].enable || c->flows[i].source == SOURCE_JOURNAL)
 			continue;
 		pat = pattern_recursive(c->flows[i].file_pattern,
 		    c->flows[i].recursive);

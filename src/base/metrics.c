@@ -246,6 +246,14 @@ static const struct {
 	  offsetof(struct metrics_flow, records_filtered),
 	  "Records left out by lineIncludePattern or lineExcludePattern; "
 	  "their offsets are committed like those of records sent." },
+	{ P "container_lines_malformed_total", "counter",
+	  offsetof(struct metrics_flow, container_malformed),
+	  "source = containers: lines in neither the CRI nor the Docker "
+	  "format, sent as they are (one warning per file)." },
+	{ P "container_partials_joined_total", "counter",
+	  offsetof(struct metrics_flow, container_joined),
+	  "source = containers: records joined from a runtime's partial "
+	  "lines (a line longer than its 16 KiB or 8 KiB cut)." },
 	{ P "journal_gaps_total", "counter",
 	  offsetof(struct metrics_flow, journal_gaps),
 	  "Times a journal flow's last delivered entry was no longer in the "

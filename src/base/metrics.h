@@ -81,6 +81,10 @@ struct metrics_flow {
 	uint64_t	 records_truncated;	/* cut to the record limit */
 	uint64_t	 records_filtered;	/* left out by lineIncludePattern
 						   or lineExcludePattern */
+	uint64_t	 container_malformed;	/* container lines of no format,
+						   sent as they are */
+	uint64_t	 container_joined;	/* container records joined from
+						   partial lines */
 	uint64_t	 journal_gaps;		/* committed cursors rotated
 						   away (journal.h) */
 	uint64_t	 journal_entries_lost;	/* entries known lost to them */

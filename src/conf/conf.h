@@ -24,6 +24,7 @@ enum conf_position {
 enum conf_source {
 	SOURCE_FILES,
 	SOURCE_JOURNAL,
+	SOURCE_CONTAINERS,	/* container log files (conf/ctrconf.h) */
 };
 
 /* One [flow:NAME] section. */
@@ -45,6 +46,16 @@ struct conf_flow {
 						   system journal) */
 	int		 journal_format;	/* journalFormat: enum
 						   journal_format */
+	/* source = containers (conf/ctrconf.h, records/ctrlog.h) */
+	char		*ctr_dir;		/* containerLogDirectory */
+	char		*ctr_match;		/* containerMatch */
+	char		*ctr_exclude;		/* containerExclude */
+	int		 ctr_streams;		/* containerStreams: 0 all,
+						   1 stdout, 2 stderr */
+	int		 ctr_format;		/* containerFormat: 0 auto,
+						   1 cri, 2 docker */
+	int		 ctr_record;		/* containerRecord: enum
+						   ctrlog_record */
 	long long	 max_buffer_age_ms;	/* maxBufferAgeMillis */
 	long long	 max_buffer_records;	/* maxBufferSizeRecords */
 	long long	 max_buffer_bytes;	/* maxBufferSizeBytes */

@@ -15,6 +15,7 @@
 #include "conf/cleanconf.h"
 #include "conf/conf_int.h"
 #include "conf/cred.h"
+#include "conf/ctrconf.h"
 #include "conf/statedir.h"
 #include "records/chain.h"
 #include "records/logparse.h"
@@ -386,6 +387,18 @@ warn_weak_tls(struct parse *p)
 }
 
 /* Whole-file checks once every line has been read. */
+/* disagent -t: no container read by two flows (ctrconf.h). */
+static int
+check_containers_overlap(struct parse *p)
+{
+	char	 why[1500];
+
+	if (!(p->opts & CONF_FS_CHECKS) || ctrconf_check_overlap(p->conf->flows,
+	    p->conf->nflows, why, sizeof(why)) == 0)
+		return 0;
+	return conf_fail(p, 0, "%s", why);
+}
+
 int
 conf_finish(struct parse *p)
 {
@@ -405,7 +418,8 @@ conf_finish(struct parse *p)
 		rc = check_flow(p, i);
 	}
 	p->path = main_path;
-	if (rc != 0 || conf_check_overlap(p) != 0 || finish_agent(p) != 0 ||
+	if (rc != 0 || conf_check_overlap(p) != 0 ||
+	    check_containers_overlap(p) != 0 || finish_agent(p) != 0 ||
 	    check_state_dirs(p) != 0 || check_listen(p) != 0)
 		return -1;
 	if (p->opts & CONF_TLS_WARNS)

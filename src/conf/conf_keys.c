@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "conf/conf_int.h"
+#include "conf/ctrconf.h"
 #include "conf/journalconf.h"
 #include "conf/proxyconf.h"
 #include "records/filter.h"
@@ -339,18 +340,20 @@ const struct key conf_keys[] = {
 	  "with streamId; otherwise the type is read from the stream." },
 	{ KS_FLOW, "source", KT_ENUM, journalconf_sources,
 	  .off = FOFF(source), .def = "files",
-	  .help = "What the flow reads: files (filePattern), or journal: the "
+	  .help = "What the flow reads: files (filePattern); journal: the "
 	  "systemd journal's entries (journalMatch, journalDirectory, "
 	  "journalFormat), one record each, read with sd-journal; the "
 	  "agent's user must be in the systemd-journal group (the packaged "
-	  "unit is)." },
+	  "unit is); or containers: the log files of Kubernetes' and "
+	  "Docker's containers (containerLogDirectory, containerMatch), "
+	  "decoded, partial lines joined, with the pod's metadata." },
 	{ KS_FLOW, "filePattern", KT_STRING, .off = FOFF(file_pattern),
 	  .flags = KF_NONEMPTY, .example = "/var/log/app/*.log",
 	  .check = conf_check_abs_path,
 	  .help = "Absolute path of the files to read. Any component may "
 	  "hold shell wildcards (* ? [...]), and ** matches any number of "
 	  "directories: /var/log/*/app-*.log, /srv/**/logs/*.log. Required "
-	  "unless source = journal." },
+	  "with source = files." },
 	{ KS_FLOW, "initialPosition", KT_ENUM, position_words,
 	  .off = FOFF(initial_position), .def = "START_OF_FILE",
 	  .help = "Where to start reading a file that has no checkpoint yet. "
@@ -375,6 +378,46 @@ const struct key conf_keys[] = {
 	  "entry's message; JSON: all its fields as one JSON object, as "
 	  "journalctl -o json writes it; SHORT: journalctl's short line "
 	  "(time, host, identifier[pid]: message)." },
+	{ KS_FLOW, "containerLogDirectory", KT_STRING, .off = FOFF(ctr_dir),
+	  .def = "/var/log/pods", .flags = KF_NONEMPTY,
+	  .check = conf_check_abs_path,
+	  .help = "source = containers: the directory of the container log "
+	  "files: kubelet's (NAMESPACE_POD_UID/CONTAINER/RESTART.log, as "
+	  "in /var/log/pods) or Docker's (ID/ID-json.log, as in "
+	  "/var/lib/docker/containers); either layout is recognised file "
+	  "by file." },
+	{ KS_FLOW, "containerMatch", KT_STRING, .off = FOFF(ctr_match),
+	  .def = "*/*/*", .flags = KF_NONEMPTY, .check = ctrconf_check_globs,
+	  .help = "source = containers: the containers the flow reads, as "
+	  "NAMESPACE/POD/CONTAINER shell globs, comma-separated. A Docker "
+	  "container is docker/NAME/NAME (NAME from its config.v2.json)." },
+	{ KS_FLOW, "containerExclude", KT_STRING, .off = FOFF(ctr_exclude),
+	  .def = "", .check = ctrconf_check_globs,
+	  .help = "source = containers: containers left out although "
+	  "containerMatch matches them, NAMESPACE/POD/CONTAINER globs, "
+	  "comma-separated: kube-system/*/*." },
+	{ KS_FLOW, "containerStreams", KT_ENUM, ctrconf_streams,
+	  .off = FOFF(ctr_streams), .def = "all",
+	  .help = "source = containers: the output streams sent: all, "
+	  "stdout or stderr. Lines of the others are skipped (their offsets "
+	  "committed)." },
+	{ KS_FLOW, "containerFormat", KT_ENUM, ctrconf_formats,
+	  .off = FOFF(ctr_format), .def = "auto",
+	  .help = "source = containers: the log lines' format. cri: "
+	  "containerd, CRI-O and podman's k8s-file (TIME STREAM F|P TEXT); "
+	  "docker: Docker's json-file ({\"log\",\"stream\",\"time\"}); "
+	  "auto: each line, whichever it is. Partial lines are joined into "
+	  "the record of their last one; a line of neither format is sent "
+	  "as it is, counted (disagent_container_lines_malformed_total) and "
+	  "warned about once per file." },
+	{ KS_FLOW, "containerRecord", KT_ENUM, ctrconf_records,
+	  .off = FOFF(ctr_record), .def = "json",
+	  .help = "source = containers: what a record holds. json: "
+	  "{\"time\",\"stream\",\"log\"} and the container's metadata "
+	  "under \"kubernetes\" (namespace_name, pod_name, pod_id, "
+	  "container_name, from kubelet's path) or \"docker\" "
+	  "(container_id, container_name, image, from config.v2.json); "
+	  "message: the log text alone." },
 	{ KS_FLOW, "maxBufferAgeMillis", KT_INT, .min = 100, .max = 900000,
 	  .off = FOFF(max_buffer_age_ms), .def = "5000",
 	  .help = "Longest time a record waits to be sent, in milliseconds." },

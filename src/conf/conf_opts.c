@@ -11,6 +11,8 @@
 
 #include "base/pattern.h"
 #include "conf/conf.h"
+#include "conf/ctrconf.h"
+#include "records/ctrlog.h"
 #include "records/chain.h"
 
 void
@@ -25,6 +27,13 @@ conf_framer_opts(const struct conf_flow *fc, struct framer_opts *out)
 	out->preset = fc->multiline_preset;
 	out->encoding = fc->file_encoding;
 	out->skip_header = (unsigned long)fc->skip_header_lines;
+	if (fc->source != SOURCE_CONTAINERS)
+		return;
+	/* containerFormat's words are auto, cri, docker: CTRLOG_AUTO on. */
+	out->container = CTRLOG_AUTO + fc->ctr_format;
+	out->streams = fc->ctr_streams == 0 ? CTRLOG_ALL :
+	    1u << (fc->ctr_streams - 1);
+	out->ctr_record = fc->ctr_record;
 }
 
 void
@@ -79,7 +88,9 @@ conf_flow_matches(const struct conf_flow *fc, const char *path)
 	const char	*glob, *name = strrchr(path, '/');
 	bool		 ok;
 
-	if (fc->source != SOURCE_FILES)
+	if (fc->source == SOURCE_JOURNAL)
+		return false;
+	if (fc->source == SOURCE_CONTAINERS && !ctrconf_picks(fc, path))
 		return false;
 	pat = pattern_recursive(fc->file_pattern, fc->recursive);
 	glob = strrchr(pat, '/');
@@ -108,7 +119,7 @@ bool
 conf_flows_may_overlap(const struct conf_flow *a, const struct conf_flow *b)
 {
 	return a != b && a->enable && b->enable &&
-	    a->source == SOURCE_FILES && b->source == SOURCE_FILES &&
+	    a->source != SOURCE_JOURNAL && b->source != SOURCE_JOURNAL &&
 	    same(a->stream, b->stream) && same(a->stream_id, b->stream_id) &&
 	    unset(a->line_include) && unset(a->line_exclude) &&
 	    unset(b->line_include) && unset(b->line_exclude);

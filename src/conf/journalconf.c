@@ -16,6 +16,7 @@
 
 #include "base/util.h"
 #include "conf/conf_int.h"
+#include "conf/ctrconf.h"
 #include "conf/journalconf.h"
 
 #define FIELD_MAX	64	/* sd-journal's limit on a field name */
@@ -23,7 +24,8 @@
 const char *const journalconf_formats[] = {
 	"MESSAGE", "JSON", "SHORT", NULL
 };
-const char *const journalconf_sources[] = { "files", "journal", NULL };
+const char *const journalconf_sources[] = { "files", "journal",
+    "containers", NULL };
 
 /* --- journalMatch ------------------------------------------------------ */
 
@@ -221,6 +223,20 @@ static const char *const files_only[] = {
 static const char *const journal_only[] = {
 	"journalMatch", "journalDirectory", "journalFormat", NULL
 };
+static const char *const containers_only[] = {
+	"containerLogDirectory", "containerMatch", "containerExclude",
+	"containerStreams", "containerFormat", "containerRecord", NULL
+};
+/* Keys about files that a containers flow sets itself (its files are
+ * the runtimes', in their format). */
+static const char *const not_for_containers[] = {
+	"filePattern", "directoryRecursionEnabled", "excludePattern",
+	"fileSuffix", "recordDelimiter", "isRemainRecordDelimiter",
+	"stripCarriageReturn", "skipEmptyLines", "isMissLastRecordDelimiter",
+	"multiLineStartPattern", "skipHeaderLines", "fileEncoding",
+	"isFileAppendable", "deletePolicy", "fileMoveToDir",
+	"deleteAfterDeliverySeconds", NULL
+};
 
 /* The first key of list set in s, and its line; NULL when none. */
 static const char *
@@ -254,6 +270,26 @@ check_journal_fs(struct parse *p, struct conf_flow *f, struct sect *s,
 	    "%s", label, why);
 }
 
+/* source = containers: its keys, and the pattern its files are found by. */
+static int
+check_containers(struct parse *p, struct conf_flow *f, struct sect *s,
+    const char *label)
+{
+	const char	*key;
+	int		 line;
+
+	if ((key = first_set(s, journal_only, &line)) != NULL)
+		return conf_fail(p, line, "%s: %s applies to source = journal "
+		    "only", label, key);
+	if ((key = first_set(s, not_for_containers, &line)) != NULL)
+		return conf_fail(p, line, "%s: %s is not used with source = "
+		    "containers (the runtimes' files say it)", label, key);
+	free(f->file_pattern);
+	f->file_pattern = ctrconf_pattern(f->ctr_dir);
+	f->recursive = false;
+	return 0;
+}
+
 int
 conf_check_source(struct parse *p, struct conf_flow *f, struct sect *s,
     const char *label)
@@ -261,6 +297,12 @@ conf_check_source(struct parse *p, struct conf_flow *f, struct sect *s,
 	const char	*key;
 	int		 line;
 
+	if (f->source != SOURCE_CONTAINERS &&
+	    (key = first_set(s, containers_only, &line)) != NULL)
+		return conf_fail(p, line, "%s: %s applies to source = "
+		    "containers only", label, key);
+	if (f->source == SOURCE_CONTAINERS)
+		return check_containers(p, f, s, label);
 	if (f->source == SOURCE_FILES) {
 		if ((key = first_set(s, journal_only, &line)) != NULL)
 			return conf_fail(p, line, "%s: %s applies to source = "

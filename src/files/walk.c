@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
+#include "conf/ctrconf.h"
 #include "tail/linkrule.h"
 #include "files/walk.h"
 
@@ -317,7 +318,8 @@ file_entry(struct walker *k, const char *path, const char *name,
 
 	picked = pattern_match(k->pattern, path) &&
 	    !pattern_skipped_name(k->name_glob, name, fc->file_suffix) &&
-	    !pattern_excluded(fc->exclude_pattern, path);
+	    !pattern_excluded(fc->exclude_pattern, path) &&
+	    (fc->source != SOURCE_CONTAINERS || ctrconf_picks(fc, path));
 	if (!picked && k->cbs.other == NULL)
 		return;
 	flag = picked ? SEEN_FOUND : SEEN_OTHER;

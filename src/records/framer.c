@@ -27,57 +27,8 @@
 #include "base/log.h"
 #include "base/re.h"
 #include "records/framer.h"
+#include "records/framer_int.h"
 #include "records/mlpreset.h"
-
-/* A pending record's buffer larger than this is freed once it is sent. */
-#define KEEP_BYTES	(64u * 1024)
-
-/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
-#define REPLACEMENT	"\xef\xbf\xbd"
-#define REPLACEMENT_LEN	3
-
-struct framer {
-	int			 delim;
-	bool			 keep_delim;
-	bool			 strip_cr;
-	bool			 skip_empty;
-	unsigned long		 skip_header;
-	struct re		*re;		/* NULL: single-line */
-	struct mlpreset		*mlp;		/* or a preset instead */
-	iconv_t			 cd;		/* (iconv_t)-1: no conversion */
-	struct buf		 scratch;	/* CR-stripped line + delimiter */
-	struct buf		 conv;		/* a record converted to UTF-8 */
-};
-
-/* A multi-line record being assembled (framer_state.pending). */
-struct framer_pending {
-	struct buf		 b;
-	uint64_t		 start;		/* offset of its first byte */
-	uint64_t		 end;		/* offset past its last line */
-	size_t			 max;		/* max_record it was built for */
-	bool			 delim;		/* its last line had one */
-	bool			 cut;		/* bytes were dropped from it */
-};
-
-/* One call's arguments, passed down as one. */
-struct feed {
-	struct framer		*fr;
-	struct framer_state	*st;
-	size_t			 max;
-	framer_cb		 cb;
-	void			*arg;
-};
-
-/* A line without its delimiter, and the file offsets it covers. */
-struct line {
-	const char	*p;
-	size_t		 len;
-	uint64_t	 start;
-	uint64_t	 end;
-	bool		 delim;		/* a delimiter followed it */
-	bool		 crlf;		/* a CR before it was stripped */
-	bool		 cut;		/* the head of a runaway line */
-};
 
 /*
  * Make room for total bytes (+ NUL) in b, growing geometrically but never
@@ -148,8 +99,8 @@ convert(struct framer *fr, const char *data, size_t len, size_t max,
  * Counters move only when the record is taken, so a refused record that is
  * offered again is not counted twice.
  */
-static int
-deliver(struct feed *fd, const char *data, size_t len, uint64_t start,
+int
+framer_deliver(struct feed *fd, const char *data, size_t len, uint64_t start,
     uint64_t end, bool cut)
 {
 	struct framer	*fr = fd->fr;
@@ -187,16 +138,16 @@ single(struct feed *fd, const struct line *l)
 		return 0;
 	}
 	if (!fr->keep_delim || !l->delim)
-		return deliver(fd, l->p, l->len, l->start, l->end, l->cut);
+		return framer_deliver(fd, l->p, l->len, l->start, l->end, l->cut);
 	/* p[len] is the delimiter, unless a CR was stripped; then the
 	 * record is no longer contiguous, unless the cap cuts it anyway. */
 	if (!l->crlf || l->len + 1 > fd->max)
-		return deliver(fd, l->p, l->len + 1, l->start, l->end, l->cut);
+		return framer_deliver(fd, l->p, l->len + 1, l->start, l->end, l->cut);
 	room(b, l->len + 1, fd->max);
 	memcpy(b->data, l->p, l->len);
 	b->data[l->len] = (char)fr->delim;
 	buf_setlen(b, l->len + 1);
-	return deliver(fd, b->data, b->len, l->start, l->end, l->cut);
+	return framer_deliver(fd, b->data, b->len, l->start, l->end, l->cut);
 }
 
 /* Drop the pending record, and its memory when it grew large. */
@@ -237,7 +188,7 @@ send_pending(struct feed *fd)
 		else
 			cut = true;
 	}
-	rc = deliver(fd, b->data, len, pd->start, pd->end, cut);
+	rc = framer_deliver(fd, b->data, len, pd->start, pd->end, cut);
 	b->data[b->len] = '\0';
 	if (rc != 0)
 		return rc;
@@ -285,6 +236,22 @@ starts_record(struct framer *fr, const struct line *l)
 	return re_match(fr->re, l->p, l->len) > 0;
 }
 
+struct framer_pending *
+framer_pending_get(struct framer_state *st)
+{
+	int	 i;
+
+	if (st->pending == NULL) {
+		st->pending = xcalloc(1, sizeof(*st->pending));
+		buf_init(&st->pending->b);
+		for (i = 0; i < CTRLOG_NSTREAMS; i++) {
+			buf_init(&st->pending->part[i].b);
+			buf_init(&st->pending->ml[i].b);
+		}
+	}
+	return st->pending;
+}
+
 /* Send the pending record, if any.  Non-zero: refused, it stays. */
 static int
 close_pending(struct feed *fd)
@@ -298,10 +265,7 @@ open_pending(struct feed *fd, const struct line *l)
 {
 	struct framer_state	*st = fd->st;
 
-	if (st->pending == NULL) {
-		st->pending = xcalloc(1, sizeof(*st->pending));
-		buf_init(&st->pending->b);
-	}
+	(void)framer_pending_get(st);
 	st->has_pending = true;
 	st->pending->start = l->start;
 	st->pending->cut = false;
@@ -407,6 +371,8 @@ take_line(struct feed *fd, struct line *l)
 		l->len--;
 		l->crlf = true;
 	}
+	if (fr->ctr_fmt != CTRLOG_NONE)
+		return framer_ctr_line(fd, l);
 	if (fr->mlp != NULL)
 		return preset(fd, l);
 	if (fr->re != NULL)
@@ -497,6 +463,7 @@ static bool
 plain(const struct framer *fr, const struct framer_state *st)
 {
 	return fr->re == NULL && fr->mlp == NULL && fr->cd == (iconv_t)-1 &&
+	    fr->ctr_fmt == CTRLOG_NONE &&
 	    st->header_left == 0 && !(fr->strip_cr && fr->keep_delim);
 }
 
@@ -577,6 +544,8 @@ framer_flush(struct framer *fr, struct framer_state *st, framer_cb cb,
 	if (!st->has_pending)
 		return 0;
 	fd.max = st->pending->max;
+	if (fr->ctr_fmt != CTRLOG_NONE)
+		return framer_ctr_flush(&fd);
 	return send_pending(&fd);
 }
 
@@ -612,8 +581,10 @@ framer_state_cleanup(struct framer_state *st)
 {
 	if (st == NULL)
 		return;
-	if (st->pending != NULL)
+	if (st->pending != NULL) {
 		buf_cleanup(&st->pending->b);
+		framer_ctr_cleanup(st->pending);
+	}
 	free(st->pending);
 	st->pending = NULL;
 	st->has_pending = false;
@@ -624,7 +595,15 @@ framer_state_cleanup(struct framer_state *st)
 size_t
 framer_state_memory(const struct framer_state *st)
 {
-	return st->pending != NULL ? st->pending->b.cap : 0;
+	size_t	 n;
+	int	 i;
+
+	if (st->pending == NULL)
+		return 0;
+	n = st->pending->b.cap;
+	for (i = 0; i < CTRLOG_NSTREAMS; i++)
+		n += st->pending->part[i].b.cap + st->pending->ml[i].b.cap;
+	return n;
 }
 
 static bool
@@ -672,8 +651,13 @@ framer_new(const struct framer_opts *o, struct framer **out, char *err,
 	fr->strip_cr = o->strip_cr && o->delim == '\n';
 	fr->skip_empty = o->skip_empty;
 	fr->skip_header = o->skip_header;
+	fr->ctr_fmt = o->container;
+	fr->ctr_streams = o->streams != 0 ? o->streams : CTRLOG_ALL;
+	fr->ctr_record = o->ctr_record;
 	buf_init(&fr->scratch);
 	buf_init(&fr->conv);
+	buf_init(&fr->ctr_text);
+	buf_init(&fr->ctr_out);
 	rc = compile(fr, o->multiline, utf, err, errlen);
 	if (rc != 0)
 		goto fail;
@@ -721,11 +705,14 @@ framer_free(struct framer *fr)
 		iconv_close(fr->cd);
 	buf_cleanup(&fr->scratch);
 	buf_cleanup(&fr->conv);
+	buf_cleanup(&fr->ctr_text);
+	buf_cleanup(&fr->ctr_out);
 	free(fr);
 }
 
 size_t
 framer_memory(const struct framer *fr)
 {
-	return fr->scratch.cap + fr->conv.cap;
+	return fr->scratch.cap + fr->conv.cap + fr->ctr_text.cap +
+	    fr->ctr_out.cap;
 }

@@ -38,6 +38,16 @@ struct framer_opts {
 	const char	*preset;	/* NULL or "", or multiLinePreset */
 	const char	*encoding;	/* NULL or "UTF-8": no conversion */
 	unsigned long	 skip_header;	/* skipHeaderLines */
+	/*
+	 * Container log files (records/ctrlog.h): container is an enum
+	 * ctrlog_format, CTRLOG_NONE (0) for other files.  Each line is
+	 * decoded, lines of streams not in the mask streams (0: all) are
+	 * dropped, partial lines are joined per stream, and the record is
+	 * ctr_record (enum ctrlog_record) of the text.
+	 */
+	int		 container;
+	unsigned	 streams;
+	int		 ctr_record;
 };
 
 struct framer;
@@ -60,6 +70,9 @@ struct framer_state {
 	uint64_t	 header_skipped; /* header lines not sent */
 	uint64_t	 empty_skipped;	/* empty records not sent */
 	uint64_t	 invalid;	/* undecodable byte sequences replaced */
+	uint64_t	 malformed;	/* container lines of no known format */
+	uint64_t	 joined;	/* container records joined from
+					   partial lines */
 };
 
 /*
@@ -172,6 +185,14 @@ int	framer_feed_last(struct framer *, struct framer_state *, const char *p,
  */
 int	framer_flush(struct framer *, struct framer_state *, framer_cb cb,
 	    void *arg) WARN_UNUSED;
+
+/*
+ * Container flows, asked from the callback: the record is a line in no
+ * container format, shipped as it is (not the json record).
+ */
+bool	framer_record_raw(const struct framer *);
+/* Container flows whose records are json (containerRecord = json). */
+bool	framer_container_json(const struct framer *);
 
 /* A multi-line record is waiting for its end. */
 bool	framer_pending(const struct framer_state *);

@@ -222,6 +222,8 @@ void		 readbuf_forget(struct readbuf *);
 /* What one read did (besides the records it handed to the callback). */
 struct tailer_read {
 	uint64_t	 truncated;	/* records cut to max_record */
+	uint64_t	 malformed;	/* container lines of no format */
+	uint64_t	 joined;	/* records joined from partial lines */
 	bool		 committed;	/* the committed offset moved: the tail
 					   of a cut line was skipped (R10) */
 };

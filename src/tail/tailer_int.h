@@ -44,8 +44,9 @@ struct tailer {
 	struct tailer_rare *rare;	/* NULL for nearly every file */
 	int		 fd;		/* -1: parked (closed, see maxOpenFiles) */
 	uint32_t	 fp_crc;	/* crc32 of the first fp_len bytes */
-	uint32_t	 fp_max : 31;	/* headerBytesLength */
+	uint32_t	 fp_max : 30;	/* headerBytesLength */
 	bool		 stalled : 1;	/* nothing to frame until it grows */
+	bool		 warned_bad : 1; /* its malformed lines were warned of */
 	uint32_t	 fp_len;
 };
 

@@ -8,9 +8,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "tail/tailer.h"
@@ -129,7 +131,8 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 	const char	*p;
 	ssize_t		 n;
 	size_t		 used, want;
-	uint64_t	 cut;
+	uint64_t	 cut, bad, joined;
+	char		*esc;
 	bool		 skipping, skips;
 
 	memset(out, 0, sizeof(*out));
@@ -141,15 +144,29 @@ tailer_read(struct tailer *t, struct framer *fr, struct readbuf *rb,
 		return (long)n;
 	fs = tailer_fs_get(t, &tmp);
 	cut = fs->truncated;
+	bad = fs->malformed;
+	joined = fs->joined;
 	skipping = fs->skipping;
 	used = framer_feed(fr, fs, p, (size_t)n, t->read_off, max_record,
 	    cb, arg);
 	out->truncated = fs->truncated - cut;
+	out->malformed = fs->malformed - bad;
+	out->joined = fs->joined - joined;
 	skips = fs->skipping;
 	tailer_fs_put(t, fs, &tmp);
 	if (out->truncated > 0)
 		log_warn("%s: record longer than %zu bytes near offset %ju "
 		    "truncated", t->path, max_record, (uintmax_t)t->read_off);
+	if (out->malformed > 0 && !t->warned_bad) {
+		/* Once a file: a runtime that writes another format writes
+		 * it on every line. */
+		t->warned_bad = true;
+		esc = esc_new(t->path);
+		log_warn("%s: a line near offset %ju is in no container log "
+		    "format: sent as it is (so are the next such lines of "
+		    "this file, counted)", esc, (uintmax_t)t->read_off);
+		free(esc);
+	}
 	t->read_off += used;
 	if (used > 0)
 		t->active_ms = mono_ms();

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Short libFuzzer runs: builds the targets of tests/fuzz (the PutRecords
 # replies in JSON and protobuf, the download and ECS metadata replies, the
-# state file, agent.ini, agent.yml, the converters, the per-record codecs)
+# state file, agent.ini, agent.yml, the converters, the per-record codecs,
+# the framer on container log lines and stack-trace presets)
 # with clang (ASan with leak detection, UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seed corpus, copied to a temporary
 # directory.  Fails

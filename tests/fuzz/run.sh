@@ -33,7 +33,7 @@ fi
 
 failed=
 all="fuzz_put_reply fuzz_conf fuzz_convert fuzz_reccodec fuzz_pbuf fuzz_read \
-fuzz_ecsmeta fuzz_state fuzz_importyml"
+fuzz_ecsmeta fuzz_state fuzz_importyml fuzz_framer"
 for t in ${FUZZ_TARGETS:-$all}; do
 	name=${t#fuzz_}
 	mkdir -p "$tmp/$name/corpus" "$tmp/$name/artifacts"
