@@ -25,6 +25,7 @@ kind.  Exit 0 when all match, 1 otherwise, 2 on usage errors.
 
 import argparse
 import base64
+import itertools
 import json
 import os
 import subprocess
@@ -100,6 +101,9 @@ def main(argv):
     ap.add_argument("--multiline", choices=["java"])
     ap.add_argument("--ordered", action="store_true")
     ap.add_argument("--omit", action="append", default=[])
+    # A line starting with PREFIX may arrive cut in pieces (a rotation cut
+    # it): the pieces, in some order, must make it exactly, each once.
+    ap.add_argument("--cut", action="append", default=[])
     a = ap.parse_args(argv)
     want = {}
     omitted = []
@@ -173,6 +177,18 @@ def main(argv):
         missing = [x for x in ws if gs.get(x, 0) < ws[x]]
         dup = [x for x in gs if gs[x] > ws.get(x, 0) and x in ws]
         unexp = [x for x in gs if x not in ws]
+        for x in [m for m in missing
+                  if any(m.startswith(c) for c in a.cut)]:
+            pieces = [u for u in unexp if gs[u] == 1 and u in x]
+            for n in range(2, min(len(pieces), 4) + 1):
+                hit = next((c for c in itertools.permutations(pieces, n)
+                            if "".join(c) == x), None)
+                if hit:
+                    missing.remove(x)
+                    unexp = [u for u in unexp if u not in hit]
+                    print("cut line %s arrived in %d pieces of %s bytes"
+                          % (short(x, 40), n, "+".join(str(len(h)) for h in hit)))
+                    break
         byseq = {p: [x for _, x in sorted(v)] for p, v in parts[k].items()}
         if not (missing or dup or unexp) and (
                 not a.ordered or in_order(runs, byseq)):
