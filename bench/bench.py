@@ -67,6 +67,20 @@ Scenarios (--only takes a comma list of these names):
              /proc/PID/task/PID/status).  With --baseline BIN the same runs
              of BIN (an older agent) are interleaved with the agent's, and
              the row "steady-baseline" and the ratios show beside it.
+  containers  issue 38's cost: 100 containers in kubelet's layout
+             (NS_POD_UID/CONTAINER/0.log), each written at 20 lines/s
+             for --seconds with containerd's CRI lines (`TIME stdout F
+             TEXT`), read by a source = containers flow: row containers
+             (containerRecord = json, the default) and containers-message
+             (= message); beside them, runs interleaved, containers-files:
+             the same text without the CRI heads as 100 plain files and a
+             filePattern flow.  CPU over the window, per line and per GiB
+             of the log text (the same in all three), peak RSS (VmHWM);
+             target CPU <= 1.2x containers-files', RSS < 16 MiB.
+  containers-burst  one container's 0.log of 50,000 lines written at
+             once, one in 100 of 20,000 bytes cut into 16 KiB CRI partials
+             (P, P, F), --once: the partial joining's cost; beside it
+             containers-burst-files, the same text as one plain file.
   idle       1,000 tracked files, all shipped, then 60 s (--quick: 15 s)
              idle: agent CPU as % of one core and wake-ups per second.
   discovery  10,000 one-line files found at start, --once: time, memory;
@@ -1093,10 +1107,18 @@ BURST_LONG = 20000      # 20,000 bytes, 16 KiB + the rest as CRI P + F
 CRI_PART = 16384
 
 
-def paced_run(tools, args, layout, k):
+# The kinds of the containers rows: the writer's layout, the flow's keys.
+CTR_KINDS = {"plain": ("plain", []), "cri": ("cri", []),
+             "cri-message": ("cri", ["containerRecord = message"])}
+CTR_ROWS = (("plain", "containers-files"), ("cri", "containers"),
+            ("cri-message", "containers-message"))
+
+
+def paced_run(tools, args, kind, k):
     """One paced run, plain files or containers: the agent's CPU over the
     window, its peak RSS, and the records acknowledged."""
-    tag = "containers-%s-%d" % ("files" if layout == "plain" else "cri", k)
+    layout, extra = CTR_KINDS[kind]
+    tag = "containers-%s-%d" % (kind, k)
     d = os.path.join(tools.work, tag)
     logs = os.path.join(d, "logs")
     for i in range(CTR_FILES):
@@ -1106,7 +1128,8 @@ def paced_run(tools, args, layout, k):
     ep = Endpoint(tools, "ackd", tag)
     conf = os.path.join(d, "agent.ini")
     write_conf(tools, conf, ep.port, os.path.join(d, "state"),
-               logs + "/*.log" if layout == "plain" else "containers:" + logs)
+               logs + "/*.log" if layout == "plain" else "containers:" + logs,
+               flow_extra=extra)
     log = open(os.path.join(d, "agent.log"), "wb")
     agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
     pid = agent.pid
@@ -1152,13 +1175,12 @@ def paced_run(tools, args, layout, k):
 
 def containers(tools, args):
     """Rows containers-files and containers, their runs interleaved."""
-    runs = {"plain": [], "cri": []}
+    runs = {kind: [] for kind in CTR_KINDS}
     for k in range(args.runs):
-        for layout in ("plain", "cri"):
-            runs[layout].append(paced_run(tools, args, layout, k))
+        for kind in CTR_KINDS:
+            runs[kind].append(paced_run(tools, args, kind, k))
     rows = []
-    for layout, name in (("plain", "containers-files"),
-                         ("cri", "containers")):
+    for layout, name in CTR_ROWS:
         m = {x: median([r[x] for r in runs[layout]])
              for x in runs[layout][0]}
         rows.append({
@@ -1169,13 +1191,14 @@ def containers(tools, args):
                      "the log text (files %.2fx its bytes); %.0f body "
                      "B/record" % (
                          CTR_FILES, "plain files" if layout == "plain" else
-                         "containers (CRI, source = containers, json)",
+                         "containers (CRI, source = containers, %s)" % (
+                             "json" if layout == "cri" else "message"),
                          CTR_RATE, args.seconds, m["us_line"],
                          m["file_ratio"], m["wire"]),
             "all_runs": runs[layout]})
-    f, c = rows
-    c["vs_files"] = c["cpu"] / f["cpu"] if f["cpu"] else None
-    c["notes"] += "; %.2fx containers-files' CPU" % (c["vs_files"] or 0)
+    for c in rows[1:]:
+        c["vs_files"] = c["cpu"] / rows[0]["cpu"] if rows[0]["cpu"] else None
+        c["notes"] += "; %.2fx containers-files' CPU" % (c["vs_files"] or 0)
     return rows
 
 
@@ -1546,7 +1569,7 @@ def targets(rows, out):
             check("steady: CPU <= 0.4x the baseline's",
                   st["cpu_vs_baseline"] <= 0.4,
                   "%.2fx" % st["cpu_vs_baseline"])
-    for name in ("containers", "containers-burst"):
+    for name in ("containers", "containers-message", "containers-burst"):
         c = by.get(name)
         if c and c.get("vs_files") is not None:
             check("issue 38: CPU <= 1.2x the same text as files (%s)" % name,
