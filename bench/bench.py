@@ -1139,7 +1139,7 @@ CTR_ROWS = (("plain", "containers-files"), ("cri", "containers"),
             ("cri-message", "containers-message"))
 
 
-def paced_run(tools, args, kind, k):
+def ctr_paced_run(tools, args, kind, k):
     """One paced run, plain files or containers: the agent's CPU over the
     window, its peak RSS, and the records acknowledged."""
     layout, extra = CTR_KINDS[kind]
@@ -1203,7 +1203,7 @@ def containers(tools, args):
     runs = {kind: [] for kind in CTR_KINDS}
     for k in range(args.runs):
         for kind in CTR_KINDS:
-            runs[kind].append(paced_run(tools, args, kind, k))
+            runs[kind].append(ctr_paced_run(tools, args, kind, k))
     rows = []
     for layout, name in CTR_ROWS:
         m = {x: median([r[x] for r in runs[layout]])
