@@ -76,7 +76,10 @@ Scenarios (--only takes a comma list of these names):
              (containerRecord = json, the default) and containers-message
              (= message); beside them, runs interleaved, containers-files:
              the same text without the CRI heads as 100 plain files and a
-             filePattern flow.  CPU over the window, per line and per GiB
+             filePattern flow; and containers-tree-files, the same plain
+             text in kubelet's tree of directories read by a filePattern
+             DIR/**/*.log flow (what walking the tree costs, decoding
+             apart).  CPU over the window, per line and per GiB
              of the log text (the same in all three), peak RSS (VmHWM);
              target CPU <= 1.2x containers-files', RSS < 16 MiB.
   containers-burst  one container's 0.log of 50,000 lines written at
@@ -891,7 +894,8 @@ def tls_ratios(rows):
 
 def paced_path(d, layout, i):
     """File i of a paced scenario: plain f%03d.log, or container i's
-    0.log in kubelet's layout NAMESPACE_POD_UID/CONTAINER/0.log."""
+    0.log in kubelet's layout NAMESPACE_POD_UID/CONTAINER/0.log (the
+    layouts cri and tree)."""
     if layout == "plain":
         return os.path.join(d, "f%03d.log" % i)
     return os.path.join(d, "bench_web-%03d-7d4b9c_%08x-1f2e-4d3c-8b5a-"
@@ -907,14 +911,14 @@ def cri_prefix(ns):
 
 def writer_main(argv):
     """Child process of the paced scenarios: appends stamped lines, as
-    they are (--layout plain) or each behind containerd's CRI head
-    (--layout cri, the text the same)."""
+    they are (--layout plain, or tree: in kubelet's paths) or each behind
+    containerd's CRI head (--layout cri, the text the same)."""
     p = argparse.ArgumentParser()
     p.add_argument("--dir")
     p.add_argument("--files", type=int)
     p.add_argument("--rate", type=float)
     p.add_argument("--seconds", type=float)
-    p.add_argument("--layout", default="plain", choices=("plain", "cri"))
+    p.add_argument("--layout", default="plain", choices=("plain", "cri", "tree"))
     a = p.parse_args(argv)
     fds = [os.open(paced_path(a.dir, a.layout, i),
                    os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -1133,10 +1137,19 @@ CRI_PART = 16384
 
 
 # The kinds of the containers rows: the writer's layout, the flow's keys.
-CTR_KINDS = {"plain": ("plain", []), "cri": ("cri", []),
+CTR_KINDS = {"plain": ("plain", []), "tree": ("tree", []),
+             "cri": ("cri", []),
              "cri-message": ("cri", ["containerRecord = message"])}
-CTR_ROWS = (("plain", "containers-files"), ("cri", "containers"),
+CTR_ROWS = (("plain", "containers-files"), ("tree", "containers-tree-files"),
+            ("cri", "containers"),
             ("cri-message", "containers-message"))
+
+
+CTR_WHAT = {
+    "plain": "plain files",
+    "tree": "plain files in kubelet's tree (filePattern DIR/**/*.log)",
+    "cri": "containers (CRI, source = containers, json)",
+    "cri-message": "containers (CRI, source = containers, message)"}
 
 
 def ctr_paced_run(tools, args, kind, k):
@@ -1153,7 +1166,9 @@ def ctr_paced_run(tools, args, kind, k):
     ep = Endpoint(tools, "ackd", tag)
     conf = os.path.join(d, "agent.ini")
     write_conf(tools, conf, ep.port, os.path.join(d, "state"),
-               logs + "/*.log" if layout == "plain" else "containers:" + logs,
+               logs + "/*.log" if layout == "plain" else
+               logs + "/**/*.log" if layout == "tree" else
+               "containers:" + logs,
                flow_extra=extra)
     log = open(os.path.join(d, "agent.log"), "wb")
     agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
@@ -1215,9 +1230,7 @@ def containers(tools, args):
             "notes": "%d %s x %g lines/s, %gs: %.2f us CPU/line, s/GiB of "
                      "the log text (files %.2fx its bytes); %.0f body "
                      "B/record" % (
-                         CTR_FILES, "plain files" if layout == "plain" else
-                         "containers (CRI, source = containers, %s)" % (
-                             "json" if layout == "cri" else "message"),
+                         CTR_FILES, CTR_WHAT[layout],
                          CTR_RATE, args.seconds, m["us_line"],
                          m["file_ratio"], m["wire"]),
             "all_runs": runs[layout]})
