@@ -1237,6 +1237,9 @@ def containers(tools, args):
     for c in rows[1:]:
         c["vs_files"] = c["cpu"] / rows[0]["cpu"] if rows[0]["cpu"] else None
         c["notes"] += "; %.2fx containers-files' CPU" % (c["vs_files"] or 0)
+        if c is not rows[1] and rows[1]["cpu"]:
+            c["notes"] += ", %.2fx containers-tree-files'" % (
+                c["cpu"] / rows[1]["cpu"])
     return rows
 
 
