@@ -13,6 +13,12 @@
  * are judged as under owner unless always.  What is opened is checked
  * against what was judged: a directory's descriptor by its identity here,
  * a file's by the tailer (tailer_open).
+ *
+ * A directory unchanged since its last read is not read again: its
+ * listing (dircache.h) gives the names, each stat'ed by its path as the
+ * read would; one that is not what the listing says makes the walk read
+ * the directory after all.  Links are listed by name only, judged and
+ * followed again at each walk.
  */
 #include "config.h"
 
@@ -23,12 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
 #include "conf/ctrconf.h"
 #include "tail/linkrule.h"
+#include "files/dircache.h"
 #include "files/walk.h"
 
 #define MAX_DEPTH	32	/* directories below the literal ones */
@@ -129,7 +137,7 @@ struct note {
 struct qdir {
 	char		*path;
 	int		 depth;
-	uint64_t	 dev, ino;
+	struct stat	 st;		/* when reached */
 	struct qdir	*next;
 };
 
@@ -144,8 +152,11 @@ struct walker {
 	struct qdir	*head, **tail;
 	struct idset	 dirs;		/* queued or read: paths */
 	struct idset	 files;		/* reported; SEEN_* */
-	size_t		 ndirs;
+	size_t		 ndirs, nlisted;
 	int		 err;
+	/* Across walks. */
+	struct dircache	*cache;
+	uint64_t	(*clock)(void);
 };
 
 /* Whether key is new (then the caller logs it); marks it seen. */
@@ -267,8 +278,7 @@ enqueue(struct walker *k, const char *path, int depth, const struct stat *st)
 
 	q->path = xstrdup(path);
 	q->depth = depth;
-	q->dev = (uint64_t)st->st_dev;
-	q->ino = (uint64_t)st->st_ino;
+	q->st = *st;
 	*k->tail = q;
 	k->tail = &q->next;
 	id_get(&k->dirs, st, true)->path = xstrdup(path);
@@ -333,6 +343,33 @@ file_entry(struct walker *k, const char *path, const char *name,
 		k->cbs.other(k->cbs.arg, path, st);
 }
 
+static char *
+join(const struct qdir *q, const char *name)
+{
+	return strcmp(q->path, "/") == 0 ? xasprintf("/%s", name) :
+	    xasprintf("%s/%s", q->path, name);
+}
+
+/* Entry name of q, at path, whose lstat is st. */
+static void
+judge(struct walker *k, const struct qdir *q, const char *path,
+    const char *name, struct stat *st)
+{
+	if (!S_ISLNK(st->st_mode) || follow_link(k, path, st)) {
+		if (S_ISDIR(st->st_mode))
+			dir_entry(k, q, path, st);
+		else if (S_ISREG(st->st_mode))
+			file_entry(k, path, name, st);
+	}
+}
+
+static enum dirkind
+kind_of(mode_t mode)
+{
+	return S_ISLNK(mode) ? DIRKIND_LINK : S_ISDIR(mode) ? DIRKIND_DIR :
+	    S_ISREG(mode) ? DIRKIND_FILE : 0;
+}
+
 /* Entry name of the open directory q (fd dfd): links only when links. */
 static void
 entry(struct walker *k, const struct qdir *q, int dfd, const char *name,
@@ -348,26 +385,58 @@ entry(struct walker *k, const struct qdir *q, int dfd, const char *name,
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    S_ISLNK(st.st_mode) != links)
 		return;
-	path = strcmp(q->path, "/") == 0 ? xasprintf("/%s", name) :
-	    xasprintf("%s/%s", q->path, name);
-	if (!links || follow_link(k, path, &st)) {
-		if (S_ISDIR(st.st_mode))
-			dir_entry(k, q, path, &st);
-		else if (S_ISREG(st.st_mode))
-			file_entry(k, path, name, &st);
-	}
+	if (kind_of(st.st_mode) != 0)
+		dircache_add(k->cache, name, kind_of(st.st_mode));
+	path = join(q, name);
+	judge(k, q, path, name, &st);
 	free(path);
 }
 
-/* Read directory q: its real names, then its links; how many entries. */
+/*
+ * Directory q by its listing l: false when a name is not what l says
+ * (the directory changed within its stamps' tick), then it is read.
+ */
+static bool
+replay(struct walker *k, const struct qdir *q, const struct dirlist *l,
+    size_t *n)
+{
+	enum dirkind	 kind;
+	struct stat	 st;
+	const char	*name;
+	char		*path;
+	size_t		 off = 0;
+	bool		 same = true;
+
+	while (same && (name = dirlist_next(l, &off, &kind)) != NULL) {
+		(*n)++;
+		path = join(q, name);
+		if (kind == DIRKIND_DIR && (q->depth + 1 > MAX_DEPTH ||
+		    !pattern_dir_may_match(k->pattern, path))) {
+			free(path);
+			continue;	/* as the read: stat'ed, not queued */
+		}
+		if (lstat(path, &st) != 0 || kind_of(st.st_mode) != kind)
+			same = false;
+		else
+			judge(k, q, path, name, &st);
+		free(path);
+	}
+	return same;
+}
+
+/*
+ * Read directory q, from start_ns on: its real names, then its links;
+ * how many entries.
+ */
 static size_t
-read_dir(struct walker *k, const struct qdir *q)
+read_dir(struct walker *k, const struct qdir *q, uint64_t start_ns)
 {
 	struct dirent	*de;
 	struct stat	 st;
 	size_t		 n = 0;
 	DIR		*d;
 	int		 pass;
+	bool		 ok = true;
 
 	if ((d = opendir(q->path)) == NULL) {
 		if (k->ndirs == 0 && k->err == 0)
@@ -375,25 +444,53 @@ read_dir(struct walker *k, const struct qdir *q)
 		return 0;
 	}
 	/* What is read is what was judged: not a link swapped since. */
-	if (fstat(dirfd(d), &st) != 0 || (uint64_t)st.st_dev != q->dev ||
-	    (uint64_t)st.st_ino != q->ino) {
+	if (fstat(dirfd(d), &st) != 0 || st.st_dev != q->st.st_dev ||
+	    st.st_ino != q->st.st_ino) {
 		if (k->ndirs == 0 && k->err == 0)
 			k->err = -ESTALE;	/* the next scan looks again */
 		closedir(d);
 		return 0;
 	}
 	k->ndirs++;
+	k->nlisted++;
 	if (k->cbs.dir != NULL)
 		k->cbs.dir(k->cbs.dir_arg, q->path);
+	dircache_begin(k->cache, &st, start_ns);
 	for (pass = 0; pass < 2; pass++) {
 		rewinddir(d);
-		while ((de = readdir(d)) != NULL) {
+		for (;;) {
+			errno = 0;
+			if ((de = readdir(d)) == NULL)
+				break;
 			entry(k, q, dirfd(d), de->d_name, de->d_type, pass);
 			n++;
 		}
+		ok = ok && errno == 0;
 	}
+	dircache_end(k->cache, ok);
 	closedir(d);
 	return n;
+}
+
+/* Directory q: by its listing when it did not change, else read. */
+static size_t
+visit(struct walker *k, const struct qdir *q)
+{
+	const struct dirlist *l;
+	uint64_t	 now = k->clock();
+	size_t		 n = 0;
+
+	if ((l = dircache_get(k->cache, &q->st, now)) != NULL) {
+		k->ndirs++;
+		if (k->cbs.dir != NULL)
+			k->cbs.dir(k->cbs.dir_arg, q->path);
+		if (replay(k, q, l, &n))
+			return n;
+		k->ndirs--;		/* counted again by the read */
+		dircache_forget(k->cache, &q->st);
+	}
+	/* What was reported is not again (k->files, k->dirs). */
+	return n + read_dir(k, q, now);
 }
 
 /* The literal directories: where the walk starts, when it may. */
@@ -445,6 +542,16 @@ walk_drop(struct walker *k)
 	k->busy = false;
 }
 
+static uint64_t
+realtime_ns(void)
+{
+	struct timespec	 t;
+
+	if (clock_gettime(CLOCK_REALTIME, &t) != 0 || t.tv_sec < 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
 struct walker *
 walker_new(const struct conf_flow *fc, const char *pattern, const char *base,
     const char *name_glob)
@@ -456,6 +563,8 @@ walker_new(const struct conf_flow *fc, const char *pattern, const char *base,
 	k->base = base;
 	k->name_glob = name_glob;
 	k->tail = &k->head;
+	k->cache = dircache_new();
+	k->clock = realtime_ns;
 	if (fc->follow_symlinks == NULL ||
 	    strcmp(fc->follow_symlinks, "owner") == 0)
 		k->follow = FOLLOW_OWNER;
@@ -473,6 +582,7 @@ walker_begin(struct walker *k, const struct walk_cbs *cbs)
 	k->cbs = *cbs;
 	k->busy = true;
 	k->ndirs = 0;
+	k->nlisted = 0;
 	k->err = 0;
 	start(k);
 }
@@ -487,7 +597,7 @@ walker_step(struct walker *k, size_t max_dirs, size_t max_entries)
 		return true;
 	while (k->busy && (q = k->head) != NULL && dirs < max_dirs &&
 	    entries < max_entries) {
-		entries += read_dir(k, q);
+		entries += visit(k, q);
 		dirs++;
 		/* read_dir may have queued more behind q, never before. */
 		k->head = q->next;
@@ -499,6 +609,7 @@ walker_step(struct walker *k, size_t max_dirs, size_t max_entries)
 	if (k->head != NULL)
 		return false;
 	notes_sweep(k);
+	dircache_sweep(k->cache);
 	walk_drop(k);
 	return true;
 }
@@ -515,6 +626,18 @@ walker_ndirs(const struct walker *k)
 	return k->ndirs;
 }
 
+size_t
+walker_nlisted(const struct walker *k)
+{
+	return k->nlisted;
+}
+
+void
+walker_set_clock(struct walker *k, uint64_t (*clock)(void))
+{
+	k->clock = clock;
+}
+
 int
 walker_error(const struct walker *k)
 {
@@ -529,6 +652,7 @@ walker_free(struct walker *k)
 	if (k == NULL)
 		return;
 	walk_drop(k);
+	dircache_free(k->cache);
 	while ((n = k->notes) != NULL) {
 		k->notes = n->next;
 		free(n->key);

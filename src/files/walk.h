@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 struct conf_flow;
@@ -53,6 +54,10 @@ bool		 walker_step(struct walker *, size_t max_dirs,
 bool		 walker_busy(const struct walker *);
 size_t		 walker_ndirs(const struct walker *);
 int		 walker_error(const struct walker *);
+/* Of walker_ndirs, how many were read (not known unchanged, dircache.h). */
+size_t		 walker_nlisted(const struct walker *);
+/* For tests: the realtime clock in ns the cache judges by. */
+void		 walker_set_clock(struct walker *, uint64_t (*)(void));
 
 void		 walker_free(struct walker *);
 

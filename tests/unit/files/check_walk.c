@@ -6,6 +6,9 @@
  * of what it leads to, every link of a chain on its own; what is opened
  * is checked against what was judged; a walk of many directories goes on
  * over turns of the loop, and the loop closes with nothing left open.
+ * A directory unchanged since its last read is not read again
+ * (files/dircache.c), unless changed so close to the read that a change
+ * in the same tick would not show; one changed, replaced or removed is.
  * The ownership cases need root (lchown to nobody) and say so otherwise.
  */
 #include "config.h"
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -26,6 +30,7 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "tail/linkrule.h"
+#include "files/dircache.h"
 #include "files/walk.h"
 #include "files/watcher.h"
 #include "testutil.h"
@@ -212,6 +217,261 @@ START_TEST(a_file_reached_twice_at_one_depth_keeps_its_real_name)
 	walk_all(flow("logs/*.log", ""));
 	ck_assert_uint_eq(h.nfound, 1);
 	ck_assert_str_eq(h.found[0], "logs/b.log");
+}
+END_TEST
+
+/* --- the listings of unchanged directories ---------------------------- */
+
+static uint64_t	 skew_ns;	/* the walker's clock ahead of the real one */
+
+static uint64_t
+skewed_clock(void)
+{
+	struct timespec	 t;
+
+	ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &t), 0);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec +
+	    skew_ns;
+}
+
+static struct {
+	struct walker	*k;
+	char		*pattern, *base;
+} kw;
+
+/* A walker of fc kept across walks, its clock skew ahead (ns). */
+static void
+keep_walker(const struct conf_flow *fc, uint64_t skew)
+{
+	kw.pattern = pattern_recursive(fc->file_pattern, fc->recursive);
+	kw.base = pattern_literal_base(kw.pattern);
+	kw.k = walker_new(fc, kw.pattern, kw.base,
+	    strrchr(kw.pattern, '/') + 1);
+	skew_ns = skew;
+	walker_set_clock(kw.k, skewed_clock);
+}
+
+static void
+drop_walker(void)
+{
+	walker_free(kw.k);
+	free(kw.base);
+	free(kw.pattern);
+	memset(&kw, 0, sizeof(kw));
+}
+
+/* A whole walk again: how many directories were read (not reused). */
+static size_t
+walk_again(void)
+{
+	struct walk_cbs	 cbs = { on_found, NULL, NULL, NULL, NULL };
+	size_t		 i;
+
+	for (i = 0; i < h.nfound; i++)
+		free(h.found[i]);
+	h.nfound = 0;
+	walker_begin(kw.k, &cbs);
+	ck_assert(walker_step(kw.k, SIZE_MAX, SIZE_MAX));
+	h.ndirs = walker_ndirs(kw.k);
+	return walker_nlisted(kw.k);
+}
+
+#define LATER	(5 * 1000000000ULL)	/* past the racy margin */
+
+START_TEST(an_unchanged_directory_is_not_read_again)
+{
+	mkdir_at("pods");
+	mkdir_at("pods/ns_a_1");
+	mkdir_at("pods/ns_a_1/c");
+	mkdir_at("pods/ns_b_2");
+	mkdir_at("pods/ns_b_2/c");
+	file_at("pods/ns_a_1/c/0.log", "a\n");
+	file_at("pods/ns_b_2/c/0.log", "b\n");
+	keep_walker(flow("pods/**/*.log", ""), LATER);
+	ck_assert_uint_eq(walk_again(), 5);
+	ck_assert_uint_eq(h.nfound, 2);
+	/* Nothing changed: all from the listings, each file found. */
+	ck_assert_uint_eq(walk_again(), 0);
+	ck_assert_uint_eq(h.ndirs, 5);
+	ck_assert_uint_eq(h.nfound, 2);
+	ck_assert(found("pods/ns_a_1/c/0.log"));
+	ck_assert(found("pods/ns_b_2/c/0.log"));
+	drop_walker();
+}
+END_TEST
+
+START_TEST(a_changed_directory_is_read_again)
+{
+	char	*from, *to;
+
+	mkdir_at("pods");
+	mkdir_at("pods/ns_a_1");
+	mkdir_at("pods/ns_a_1/c");
+	file_at("pods/ns_a_1/c/0.log", "a\n");
+	keep_walker(flow("pods/**/*.log", ""), LATER);
+	ck_assert_uint_eq(walk_again(), 3);
+	ck_assert_uint_eq(walk_again(), 0);
+	/* kubelet's rotation, and a file made and rotated away between
+	 * two walks: only their directory is read. */
+	from = at("pods/ns_a_1/c/0.log");
+	to = at("pods/ns_a_1/c/0.log.20261207-100000");
+	ck_assert_int_eq(rename(from, to), 0);
+	file_at("pods/ns_a_1/c/1.log", "b\n");
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/ns_a_1/c/1.log"));
+	ck_assert_uint_eq(walk_again(), 0);
+	ck_assert_uint_eq(h.nfound, 1);
+	/* A new pod: its parent read, and the new directories. */
+	mkdir_at("pods/ns_b_2");
+	mkdir_at("pods/ns_b_2/c");
+	file_at("pods/ns_b_2/c/0.log", "c\n");
+	ck_assert_uint_eq(walk_again(), 3);
+	ck_assert_uint_eq(h.nfound, 2);
+	ck_assert(found("pods/ns_b_2/c/0.log"));
+	/* A deleted file. */
+	ck_assert_int_eq(unlink(from = (free(from), at("pods/ns_b_2/c/0.log"))),
+	    0);
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/ns_a_1/c/1.log"));
+	free(from);
+	free(to);
+	drop_walker();
+}
+END_TEST
+
+START_TEST(a_directory_changed_in_the_tick_of_its_read_is_read_again)
+{
+	struct dircache	*c = dircache_new();
+	const struct dirlist *l;
+	struct stat	 st;
+	enum dirkind	 kind;
+	uint64_t	 t;
+	size_t		 off = 0, bytes;
+	char		*p = at("d");
+
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(stat(p, &st), 0);
+	t = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+	    (uint64_t)st.st_mtim.tv_nsec;
+	/* Read 1 ms after its last change: a change right after, in the
+	 * same tick, leaves the same stamps, so its listing is not
+	 * trusted, however long after. */
+	dircache_begin(c, &st, t + 1000000);
+	dircache_add(c, "a.log", DIRKIND_FILE);
+	dircache_end(c, true);
+	ck_assert_ptr_null(dircache_get(c, &st, t + 2000000));
+	ck_assert_ptr_null(dircache_get(c, &st, t + 3000000000ULL));
+	/* Read well after: trusted while the stamps stay, not past its
+	 * age limit, nor when the clock went back. */
+	dircache_begin(c, &st, t + DIRCACHE_MARGIN_NS + 1);
+	dircache_add(c, "a.log", DIRKIND_FILE);
+	dircache_add(c, "sub", DIRKIND_DIR);
+	dircache_end(c, true);
+	l = dircache_get(c, &st, t + DIRCACHE_MARGIN_NS + 2);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_str_eq(dirlist_next(l, &off, &kind), "a.log");
+	ck_assert_int_eq(kind, DIRKIND_FILE);
+	ck_assert_str_eq(dirlist_next(l, &off, &kind), "sub");
+	ck_assert_int_eq(kind, DIRKIND_DIR);
+	ck_assert_ptr_null(dirlist_next(l, &off, &kind));
+	ck_assert_ptr_null(dircache_get(c, &st, t + DIRCACHE_MARGIN_NS +
+	    DIRCACHE_MAX_AGE_NS + 2));
+	ck_assert_ptr_null(dircache_get(c, &st, t));
+	/* Changed since (ctime too: mtime set back cannot hide it). */
+	st.st_ctim.tv_nsec ^= 1;
+	ck_assert_ptr_null(dircache_get(c, &st, t + DIRCACHE_MARGIN_NS + 2));
+	st.st_ctim.tv_nsec ^= 1;
+	dircache_forget(c, &st);
+	ck_assert_ptr_null(dircache_get(c, &st, t + DIRCACHE_MARGIN_NS + 2));
+	/* A walk that did not reach it drops it. */
+	ck_assert_uint_eq(dircache_count(c, &bytes), 1);
+	dircache_sweep(c);
+	ck_assert_uint_eq(dircache_count(c, &bytes), 1);
+	dircache_sweep(c);
+	ck_assert_uint_eq(dircache_count(c, &bytes), 0);
+	ck_assert_uint_eq(bytes, 0);
+	dircache_free(c);
+	free(p);
+}
+END_TEST
+
+START_TEST(a_directory_changed_lately_is_read_at_each_walk)
+{
+	mkdir_at("pods");
+	mkdir_at("pods/ns_a_1");
+	file_at("pods/ns_a_1/0.log", "a\n");
+	/* The real clock: both directories changed within the margin. */
+	keep_walker(flow("pods/**/*.log", ""), 0);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(h.nfound, 1);
+	drop_walker();
+}
+END_TEST
+
+START_TEST(a_replaced_directory_is_read_again)
+{
+	char	*from, *to;
+
+	mkdir_at("pods");
+	mkdir_at("pods/ns_a_1");
+	file_at("pods/ns_a_1/0.log", "a\n");
+	mkdir_at("new");
+	file_at("new/1.log", "b\n");
+	keep_walker(flow("pods/**/*.log", ""), LATER);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(walk_again(), 0);
+	/* Another directory under the same name (a new inode). */
+	from = at("pods/ns_a_1");
+	to = at("old");
+	ck_assert_int_eq(rename(from, to), 0);
+	free(to);
+	to = at("new");
+	ck_assert_int_eq(rename(to, from), 0);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/ns_a_1/1.log"));
+	/* Removed. */
+	tu_rmtree(from);
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 0);
+	free(from);
+	free(to);
+	drop_walker();
+}
+END_TEST
+
+START_TEST(a_linked_directory_is_looked_at_through_its_link)
+{
+	char	*p;
+
+	mkdir_at("pods");
+	mkdir_at("elsewhere");
+	file_at("elsewhere/0.log", "a\n");
+	link_at("pods/ctr", "../elsewhere", getuid());
+	keep_walker(flow("pods/**/*.log", "followSymlinks = always\n"),
+	    LATER);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(walk_again(), 0);
+	ck_assert(found("pods/ctr/0.log"));
+	/* The target changes, not the directory of the link. */
+	file_at("elsewhere/1.log", "b\n");
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 2);
+	ck_assert(found("pods/ctr/1.log"));
+	/* The link now leads elsewhere. */
+	mkdir_at("other");
+	file_at("other/2.log", "c\n");
+	p = at("pods/ctr");
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	link_at("pods/ctr", "../other", getuid());
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/ctr/2.log"));
+	drop_walker();
 }
 END_TEST
 
@@ -432,6 +692,13 @@ walk_suite(void)
 	tcase_add_test(tc, open_refuses_a_name_swapped_since_judged);
 	tcase_add_test(tc, many_directories_are_walked_in_slices);
 	tcase_add_test(tc, a_walk_under_way_ends_with_its_watcher);
+	tcase_add_test(tc, an_unchanged_directory_is_not_read_again);
+	tcase_add_test(tc, a_changed_directory_is_read_again);
+	tcase_add_test(tc,
+	    a_directory_changed_in_the_tick_of_its_read_is_read_again);
+	tcase_add_test(tc, a_directory_changed_lately_is_read_at_each_walk);
+	tcase_add_test(tc, a_replaced_directory_is_read_again);
+	tcase_add_test(tc, a_linked_directory_is_looked_at_through_its_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
