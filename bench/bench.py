@@ -1152,11 +1152,14 @@ CTR_WHAT = {
     "cri-message": "containers (CRI, source = containers, message)"}
 
 
-def ctr_paced_run(tools, args, kind, k):
-    """One paced run, plain files or containers: the agent's CPU over the
-    window, its peak RSS, and the records acknowledged."""
+def ctr_paced_run(tools, args, kind, k, binary=None, btag="agent"):
+    """One paced run, plain files or containers: the agent's (or the
+    baseline's binary) CPU over the window, its peak RSS, and the
+    records acknowledged."""
     layout, extra = CTR_KINDS[kind]
     tag = "containers-%s-%d" % (kind, k)
+    if btag != "agent":
+        tag += "-" + btag
     d = os.path.join(tools.work, tag)
     logs = os.path.join(d, "logs")
     for i in range(CTR_FILES):
@@ -1171,7 +1174,8 @@ def ctr_paced_run(tools, args, kind, k):
                "containers:" + logs,
                flow_extra=extra)
     log = open(os.path.join(d, "agent.log"), "wb")
-    agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
+    agent = spawn([binary or tools.agent, "-c", conf], stdout=log,
+                  stderr=log)
     pid = agent.pid
     wait_until("the agent's DescribeStream",
                lambda: ep.stats()["requests"] >= 1, 30)
@@ -1214,17 +1218,31 @@ def ctr_paced_run(tools, args, kind, k):
 
 
 def containers(tools, args):
-    """Rows containers-files and containers, their runs interleaved."""
-    runs = {kind: [] for kind in CTR_KINDS}
+    """Rows containers-files and containers, their runs interleaved; with
+    --baseline, each baseline's rows too (NAME-LABEL), interleaved."""
+    bins = [("agent", tools.agent)] + baselines(args)
+    runs = {(kind, t): [] for kind in CTR_KINDS for t, _ in bins}
     for k in range(args.runs):
         for kind in CTR_KINDS:
-            runs[kind].append(ctr_paced_run(tools, args, kind, k))
+            for t, b in bins:
+                runs[(kind, t)].append(ctr_paced_run(tools, args, kind, k,
+                                                     b, t))
+    rows = []
+    for t, _ in bins:
+        rows.extend(ctr_rows(args, {kind: runs[(kind, t)]
+                                    for kind in CTR_KINDS},
+                             "" if t == "agent" else "-" + t))
+    return rows
+
+
+def ctr_rows(args, runs, suffix):
+    """The containers rows of one binary's runs (by kind)."""
     rows = []
     for layout, name in CTR_ROWS:
         m = {x: median([r[x] for r in runs[layout]])
              for x in runs[layout][0]}
         rows.append({
-            "scenario": name, "runs": args.runs, "wall": m["wall"],
+            "scenario": name + suffix, "runs": args.runs, "wall": m["wall"],
             "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / m["text_gib"],
             "rss": m["rss"], "us_line": m["us_line"],
             "notes": "%d %s x %g lines/s, %gs: %.2f us CPU/line, s/GiB of "
