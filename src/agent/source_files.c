@@ -152,7 +152,10 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.name = r.origin_name = tailer_path(t);
 	r.origin = tailer_id(t);
 	r.off = start;
-	r.end = end;
+	r.end = r.commit = end;
+	/* A record held back has an identity of its own past the held end:
+	 * its bytes, for the ids, the spans and what a restart skips. */
+	(void)framer_record_held(sf->fr, &r.off, &r.end);
 	r.at = t;
 	r.known = tailer_plan(t) != NULL;
 	with_meta(sf, &r);
@@ -312,21 +315,28 @@ sf_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
 	struct source_files *sf = sf_of(s);
 
+	bool		 opened = false;
+
 	if (*range != SOURCE_NO_RANGE && (!sf->skipped ||
-	    *range == tailer_last_range(r->at))) {
-		tailer_extend(r->at, *range, r->end);
-		return false;
+	    *range == tailer_last_range(r->at)))
+		tailer_extend(r->at, *range, r->commit);
+	else {
+		*range = tailer_push(r->at, r->commit);
+		opened = true;
 	}
-	*range = tailer_push(r->at, r->end);
-	return true;
+	if (r->end > r->commit)
+		tailer_note_held(r->at, *range, r->off, r->end);
+	return opened;
 }
 
 static void
 sf_skip(struct source *s, const struct source_rec *r)
 {
-	if (tailer_skip_to(r->at, r->end))
+	if (tailer_skip_to(r->at, r->commit))
 		files_commit(sf_of(s)->files, r->at);
-	tailer_plan_passed(r->at, r->end);
+	if (r->end > r->commit)
+		tailer_note_held(r->at, TAILER_HELD_DONE, r->off, r->end);
+	tailer_plan_passed(r->at, r->commit);
 }
 
 /* --- what a restart knows (skipplan.h) ---------------------------------- */
@@ -341,8 +351,8 @@ source_files_known(struct source_files *sf, const struct source_rec *r,
 	if (plan == NULL)
 		return false;
 	if (sent == NULL)
-		return skipplan_acked(plan, r->off, r->end);
-	return skipplan_found(plan, r->off, sent, sentlen);
+		return skipplan_acked_from(plan, r->commit, r->off, r->end);
+	return skipplan_found_from(plan, r->commit, r->off, sent, sentlen);
 }
 
 /* Done already: a range of its own, so no batch in flight takes it along
@@ -351,9 +361,11 @@ void
 source_files_skip_known(struct source_files *sf, const struct source_rec *r)
 {
 	sf->skipped = true;
-	if (tailer_done_to(r->at, r->end))
+	if (tailer_done_to(r->at, r->commit))
 		files_commit(sf->files, r->at);
-	tailer_plan_passed(r->at, r->end);
+	if (r->end > r->commit)
+		tailer_note_held(r->at, TAILER_HELD_DONE, r->off, r->end);
+	tailer_plan_passed(r->at, r->commit);
 }
 
 void
@@ -361,7 +373,7 @@ source_files_passed(struct source_files *sf, const struct source_rec *r)
 {
 	(void)sf;
 	if (tailer_plan(r->at) != NULL)
-		tailer_plan_passed(r->at, r->end);
+		tailer_plan_passed(r->at, r->commit);
 }
 
 /*
