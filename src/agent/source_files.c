@@ -308,13 +308,14 @@ sf_read(struct source *s, size_t *budget, size_t max_record)
  * The batch's range of the file is extended only while it is the file's
  * newest: a record skipped as known delivered (source_files_skip_known)
  * is a range of its own, which ends it.  Until the first such skip none
- * can have, and the range is not asked.
+ * can have, and the range is not asked.  A container record held back
+ * enters the range at its held end; its own bytes are noted with the range
+ * (tailer_note_held), kept once it is acknowledged.
  */
 static bool
 sf_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
 	struct source_files *sf = sf_of(s);
-
 	bool		 opened = false;
 
 	if (*range != SOURCE_NO_RANGE && (!sf->skipped ||

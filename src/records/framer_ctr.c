@@ -15,9 +15,13 @@
  * committed offset pass their start, and a restart would lose them.  Such
  * a record's end is therefore held at the start of the other stream's
  * first waiting line or open multi-line record (and its start no
- * later): the watermark cannot say that these bytes were delivered, and
- * a restart in that window sends them again rather than lose the other
- * stream's lines.
+ * later): the watermark cannot say that these bytes were delivered.
+ * Its own bytes, when no other line came between its lines, are told to
+ * the callback (framer_record_held): they are its identity past the held
+ * end (its record id, the span kept once it is acknowledged), so that a
+ * restart in that window does not send it again.  One with a gap (a
+ * partial sequence or trace interleaved with the other stream's lines)
+ * has none: a span of it would cover a line not delivered.
  */
 #include "config.h"
 

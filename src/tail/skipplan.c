@@ -75,9 +75,14 @@ skipplan_acked_from(struct skipplan *p, uint64_t from, uint64_t start,
 	/* An empty record (a container line held back before the other
 	 * stream's partial lines whose bytes are not its own alone,
 	 * records/framer_ctr.c) says nothing of what was delivered: it is
-	 * sent again rather than lost. */
+	 * sent again rather than lost.  A record held back with its own
+	 * bytes is skipped only by a span that starts past where it is held:
+	 * one over that point is a record's or a range's that takes the held
+	 * bytes along without their record (the other stream's line joined
+	 * across it, the watermark's range after it), not its own. */
 	return start < end && i < p->nspans &&
-	    p->spans[i].start <= start && end <= p->spans[i].end;
+	    p->spans[i].start <= start && end <= p->spans[i].end &&
+	    (from == start || p->spans[i].start > from);
 }
 
 bool
