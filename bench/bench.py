@@ -69,6 +69,23 @@ Scenarios (--only takes a comma list of these names):
              /proc/PID/task/PID/status).  With --baseline BIN the same runs
              of BIN (an older agent) are interleaved with the agent's, and
              the row "steady-baseline" and the ratios show beside it.
+  containers  issue 38's cost: 100 containers in kubelet's layout
+             (NS_POD_UID/CONTAINER/0.log), each written at 20 lines/s
+             for --seconds with containerd's CRI lines (`TIME stdout F
+             TEXT`), read by a source = containers flow: row containers
+             (containerRecord = json, the default) and containers-message
+             (= message); beside them, runs interleaved, containers-files:
+             the same text without the CRI heads as 100 plain files and a
+             filePattern flow; and containers-tree-files, the same plain
+             text in kubelet's tree of directories read by a filePattern
+             DIR/**/*.log flow (what walking the tree costs, decoding
+             apart).  CPU over the window, per line and per GiB
+             of the log text (the same in all three), peak RSS (VmHWM);
+             target CPU <= 1.2x containers-files', RSS < 16 MiB.
+  containers-burst  one container's 0.log of 50,000 lines written at
+             once, one in 100 of 20,000 bytes cut into 16 KiB CRI partials
+             (P, P, F), --once: the partial joining's cost; beside it
+             containers-burst-files, the same text as one plain file.
   paced-20, paced-80  a real service's pace: the endpoint (dis_ackd
              --delay-ms 20 / 80) answers each PutRecords 20 / 80 ms after
              it arrived, over the same TLS, the agent signing as ever;
@@ -155,7 +172,7 @@ SCENARIOS = ["reference", "transport", "transport-curl", "lz4", "zstd",
              "protobuf", "transport-protobuf", "transport-protobuf-curl",
              "logtojson", "long-lines",
              "latency", "latency-low", "steady", "paced-20", "paced-80",
-             "idle", "discovery"]
+             "containers", "containers-burst", "idle", "discovery"]
 # The endpoint's delay per PutRecords of the paced scenarios, ms.
 PACED = {"paced-20": 20, "paced-80": 80}
 LONG_LINES = 20000          # of 4096 bytes: 78 MiB
@@ -492,15 +509,20 @@ class Endpoint:
 
 def write_conf(tools, path, port, state, flow, agent_extra=(),
                flow_extra=()):
-    """An agent.ini for one flow named "bench" reading `flow` (a glob)."""
+    """An agent.ini for one flow named "bench" reading `flow` (a glob, or
+    "containers:DIR": source = containers under DIR)."""
     os.makedirs(state, exist_ok=True)
     lines = ["[agent]", "region = " + REGION, "projectId = " + PROJECT,
              "endpoint = https://127.0.0.1:%d" % port, "ak = " + AK,
              "sk = " + SK, "caFile = %s/ca.pem" % tools.ca,
              "checkpointFile = %s/state.json" % state]
     lines += list(agent_extra)
-    lines += ["", "[flow:bench]", "DISStream = " + STREAM,
-              "filePattern = " + flow]
+    lines += ["", "[flow:bench]", "DISStream = " + STREAM]
+    if flow.startswith("containers:"):
+        lines += ["source = containers",
+                  "containerLogDirectory = " + flow[len("containers:"):]]
+    else:
+        lines += ["filePattern = " + flow]
     lines += list(flow_extra)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -870,15 +892,35 @@ def tls_ratios(rows):
                 "requests" % (c["tfloor"] / t["tfloor"])
 
 
+def paced_path(d, layout, i):
+    """File i of a paced scenario: plain f%03d.log, or container i's
+    0.log in kubelet's layout NAMESPACE_POD_UID/CONTAINER/0.log (the
+    layouts cri and tree)."""
+    if layout == "plain":
+        return os.path.join(d, "f%03d.log" % i)
+    return os.path.join(d, "bench_web-%03d-7d4b9c_%08x-1f2e-4d3c-8b5a-"
+                        "%012x" % (i, 0x0f1e2d3c + i, i), "app", "0.log")
+
+
+def cri_prefix(ns):
+    """A CRI line's head as containerd writes it: RFC 3339 with ns, UTC."""
+    return "%s.%09dZ stdout F " % (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10 ** 9)),
+        ns % 10 ** 9)
+
+
 def writer_main(argv):
-    """Child process of the latency scenario: appends stamped lines."""
+    """Child process of the paced scenarios: appends stamped lines, as
+    they are (--layout plain, or tree: in kubelet's paths) or each behind
+    containerd's CRI head (--layout cri, the text the same)."""
     p = argparse.ArgumentParser()
     p.add_argument("--dir")
     p.add_argument("--files", type=int)
     p.add_argument("--rate", type=float)
     p.add_argument("--seconds", type=float)
+    p.add_argument("--layout", default="plain", choices=("plain", "cri", "tree"))
     a = p.parse_args(argv)
-    fds = [os.open(os.path.join(a.dir, "f%03d.log" % i),
+    fds = [os.open(paced_path(a.dir, a.layout, i),
                    os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
            for i in range(a.files)]
     per_s = a.files * a.rate
@@ -892,8 +934,11 @@ def writer_main(argv):
         if due > now:
             time.sleep(due - now)
         i = j % a.files
-        line = "T=%019d f=%03d n=%07d " % (time.time_ns(), i, j // a.files)
-        os.write(fds[i], (line + pad)[:100].encode() + b"\n")
+        ns = time.time_ns()
+        line = ("T=%019d f=%03d n=%07d " % (ns, i, j // a.files) + pad)[:100]
+        if a.layout == "cri":
+            line = cri_prefix(ns) + line
+        os.write(fds[i], line.encode() + b"\n")
     for fd in fds:
         os.close(fd)
     print(start_ns, total)
@@ -1077,6 +1122,217 @@ def steady(tools, args):
         a["notes"] += "; %.2fx the baseline's CPU, %.2fx its wake-ups" % (
             a["cpu_vs_baseline"] or 0, a["wakeups"] / o["wakeups"]
             if o["wakeups"] else 0)
+    return rows
+
+
+# The containers rows (issue 38): 100 containers at 20 lines/s each read
+# by a source = containers flow, beside the same text as 100 plain files.
+CTR_FILES = 100
+CTR_RATE = 20.0
+CTR_LINE = 101          # the text of a line and its newline, both layouts
+BURST_LINES = 50000
+BURST_LONG_EVERY = 100  # every 100th line of the burst is long:
+BURST_LONG = 20000      # 20,000 bytes, 16 KiB + the rest as CRI P + F
+CRI_PART = 16384
+
+
+# The kinds of the containers rows: the writer's layout, the flow's keys.
+CTR_KINDS = {"plain": ("plain", []), "tree": ("tree", []),
+             "cri": ("cri", []),
+             "cri-message": ("cri", ["containerRecord = message"])}
+CTR_ROWS = (("plain", "containers-files"), ("tree", "containers-tree-files"),
+            ("cri", "containers"),
+            ("cri-message", "containers-message"))
+
+
+CTR_WHAT = {
+    "plain": "plain files",
+    "tree": "plain files in kubelet's tree (filePattern DIR/**/*.log)",
+    "cri": "containers (CRI, source = containers, json)",
+    "cri-message": "containers (CRI, source = containers, message)"}
+
+
+def ctr_paced_run(tools, args, kind, k):
+    """One paced run, plain files or containers: the agent's CPU over the
+    window, its peak RSS, and the records acknowledged."""
+    layout, extra = CTR_KINDS[kind]
+    tag = "containers-%s-%d" % (kind, k)
+    d = os.path.join(tools.work, tag)
+    logs = os.path.join(d, "logs")
+    for i in range(CTR_FILES):
+        path = paced_path(logs, layout, i)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+    ep = Endpoint(tools, "ackd", tag)
+    conf = os.path.join(d, "agent.ini")
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"),
+               logs + "/*.log" if layout == "plain" else
+               logs + "/**/*.log" if layout == "tree" else
+               "containers:" + logs,
+               flow_extra=extra)
+    log = open(os.path.join(d, "agent.log"), "wb")
+    agent = spawn([tools.agent, "-c", conf], stdout=log, stderr=log)
+    pid = agent.pid
+    wait_until("the agent's DescribeStream",
+               lambda: ep.stats()["requests"] >= 1, 30)
+    time.sleep(1)
+    writer = spawn([sys.executable, os.path.abspath(__file__), "_writer",
+                    "--dir", logs, "--files", str(CTR_FILES), "--rate",
+                    str(CTR_RATE), "--seconds", str(args.seconds + 2),
+                    "--layout", layout], stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    c0, t0 = proc_cpu(pid), time.monotonic()
+    time.sleep(args.seconds)
+    c1, t1 = proc_cpu(pid), time.monotonic()
+    out, _ = writer.communicate(timeout=60)
+    written = int(out.split()[1])
+    wait_until("%d records at the endpoint" % written,
+               lambda: ep.records() >= written, 60)
+    got, st = ep.records(), ep.stats()
+    rss = proc_status_kib(pid, "VmHWM") / 1024.0
+    rc, _ = stop(agent)
+    log.close()
+    ep.close()
+    if rc != 0:
+        raise BenchError("%s: agent exit %s (see %s)" % (tag, rc, d))
+    if got != written:
+        raise BenchError("%s: %d records for %d lines (see %s)" % (
+            tag, got, written, d))
+    fbytes = sum(os.path.getsize(paced_path(logs, layout, i))
+                 for i in range(CTR_FILES))
+    span = t1 - t0
+    lines = span * CTR_FILES * CTR_RATE
+    r = {"wall": span, "cpu": c1 - c0, "rss": rss, "lines": lines,
+         "us_line": (c1 - c0) / lines * 1e6,
+         "text_gib": lines * CTR_LINE / GIB,
+         "file_ratio": fbytes / (written * CTR_LINE),
+         "wire": st["body_bytes"] / written}
+    note("%s: cpu %.2fs over %.1fs (%.1f us/line), rss %.1f MiB, %d "
+         "records, %.0f body B/record" % (tag, r["cpu"], span, r["us_line"],
+                                          rss, got, r["wire"]))
+    return r
+
+
+def containers(tools, args):
+    """Rows containers-files and containers, their runs interleaved."""
+    runs = {kind: [] for kind in CTR_KINDS}
+    for k in range(args.runs):
+        for kind in CTR_KINDS:
+            runs[kind].append(ctr_paced_run(tools, args, kind, k))
+    rows = []
+    for layout, name in CTR_ROWS:
+        m = {x: median([r[x] for r in runs[layout]])
+             for x in runs[layout][0]}
+        rows.append({
+            "scenario": name, "runs": args.runs, "wall": m["wall"],
+            "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / m["text_gib"],
+            "rss": m["rss"], "us_line": m["us_line"],
+            "notes": "%d %s x %g lines/s, %gs: %.2f us CPU/line, s/GiB of "
+                     "the log text (files %.2fx its bytes); %.0f body "
+                     "B/record" % (
+                         CTR_FILES, CTR_WHAT[layout],
+                         CTR_RATE, args.seconds, m["us_line"],
+                         m["file_ratio"], m["wire"]),
+            "all_runs": runs[layout]})
+    for c in rows[1:]:
+        c["vs_files"] = c["cpu"] / rows[0]["cpu"] if rows[0]["cpu"] else None
+        c["notes"] += "; %.2fx containers-files' CPU" % (c["vs_files"] or 0)
+        if c is not rows[1] and rows[1]["cpu"]:
+            c["notes"] += ", %.2fx containers-tree-files'" % (
+                c["cpu"] / rows[1]["cpu"])
+    return rows
+
+
+def burst_text(i, rnd):
+    """Line i of the burst's text (no newline): 100 bytes, or 20,000."""
+    n = BURST_LONG if i % BURST_LONG_EVERY == BURST_LONG_EVERY - 1 else 100
+    head = "n=%07d " % i
+    return (head + ("%016x " % rnd.getrandbits(64)) * (n // 17 + 1))[:n]
+
+
+def gen_burst(d):
+    """One container's 0.log with BURST_LINES lines, every long one cut
+    at 16 KiB into P lines and an F, as containerd writes them; and the
+    same text as one plain file.  (paths, file bytes, text bytes)"""
+    rnd = random.Random(38)
+    cri = paced_path(os.path.join(d, "pods"), "cri", 0)
+    plain = os.path.join(d, "plain", "burst.log")
+    os.makedirs(os.path.dirname(cri), exist_ok=True)
+    os.makedirs(os.path.dirname(plain), exist_ok=True)
+    stamp = cri_prefix(time.time_ns())[:30]
+    text_bytes = 0
+    with open(cri, "wb") as fc, open(plain, "wb") as fp:
+        out_c, out_p = [], []
+        for i in range(BURST_LINES):
+            t = burst_text(i, rnd)
+            text_bytes += len(t) + 1
+            out_p.append(t + "\n")
+            for at in range(0, len(t), CRI_PART):
+                part = t[at:at + CRI_PART]
+                last = at + CRI_PART >= len(t)
+                out_c.append("%s stdout %s %s\n" % (stamp, "F" if last
+                                                    else "P", part))
+            if len(out_p) >= 5000:
+                fc.write("".join(out_c).encode())
+                fp.write("".join(out_p).encode())
+                out_c, out_p = [], []
+        fc.write("".join(out_c).encode())
+        fp.write("".join(out_p).encode())
+    return cri, plain, text_bytes
+
+
+def containers_burst(tools, args):
+    """One container's burst of 50,000 lines with 20,000-byte lines cut
+    into 16 KiB partials, --once, beside the same text as a plain file:
+    rows containers-burst-files and containers-burst."""
+    d = os.path.join(tools.work, "containers-burst")
+    cri, plain, text_bytes = gen_burst(d)
+    runs = {"plain": [], "cri": []}
+    conf = os.path.join(d, "agent.ini")
+    for k in range(args.runs):
+        for layout in ("plain", "cri"):
+            ep = Endpoint(tools, "ackd", "burst-%s-%d" % (layout, k))
+            src = plain if layout == "plain" else \
+                "containers:" + os.path.join(d, "pods")
+            write_conf(tools, conf, ep.port,
+                       os.path.join(d, "state-%s-%d" % (layout, k)), src)
+            with open(os.path.join(d, "agent-%s-%d.log" % (layout, k)),
+                      "wb") as log:
+                rc, wall, user, sys_, rss = run_measured(
+                    [tools.agent, "-c", conf, "--once"], args.timeout,
+                    stdout=log, stderr=log)
+            got = ep.records()
+            ep.close()
+            if rc != 0 or got != BURST_LINES:
+                raise BenchError("containers-burst %s run %d: agent exit "
+                                 "%d, %d records of %d (see %s)" % (
+                                     layout, k, rc, got, BURST_LINES, d))
+            runs[layout].append({"wall": wall, "cpu": user + sys_,
+                                 "rss": rss / 1024.0})
+            note("containers-burst %s run %d: wall %.2fs cpu %.2fs rss "
+                 "%.1f MiB" % (layout, k + 1, wall, user + sys_,
+                               rss / 1024.0))
+    rows = []
+    gib = text_bytes / GIB
+    for layout, name, path in (("plain", "containers-burst-files", plain),
+                               ("cri", "containers-burst", cri)):
+        m = {x: median([r[x] for r in runs[layout]])
+             for x in runs[layout][0]}
+        rows.append({
+            "scenario": name, "runs": args.runs, "wall": m["wall"],
+            "cpu": m["cpu"], "cpu_per_gib": m["cpu"] / gib,
+            "mib_s": text_bytes / MIB / m["wall"], "rss": m["rss"],
+            "notes": "%d lines (1 in %d of %d B%s), --once: %.2f us "
+                     "CPU/line, s/GiB of the text (file %.2fx its bytes)" % (
+                         BURST_LINES, BURST_LONG_EVERY, BURST_LONG,
+                         ", cut into 16 KiB CRI partials" if layout == "cri"
+                         else "", m["cpu"] / BURST_LINES * 1e6,
+                         os.path.getsize(path) / text_bytes),
+            "all_runs": runs[layout]})
+    f, c = rows
+    c["vs_files"] = c["cpu"] / f["cpu"] if f["cpu"] else None
+    c["notes"] += "; %.2fx containers-burst-files' CPU" % (
+        c["vs_files"] or 0)
     return rows
 
 
@@ -1438,6 +1694,13 @@ def targets(rows, out):
             check("steady: CPU <= 0.4x the baseline's",
                   st["cpu_vs_baseline"] <= 0.4,
                   "%.2fx" % st["cpu_vs_baseline"])
+    for name in ("containers", "containers-message", "containers-burst"):
+        c = by.get(name)
+        if c and c.get("vs_files") is not None:
+            check("issue 38: CPU <= 1.2x the same text as files (%s)" % name,
+                  c["vs_files"] <= 1.2, "%.2fx" % c["vs_files"])
+            check("issue 38: peak RSS < 16 MiB (%s)" % name, c["rss"] < 16,
+                  "%.1f MiB" % c["rss"])
     if "idle" in by:
         i = by["idle"]
         check("idle < 0.1% of a core", i["idle_pct"] < 0.1,
@@ -1542,6 +1805,10 @@ def run_all(args, work):
             rows.append(latency(tools, args, name, 500))
         elif name == "steady":
             rows.extend(steady(tools, args))
+        elif name == "containers":
+            rows.extend(containers(tools, args))
+        elif name == "containers-burst":
+            rows.extend(containers_burst(tools, args))
         elif name in PACED:
             if name == [x for x in args.only if x in PACED][0]:
                 rows.extend(paced(tools, args,

@@ -56,8 +56,9 @@ struct source_rec {
 					   stream's waiting lines (records/
 					   framer_ctr.c) where they start */
 	void		*at;		/* the source's own: what read it */
-	bool		 known;		/* a restart may know it delivered:
-					   ask source_files_known */
+	bool		 known;		/* a restart's read may have found it
+					   in the stream: ask
+					   source_files_found */
 };
 
 struct source_cbs {

@@ -38,12 +38,15 @@ files_add_orphan(struct files *fs, const struct reg_entry *e)
 
 /*
  * A gone file is finished when every byte is committed, nothing is left to
- * read, and it did not grow since the previous scan (R1, R7).
+ * read, no record waits in the framer (a multi-line record, a container's
+ * partial line: sent when the file is quiet, multiLineFlushMillis), and it
+ * did not grow since the previous scan (R1, R7).
  */
 static bool
 finished(const struct tracked *k)
 {
 	return k->gone && tailer_pending(k->t) == 0 && read_to_end(k->t) &&
+	    !tailer_waits_for_quiet(k->t, false) &&
 	    tailer_size(k->t) == files_scan_size(k);
 }
 
