@@ -9,7 +9,9 @@ Scenarios (--only takes a comma list of these names):
   reference  a backlog of --lines lines of 101 bytes (100 characters and a
              newline; 2,000,000 lines = 193 MiB) in one file, shipped with
              `disagent --once` from the start of the file to a 4-partition
-             COMMON stream over HTTPS with AK/SK signing, default config.
+             COMMON stream over HTTPS with AK/SK signing, default config
+             but JSON bodies (body.serialize.type = json, the default until
+             auto; the transport rows replay its requests as JSON).
   transport  not the agent: the transport floor.  One agent run of the
              reference is recorded by the endpoint (dis_ackd --record:
              every request's head and body as sent), then bench/transport
@@ -67,6 +69,19 @@ Scenarios (--only takes a comma list of these names):
              /proc/PID/task/PID/status).  With --baseline BIN the same runs
              of BIN (an older agent) are interleaved with the agent's, and
              the row "steady-baseline" and the ratios show beside it.
+  paced-20, paced-80  a real service's pace: the endpoint (dis_ackd
+             --delay-ms 20 / 80) answers each PutRecords 20 / 80 ms after
+             it arrived, over the same TLS, the agent signing as ever;
+             --paced-lines lines (default --lines / 4) of the reference's
+             shape shipped with `disagent --once` and the default
+             configuration: CPU s per GiB, requests per second, and
+             wake-ups per second and per request: the agent's voluntary
+             context switches (all threads, from wait4's rusage: it went
+             to sleep and something woke it), with the involuntary ones
+             (preempted: the machine's load, not the agent) beside.  Each --baseline binary (LABEL=PATH or PATH) runs
+             the same, interleaved, in its own default configuration;
+             the rows "paced-20-LABEL" show beside it, and the agent's
+             notes give its ratios to each.
   idle       1,000 tracked files, all shipped, then 60 s (--quick: 15 s)
              idle: agent CPU as % of one core and wake-ups per second.
   discovery  10,000 one-line files found at start, --once: time, memory;
@@ -139,12 +154,15 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ["reference", "transport", "transport-curl", "lz4", "zstd",
              "protobuf", "transport-protobuf", "transport-protobuf-curl",
              "logtojson", "long-lines",
-             "latency", "latency-low", "steady", "idle", "discovery"]
+             "latency", "latency-low", "steady", "paced-20", "paced-80",
+             "idle", "discovery"]
+# The endpoint's delay per PutRecords of the paced scenarios, ms.
+PACED = {"paced-20": 20, "paced-80": 80}
 LONG_LINES = 20000          # of 4096 bytes: 78 MiB
 # Lines per second per file of the latency scenarios (100 files each).
 LATENCY_RATE = {"latency": 20.0, "latency-low": 0.5}
 VARIANTS = {
-    "reference": [],
+    "reference": ["body.serialize.type = json"],
     "lz4": ["body.compress.enabled = true", "body.compress.type = lz4"],
     "zstd": ["body.compress.enabled = true", "body.compress.type = zstd"],
     "protobuf": ["body.serialize.type = protobuf"],
@@ -255,7 +273,12 @@ def run_measured(argv, timeout, **kw):
         with open(rssfile) as f:
             hwm[0] = int(f.read().split()[-1])
         os.unlink(rssfile)
+    LAST_RUSAGE[0] = ru
     return p.returncode, wall, ru.ru_utime, ru.ru_stime, hwm[0]
+
+
+# The rusage of run_measured's last run (the paced rows' context switches).
+LAST_RUSAGE = [None]
 
 
 def poll_hwm(p, hwm):
@@ -405,7 +428,8 @@ class Tools:
 class Endpoint:
     """A running endpoint: dis_ackd (kind "ackd") or dis_server.py."""
 
-    def __init__(self, tools, kind, tag, records_file=None, record=None):
+    def __init__(self, tools, kind, tag, records_file=None, record=None,
+                 delay_ms=0):
         self.tools = tools
         self.kind = kind
         d = os.path.join(tools.work, "ep-" + tag)
@@ -418,6 +442,8 @@ class Endpoint:
                     portfile, "--partitions", str(PARTITIONS)]
             if record:
                 argv += ["--record", record]
+            if delay_ms:
+                argv += ["--delay-ms", str(delay_ms)]
         else:
             argv = [tools.python, os.path.join(tools.srcdir, "tests",
                                                "dis_server.py"),
@@ -1028,7 +1054,7 @@ def steady(tools, args):
     """The steady row, and steady-baseline with --baseline, interleaved."""
     bins = [("agent", tools.agent)]
     if args.baseline:
-        bins.append(("baseline", os.path.abspath(args.baseline)))
+        bins.append(("baseline", baselines(args)[0][1]))
     runs = {tag: [] for tag, _ in bins}
     for k in range(args.runs):
         for tag, b in bins:
@@ -1051,6 +1077,90 @@ def steady(tools, args):
         a["notes"] += "; %.2fx the baseline's CPU, %.2fx its wake-ups" % (
             a["cpu_vs_baseline"] or 0, a["wakeups"] / o["wakeups"]
             if o["wakeups"] else 0)
+    return rows
+
+
+def baselines(args):
+    """(label, absolute path) of each --baseline (LABEL=PATH or PATH)."""
+    out = []
+    for b in args.baseline or []:
+        label, _, path = b.rpartition("=")
+        out.append((label or os.path.basename(path), os.path.abspath(path)))
+    return out
+
+
+def paced_run(tools, args, name, tag, binary, backlog, nlines, k):
+    """One paced run of binary: cpu, wall, rss, PutRecords, switches."""
+    d = os.path.join(tools.work, "%s-%s-%d" % (name, tag, k))
+    os.makedirs(d, exist_ok=True)
+    ep = Endpoint(tools, "ackd", "%s-%s-%d" % (name, tag, k),
+                  delay_ms=PACED[name])
+    conf = os.path.join(d, "agent.ini")
+    write_conf(tools, conf, ep.port, os.path.join(d, "state"), backlog)
+    with open(os.path.join(d, "agent.log"), "wb") as f:
+        rc, wall, user, sys_, rss = run_measured(
+            [binary, "-c", conf, "--once"], args.timeout, stdout=f,
+            stderr=f)
+    ru = LAST_RUSAGE[0]
+    got, st = ep.records(), ep.stats()
+    ep.close()
+    if rc != 0 or got != nlines:
+        raise BenchError("%s %s run %d: agent exit %d, endpoint acked %d "
+                         "records of %d (see %s)" % (
+                             name, tag, k, rc, got, nlines, d))
+    r = {"wall": wall, "cpu": user + sys_, "rss": rss / 1024.0,
+         "puts": st["put_requests"], "switches": ru.ru_nvcsw,
+         "preempted": ru.ru_nivcsw}
+    note("%s %s run %d: cpu %.2fs over %.2fs, %d PutRecords, %d wake-ups, "
+         "%d preemptions" % (name, tag, k + 1, r["cpu"], wall, r["puts"],
+                             r["switches"], r["preempted"]))
+    return r
+
+
+def paced(tools, args, names):
+    """The paced rows of names, the agent's and each baseline's, their runs
+    interleaved (run 1 of every binary and delay, then run 2, ...)."""
+    nlines = args.paced_lines or args.lines // 4
+    backlog = os.path.join(tools.work, "paced.log")
+    gen_backlog(backlog, nlines)
+    gib = os.path.getsize(backlog) / GIB
+    bins = [("agent", tools.agent)] + baselines(args)
+    runs = {(n, t): [] for n in names for t, _ in bins}
+    for k in range(args.runs):
+        for n in names:
+            for t, b in bins:
+                runs[(n, t)].append(paced_run(tools, args, n, t, b, backlog,
+                                              nlines, k))
+    rows = []
+    for n in names:
+        by = {}
+        for t, _ in bins:
+            m = {x: median([r[x] for r in runs[(n, t)]])
+                 for x in runs[(n, t)][0]}
+            by[t] = {
+                "scenario": n if t == "agent" else "%s-%s" % (n, t),
+                "runs": args.runs, "wall": m["wall"], "cpu": m["cpu"],
+                "cpu_per_gib": m["cpu"] / gib,
+                "mib_s": gib * 1024 / m["wall"], "rss": m["rss"],
+                "req_s": m["puts"] / m["wall"],
+                "wakeups": m["switches"] / m["wall"],
+                "wakeups_per_req": m["switches"] / m["puts"],
+                "preempted_per_req": m["preempted"] / m["puts"],
+                "all_runs": runs[(n, t)]}
+        a = by["agent"]
+        for t, _ in bins:
+            r = by[t]
+            r["notes"] = "%.0f req/s; %.0f wake-ups/s, %.2f per request " \
+                "(%.2f preemptions)" % (r["req_s"], r["wakeups"],
+                                        r["wakeups_per_req"],
+                                        r["preempted_per_req"])
+            if t != "agent":
+                a["vs_" + t] = a["cpu_per_gib"] / r["cpu_per_gib"]
+                a["notes"] += "; %.2fx %s's CPU/GiB, %.2fx its wake-ups " \
+                    "per request" % (a["vs_" + t], t,
+                                     a["wakeups_per_req"] /
+                                     r["wakeups_per_req"])
+            rows.append(r)
     return rows
 
 
@@ -1359,8 +1469,12 @@ def parse_args(argv):
                    help="lines of the reference backlog (default 2000000)")
     p.add_argument("--seconds", type=float,
                    help="latency and idle windows (default 60, quick 15)")
-    p.add_argument("--baseline", help="an older agent binary run beside "
-                   "the agent in the steady scenario")
+    p.add_argument("--baseline", action="append",
+                   help="an older agent binary ([LABEL=]PATH) run beside "
+                   "the agent in the steady (the first) and paced "
+                   "scenarios; may be repeated")
+    p.add_argument("--paced-lines", type=int,
+                   help="lines of the paced scenarios (default --lines / 4)")
     p.add_argument("--workdir", help="work directory (kept)")
     p.add_argument("--keep", action="store_true",
                    help="keep the temporary work directory")
@@ -1428,6 +1542,10 @@ def run_all(args, work):
             rows.append(latency(tools, args, name, 500))
         elif name == "steady":
             rows.extend(steady(tools, args))
+        elif name in PACED:
+            if name == [x for x in args.only if x in PACED][0]:
+                rows.extend(paced(tools, args,
+                                  [x for x in args.only if x in PACED]))
         elif name == "idle":
             rows.append(idle(tools, args))
         elif name == "discovery":

@@ -20,9 +20,14 @@
  * for bench/transport to send again: a line "HEADLEN BODYLEN\n", then the
  * head and the body, byte for byte.
  *
+ * --delay-ms N answers each PutRecords N ms after it arrived in full (a
+ * real service's pace: the records are counted at once, the reply waits;
+ * each connection's thread sleeps, so requests on other connections are
+ * not held up).
+ *
  * usage: dis_ackd --cert PEM --key PEM --port-file FILE [--port N]
  *                 [--partitions 1..10] [--stream-type COMMON|ADVANCED]
- *                 [--stats-file FILE] [--record FILE]
+ *                 [--stats-file FILE] [--record FILE] [--delay-ms N]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memmem */
@@ -48,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -95,6 +101,7 @@ static volatile sig_atomic_t stopping;
 static atomic_ullong	 n_requests, n_puts, n_records, n_bytes, n_conns;
 static atomic_ullong	 n_head_bytes, seqno;
 static FILE		*record_f;	/* --record */
+static long		 delay_ms;	/* --delay-ms */
 static pthread_mutex_t	 record_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void
@@ -533,6 +540,13 @@ put_records(struct conn *c, const struct req *r, const char *body)
 		return;
 	}
 	atomic_fetch_add(&n_records, (unsigned long long)n);
+	if (delay_ms > 0) {
+		struct timespec	 ts = { delay_ms / 1000,
+		    (delay_ms % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
 	if (r->protobuf)
 		put_reply_protobuf(c, (size_t)n);
 	else
@@ -790,6 +804,7 @@ main(int argc, char **argv)
 		{ "stream-type", required_argument, NULL, 't' },
 		{ "stats-file", required_argument, NULL, 's' },
 		{ "record", required_argument, NULL, 'r' },
+		{ "delay-ms", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char		*cert = NULL, *key = NULL, *pfile = NULL;
@@ -821,6 +836,9 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			sfile = optarg;
+			break;
+		case 'd':
+			delay_ms = atol(optarg);
 			break;
 		case 'r':
 			if ((record_f = fopen(optarg, "w")) == NULL)

@@ -374,7 +374,9 @@ configure(int max, const char *extra)
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");
 	tu_path(state, sizeof(state), h.dir, "state.json");
+	/* The responder speaks JSON. */
 	text = xasprintf("[agent]\nregion = cn-north-4\nprojectId = p1\n"
+	    "body.serialize.type = json\n"
 	    "ak = AK\nsk = SK\ncheckpointFile = %s\n"
 	    "deadLetterFile = %s/dead.jsonl\nspoolDirectory = %s/spool\n"
 	    "[flow:app]\nDISStream = s1\nstreamId = sid1\n"

@@ -464,7 +464,10 @@ start(const char *extra)
 	char		 ini[PATH_MAX], err[512], *text;
 
 	tu_path(ini, sizeof(ini), h.dir, "agent.ini");
+	/* The responder speaks JSON (the sink's logic is the same in
+	 * protobuf: check_sinkreply, e2e ship_protobuf). */
 	text = xasprintf("[agent]\nregion = cn-north-4\nprojectId = p1\n"
+	    "body.serialize.type = json\n"
 	    "ak = AK\nsk = SK\ncheckpointFile = %s/state\n"
 	    "deadLetterFile = %s\npausedRetrySeconds = 1\n"
 	    "[flow:app]\nDISStream = s1\nfilePattern = %s/*.log\n"

@@ -256,6 +256,81 @@ START_TEST(a_reply_in_another_format_acknowledges_nothing)
 }
 END_TEST
 
+/* --- body.serialize.type = auto: protobuf refused ---------------------- */
+
+/* What counts as a refusal of protobuf, by status, code, message and
+ * whether the endpoint ever acknowledged protobuf. */
+START_TEST(protobuf_refusals_are_told_apart)
+{
+	static const struct {
+		long		 status;
+		const char	*code, *msg;
+		bool		 taken, refused;
+	} cases[] = {
+		{ 415, "", "", true, true },
+		{ 415, "APIGW.0201", "whatever", true, true },
+		{ 400, "DIS.4200", "Invalid Protobuf body", true, true },
+		{ 400, "", "unsupported Content-Type", true, true },
+		{ 400, "", "bad media type", true, true },
+		{ 400, "DIS.4200", "invalid JSON body", false, true },
+		{ 400, "DIS.4300", "Invalid request", false, true },
+		{ 400, "", "", false, true },
+		/* once protobuf was taken: what the table says */
+		{ 400, "DIS.4200", "invalid JSON body", true, false },
+		{ 400, "", "", true, false },
+		/* never a refusal */
+		{ 400, "DIS.4303", "Exceeded traffic control limit", false,
+		    false },
+		{ 400, "DIS.4301", "stream not found", false, false },
+		{ 200, "", "", false, false },
+		{ 413, "", "", false, false },
+		{ 500, "", "protobuf", false, false },
+		{ 401, "", "", false, false },
+	};
+	size_t	 i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		ck_assert_msg(sinkreply_refuses_protobuf(cases[i].status,
+		    cases[i].code, cases[i].msg, cases[i].taken) ==
+		    cases[i].refused, "case %zu: %ld %s %s", i,
+		    cases[i].status, cases[i].code, cases[i].msg);
+}
+END_TEST
+
+/* auto: a refused protobuf request is resent as JSON; json and protobuf
+ * follow the table (a 415 halts). */
+START_TEST(auto_reformats_a_refused_request)
+{
+	static char	 fmt_auto[] = "auto";
+	struct conf	 conf_auto = conf_json;
+	struct putbody	*a;
+
+	conf_auto.serialize_type = fmt_auto;
+	a = putbody_new(&conf_auto);
+	opts.body = a;
+	judge(415, "{\"errorCode\":\"DIS.4200\"}", 3);
+	ck_assert_int_eq(v.action, SINKREPLY_REFORMAT);
+	ck_assert(!v.uncertain);
+	sinkreply_verdict_cleanup(&v);
+	judge(400, "{\"errorCode\":\"DIS.4200\",\"message\":\"bad\"}", 3);
+	ck_assert_int_eq(v.action, SINKREPLY_REFORMAT);
+	sinkreply_verdict_cleanup(&v);
+	opts.protobuf_taken = true;
+	judge(400, "{\"errorCode\":\"DIS.4200\",\"message\":\"bad\"}", 3);
+	ck_assert_int_eq(v.action, SINKREPLY_SPLIT);
+	sinkreply_verdict_cleanup(&v);
+	/* Fallen back: a JSON request refused is not a protobuf refusal. */
+	putbody_fall_back(a);
+	judge(415, NULL, 3);
+	ck_assert_int_eq(v.action, SINKREPLY_PAUSE);
+	sinkreply_verdict_cleanup(&v);
+	opts.body = pb;
+	judge(415, NULL, 3);
+	ck_assert_int_eq(v.action, SINKREPLY_PAUSE);
+	putbody_free(a);
+}
+END_TEST
+
 /* --- request-level errors (dis-api.md section 4) ------------------------ */
 
 /*
@@ -470,6 +545,8 @@ sinkreply_suite(void)
 	tcase_add_test(tc, a_garbage_body_acknowledges_nothing);
 	tcase_add_test(tc, a_reply_one_record_short_acknowledges_nothing);
 	tcase_add_test(tc, a_reply_in_another_format_acknowledges_nothing);
+	tcase_add_test(tc, protobuf_refusals_are_told_apart);
+	tcase_add_test(tc, auto_reformats_a_refused_request);
 	tcase_add_test(tc, request_errors_follow_the_table);
 	tcase_add_test(tc, a_split_halves_until_one_record_is_dead_lettered);
 	tcase_add_test(tc, refused_keys_being_renewed_are_resent);

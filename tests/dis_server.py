@@ -155,6 +155,13 @@ Faults (CLI --name or POST /_test/faults {"name": value}):
   deny_reads                 GetCursor and GetRecords answer 403 DIS.4116
                              (keys without read permission: the RBAC
                              error of section 4), after authentication
+  refuse_protobuf            "415": protobuf PutRecords answer 415 (an
+                             endpoint that takes no protobuf); "json-only":
+                             their bodies are read as JSON, so they answer
+                             400 DIS.4200 "invalid JSON body" (one that
+                             ignores the Content-Type); "": taken.  Either
+                             way none of their records is stored; stats
+                             protobuf_refused counts them
   short_replies, html_replies  the next N PutRecords are accepted, but
                              answered 200 with the reply's last entry
                              left out, or with an HTML page
@@ -776,7 +783,11 @@ FAULT_KNOBS = {
     "write_limit_bytes": int,
     "app_quota": int, "accept_portless_host": bool,
     "short_replies": int, "html_replies": int,
+    "refuse_protobuf": str,
 }
+
+# refuse_protobuf: how an endpoint that takes no protobuf answers it.
+REFUSE_PROTOBUF = ("", "415", "json-only")
 
 STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -838,6 +849,7 @@ class State:
             "app_quota": args.app_quota,
             "accept_portless_host": args.accept_portless_host,
             "short_replies": 0, "html_replies": 0,
+            "refuse_protobuf": args.refuse_protobuf,
         }
         self.apps = {}
         self.app_serial = 0
@@ -853,6 +865,7 @@ class State:
                       "records_read": 0, "read_throttled": 0,
                       "app_requests": 0, "checkpoint_requests": 0,
                       "portless_host_signatures": 0,
+                      "protobuf_refused": 0,
                       "write_limit": {},
                       "retried": {"records": 0, "with_new": 0,
                                   "request_records": 0}}
@@ -908,6 +921,10 @@ class State:
             elif typ is str:
                 if not isinstance(v, str):
                     raise ValueError("%s must be a string" % k)
+                if k == "refuse_protobuf" and v not in REFUSE_PROTOBUF:
+                    raise ValueError("refuse_protobuf must be one of %s"
+                                     % ", ".join(map(repr,
+                                                     REFUSE_PROTOBUF)))
             elif v is None and k == "max_request_bytes":
                 pass
             elif isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -977,6 +994,18 @@ def validate_put(state, headers, body):
         st["put_by_encoding"][enc] = st["put_by_encoding"].get(enc, 0) + 1
         bt = st["put_by_content_type"]
         bt[mtype] = bt.get(mtype, 0) + 1
+    with state.lock:
+        refuse = state.faults["refuse_protobuf"]
+    if mtype == PROTOBUF_TYPE and refuse == "415":
+        with state.lock:
+            state.stats["protobuf_refused"] += 1
+        raise dis_error(415, "DIS.4200", "Unsupported Media Type: %s"
+                        % mtype)
+    if mtype == PROTOBUF_TYPE and refuse == "json-only":
+        # A JSON-only endpoint reads any body as JSON.
+        with state.lock:
+            state.stats["protobuf_refused"] += 1
+        mtype = "application/json"
     if mtype == PROTOBUF_TYPE:
         try:
             req = pb_decode_put(raw)
@@ -2201,6 +2230,9 @@ def parse_args(argv):
     p.add_argument("--app-quota", type=int, default=0,
                    help="CreateApp answers DIS.4329 past this many apps "
                    "(0: no limit)")
+    p.add_argument("--refuse-protobuf", default="", choices=REFUSE_PROTOBUF,
+                   help="answer protobuf PutRecords 415 (415), or read "
+                   "them as JSON, so 400 DIS.4200 (json-only)")
     p.add_argument("--accept-portless-host", action="store_true",
                    help="also accept a signature computed over Host "
                    "without its :port (the DIS Python SDK's signer)")

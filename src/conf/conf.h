@@ -130,8 +130,8 @@ struct conf {
 	char		*dedupe_on_restart;	/* dedupeOnRestart: auto, off */
 	bool		 compress;		/* body.compress.enabled */
 	char		*compress_type;		/* body.compress.type: lz4, zstd */
-	char		*serialize_type;	/* body.serialize.type: json,
-						   protobuf */
+	char		*serialize_type;	/* body.serialize.type: auto,
+						   json, protobuf */
 	bool		 data_compress;		/* data.compress.enabled */
 	bool		 data_encrypt;		/* data.encrypt.enabled */
 	char		*data_password;		/* data.password

@@ -28,7 +28,8 @@ static const char *const watch_words[] = { "INOTIFY", "POLL", NULL };
 static const char *const follow_words[] = { "owner", "always", "never",
     NULL };
 static const char *const compress_words[] = { "lz4", "zstd", NULL };
-static const char *const serialize_words[] = { "json", "protobuf", NULL };
+static const char *const serialize_words[] = { "auto", "json", "protobuf",
+    NULL };
 static const char *const source_words[] = { "static", "ecs-metadata", NULL };
 static const char *const proxy_words[] = { "http", "https", NULL };
 static const char *const delete_words[] = { "never", "immediate", NULL };
@@ -159,10 +160,16 @@ const struct key conf_keys[] = {
 	  .off = AOFF(compress_type), .def = "lz4",
 	  .help = "lz4 (fast) or zstd (smaller)." },
 	{ KS_AGENT, "body.serialize.type", KT_WORD, serialize_words,
-	  .off = AOFF(serialize_type), .def = "json",
+	  .off = AOFF(serialize_type), .def = "auto",
 	  .help = "Encoding of PutRecords bodies: json, or protobuf (as the "
 	  "DIS SDK offers), which carries the records' bytes without base64: "
-	  "smaller bodies, less CPU. Compression applies to either." },
+	  "smaller bodies, less CPU; auto: protobuf until the endpoint "
+	  "refuses it (HTTP 415, or a 400 that names the format or, before "
+	  "any protobuf request was acknowledged, says the request is "
+	  "invalid), then JSON for the rest of the run, with one INFO line "
+	  "saying why; the refused request goes again as JSON. The records' "
+	  "bytes in DIS are the same either way. Compression applies to "
+	  "either." },
 	/* The DIS SDK's per-record codecs (records/reccodec.h). */
 	{ KS_AGENT, "data.compress.enabled", KT_BOOL,
 	  .off = AOFF(data_compress), .def = "false",

@@ -38,6 +38,8 @@ struct disapi {
 					   that were replaced meanwhile */
 	disapi_submit_fn submit;	/* NULL: http_submit */
 	void		*submit_ctx;
+	bool		 protobuf_taken;	/* acknowledged this run */
+	bool		 protobuf_refused;	/* refused this run */
 };
 
 /* A call whose reply is looked at (auth_cb, a replaced client) before
@@ -209,6 +211,30 @@ disapi_renewing(const struct disapi *d)
 	/* A refusal of keys replaced since the request went out says
 	 * nothing about the new ones: resend, as while renewing. */
 	return d->renewing || d->stale_reply;
+}
+
+void
+disapi_protobuf_taken(struct disapi *d)
+{
+	d->protobuf_taken = true;
+}
+
+void
+disapi_protobuf_refused(struct disapi *d, const char *why)
+{
+	if (d->protobuf_refused)
+		return;
+	d->protobuf_refused = true;
+	log_info("%s refused a protobuf PutRecords (%s): JSON bodies from "
+	    "now on (body.serialize.type = auto)", d->base, why);
+}
+
+bool
+disapi_protobuf_ok(const struct disapi *d, bool *taken)
+{
+	if (taken != NULL)
+		*taken = d->protobuf_taken;
+	return !d->protobuf_refused;
 }
 
 static bool

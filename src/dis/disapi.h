@@ -83,6 +83,17 @@ void		 disapi_on_auth_failure(struct disapi *, bool (*cb)(void *),
 		    void *arg);
 bool		 disapi_renewing(const struct disapi *);
 
+/*
+ * What this run learnt of the endpoint and protobuf PutRecords bodies
+ * (body.serialize.type = auto), for every flow: it acknowledged one
+ * (disapi_protobuf_taken), or refused one (disapi_protobuf_refused, which
+ * logs why at INFO, the first time only).  disapi_protobuf_ok: none was
+ * refused; *taken (when not NULL): one was acknowledged.
+ */
+void		 disapi_protobuf_taken(struct disapi *);
+void		 disapi_protobuf_refused(struct disapi *, const char *why);
+bool		 disapi_protobuf_ok(const struct disapi *, bool *taken);
+
 struct disapi_call {
 	const char	*method;	/* "GET", "POST" */
 	const char	*path;		/* under /v2/{project_id}/: "records/" */

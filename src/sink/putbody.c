@@ -42,7 +42,8 @@ static const struct body_format protobuf_format = {
 };
 
 struct putbody {
-	const struct body_format *fmt;
+	const struct body_format *fmt;	/* of the requests built from now */
+	bool		 fallback;	/* auto: protobuf, JSON once refused */
 	enum codec_zip	 zip;
 };
 
@@ -52,7 +53,9 @@ putbody_new(const struct conf *conf)
 	struct putbody	*pb;
 
 	pb = xcalloc(1, sizeof(*pb));
-	pb->fmt = strcmp(conf->serialize_type, "protobuf") == 0 ?
+	pb->fallback = strcmp(conf->serialize_type, "auto") == 0;
+	pb->fmt = pb->fallback ||
+	    strcmp(conf->serialize_type, "protobuf") == 0 ?
 	    &protobuf_format : &json_format;
 	pb->zip = conf->compress ? codec_zip_parse(conf->compress_type) :
 	    CODEC_ZIP_NONE;
@@ -65,16 +68,43 @@ putbody_free(struct putbody *pb)
 	free(pb);
 }
 
-const char *
-putbody_ctype(const struct putbody *pb)
+bool
+putbody_auto(const struct putbody *pb)
 {
-	return pb->fmt->ctype;
+	return pb->fallback;
+}
+
+void
+putbody_fall_back(struct putbody *pb)
+{
+	if (pb->fallback)
+		pb->fmt = &json_format;
+}
+
+/* The format req was written in (none yet: the putbody's). */
+static const struct body_format *
+req_format(const struct putbody *pb, const struct putbody_req *req)
+{
+	return req->fmt != NULL ? req->fmt : pb->fmt;
+}
+
+const char *
+putbody_ctype(const struct putbody *pb, const struct putbody_req *req)
+{
+	return req_format(pb, req)->ctype;
+}
+
+bool
+putbody_req_protobuf(const struct putbody *pb, const struct putbody_req *req)
+{
+	return req_format(pb, req) == &protobuf_format;
 }
 
 void
 putbody_req_init(struct putbody_req *req)
 {
 	buf_init(&req->body);
+	req->fmt = NULL;
 	req->sent_idx = NULL;
 	req->nsent = 0;
 }
@@ -107,6 +137,7 @@ write_records(const struct body_format *fmt, const struct batch *b,
 	buf_alloc_exact(&req->body, (fmt->base64 ?
 	    codec_base64_len(b->data.len) : b->data.len) + b->keys.len +
 	    (b->nrecs - b->ndone) * fmt->entry_overhead + 128);
+	req->fmt = fmt;
 	fmt->begin(&req->body, stream, stream_id);
 	req->sent_idx = xrealloc(req->sent_idx, b->nrecs *
 	    sizeof(*req->sent_idx));
@@ -167,14 +198,15 @@ putbody_build(const struct putbody *pb, const struct batch *b, size_t limit,
 }
 
 int
-putbody_parse(const struct putbody *pb, const char *body, size_t len,
-    struct codec_result *res, size_t n)
+putbody_parse(const struct putbody *pb, const struct putbody_req *req,
+    const char *body, size_t len, struct codec_result *res, size_t n)
 {
-	return pb->fmt->parse(body, len, res, n);
+	return req_format(pb, req)->parse(body, len, res, n);
 }
 
 int
-putbody_entries(const struct putbody *pb, const char *body, size_t len)
+putbody_entries(const struct putbody *pb, const struct putbody_req *req,
+    const char *body, size_t len)
 {
-	return pb->fmt->entries(body, len);
+	return req_format(pb, req)->entries(body, len);
 }

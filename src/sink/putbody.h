@@ -3,7 +3,10 @@
  * the records not yet done, at most a split limit of them, written as
  * JSON (codec) or protobuf (pbuf) into a struct putbody_req, then lz4- or
  * zstd-compressed when configured, with the headers DIS needs for that.
- * Also parses the reply in the same format.
+ * Also parses the reply in the format its request was written in.
+ *
+ * body.serialize.type = auto writes protobuf until putbody_fall_back
+ * (the endpoint refused protobuf: sinkreply.h), then JSON.
  */
 #ifndef DISAGENT_PUTBODY_H
 #define DISAGENT_PUTBODY_H
@@ -15,14 +18,17 @@
 #include "wire/signer.h"
 
 struct batch;
+struct body_format;
 struct conf;
 struct putbody;
 
 /* The format and compression of conf (body.*). */
 struct putbody	*putbody_new(const struct conf *);
 void		 putbody_free(struct putbody *);
-/* The Content-Type of the requests. */
-const char	*putbody_ctype(const struct putbody *);
+/* body.serialize.type = auto (whether or not it fell back yet). */
+bool		 putbody_auto(const struct putbody *);
+/* auto: JSON from now on (else nothing). */
+void		 putbody_fall_back(struct putbody *);
 
 /* Headers a compressed body needs (all signed). */
 struct putbody_headers {
@@ -37,12 +43,19 @@ struct putbody_headers {
  * embeds one per batch it holds; putbody_req_init, putbody_req_cleanup.
  */
 struct putbody_req {
+	const struct body_format *fmt;	/* written in (NULL: none yet) */
 	struct buf	 body;		/* as sent (compressed when configured) */
 	size_t		*sent_idx;	/* record index of each entry */
 	size_t		 nsent;
 };
 
 void		 putbody_req_init(struct putbody_req *);
+/* The Content-Type of req (none built yet: of pb's format). */
+const char	*putbody_ctype(const struct putbody *pb,
+		    const struct putbody_req *req);
+/* req was written as protobuf (none built yet: pb writes protobuf). */
+bool		 putbody_req_protobuf(const struct putbody *pb,
+		    const struct putbody_req *req);
 void		 putbody_req_cleanup(struct putbody_req *);
 /* Release the body once the request ended (the entries stay, for the
  * reply; its memory stays charged to the batch, which reserved it with
@@ -61,14 +74,16 @@ int		 putbody_build(const struct putbody *, const struct batch *b,
 		    struct putbody_headers *hdrs) WARN_UNUSED;
 
 /*
- * Parse a 200 reply to a request of n records into res (codec_parse_put's
- * contract, in the configured format).
+ * Parse a 200 reply to req, a request of n records, into res
+ * (codec_parse_put's contract, in the format req was written in).
  */
-int		 putbody_parse(const struct putbody *, const char *body,
+int		 putbody_parse(const struct putbody *,
+		    const struct putbody_req *req, const char *body,
 		    size_t len, struct codec_result *res, size_t n) WARN_UNUSED;
 /* The entries a 200 reply holds when putbody_parse refused it for their
  * number (codec_put_entries, pbuf_put_entries), or -EBADMSG. */
-int		 putbody_entries(const struct putbody *, const char *body,
+int		 putbody_entries(const struct putbody *,
+		    const struct putbody_req *req, const char *body,
 		    size_t len) WARN_UNUSED;
 
 #endif

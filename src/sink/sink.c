@@ -397,6 +397,24 @@ dead_one(struct sink *s, struct sink_batch *sb,
 }
 
 /* No reply, or an error reply: the whole request is judged. */
+/*
+ * body.serialize.type = auto and the endpoint refused protobuf: it took
+ * none of the request's records, so the same records go again now, as
+ * JSON, as every request of the run from now on.
+ */
+static void
+reformat(struct sink *s, struct sink_batch *sb,
+    const struct sinkreply_verdict *v)
+{
+	char	 why[256];
+
+	snprintf(why, sizeof(why), "HTTP %ld%s%s%s%s", v->status,
+	    v->code[0] ? " " : "", v->code, v->msg[0] ? " " : "", v->msg);
+	disapi_protobuf_refused(s->api, why);
+	putbody_fall_back(s->body);
+	try_send(s, sb);
+}
+
 static void
 request_failed(struct sink *s, struct sink_batch *sb,
     const struct sinkreply_verdict *v)
@@ -415,6 +433,10 @@ request_failed(struct sink *s, struct sink_batch *sb,
 		outage_tell_failed(&s->outage, mono_ms(), s->what, v->error,
 		    then);
 		sinkdoubt_retry(s, sb, delay);
+		return;
+	}
+	if (v->action == SINKREPLY_REFORMAT) {
+		reformat(s, sb, v);
 		return;
 	}
 	if (v->action != SINKREPLY_PAUSE)
@@ -527,7 +549,11 @@ on_put_done(const struct http_response *r, void *arg)
 	o.retriable = s->conf->retriable_codes;
 	o.paused_ms = (uint64_t)s->conf->paused_retry_s * 1000;
 	o.renewing = disapi_renewing(s->api);
+	(void)disapi_protobuf_ok(s->api, &o.protobuf_taken);
 	sinkreply_judge(r, &sb->req, &o, &v);
+	if (v.action == SINKREPLY_RECORDS && !o.protobuf_taken &&
+	    putbody_req_protobuf(s->body, &sb->req))
+		disapi_protobuf_taken(s->api);
 	if (v.action == SINKREPLY_RECORDS)
 		outage_tell_ended(&s->outage, mono_ms(), s->what);
 	if (v.action == SINKREPLY_RECORDS || v.action == SINKREPLY_UNACKED) {
@@ -556,6 +582,8 @@ send_batch(struct sink *s, struct sink_batch *sb)
 
 	if (sb->limit == 0)
 		absorb_riders(s, sb);
+	if (!disapi_protobuf_ok(s->api, NULL))
+		putbody_fall_back(s->body);	/* auto, refused by now */
 	rc = putbody_build(s->body, sb->b, sb->limit, s->fc->stream,
 	    s->fc->stream_id, &sb->req, &zh);
 	if (rc == 0 && s->cbs.sending != NULL)
@@ -564,7 +592,7 @@ send_batch(struct sink *s, struct sink_batch *sb)
 		memset(&c, 0, sizeof(c));
 		c.method = "POST";
 		c.path = "records/";
-		c.ctype = putbody_ctype(s->body);
+		c.ctype = putbody_ctype(s->body, &sb->req);
 		c.body = sb->req.body.data;
 		c.bodylen = sb->req.body.len;
 		c.extra = zh.h;

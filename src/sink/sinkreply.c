@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/util.h"
 #include "dis/http.h"
@@ -37,6 +38,37 @@ sinkreply_aimd(size_t throttled, size_t nsent)
 	return SINKREPLY_AIMD_GROW;
 }
 
+/* s contains word, ignoring case. */
+static bool
+names(const char *s, const char *word)
+{
+	size_t	 n = strlen(word);
+
+	for (; *s != '\0'; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return true;
+	return false;
+}
+
+bool
+sinkreply_refuses_protobuf(long status, const char *code, const char *msg,
+    bool taken)
+{
+	static const char *const words[] = { "protobuf", "content-type",
+	    "content type", "media type" };
+	size_t		 i;
+
+	if (status == 415)
+		return true;
+	if (status != 400)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		if (names(code, words[i]) || names(msg, words[i]))
+			return true;
+	return !taken && (code[0] == '\0' || strcmp(code, "DIS.4200") == 0 ||
+	    strcmp(code, "DIS.4300") == 0);
+}
+
 /* Each entry of a 200: acknowledged, resent or refused. */
 static void
 judge_records(const struct http_response *r, const struct putbody_req *req,
@@ -49,13 +81,14 @@ judge_records(const struct http_response *r, const struct putbody_req *req,
 	/* Not zeroed: every parser fills each entry it returns (and 500 of
 	 * them are 100 KB a reply). */
 	v->res = xmalloc((n ? n : 1) * sizeof(*v->res));
-	nfail = putbody_parse(o->body, r->body, r->bodylen, v->res, n);
+	nfail = putbody_parse(o->body, req, r->body, r->bodylen, v->res, n);
 	if (nfail < 0) {
 		free(v->res);
 		v->res = NULL;
 		v->action = SINKREPLY_UNACKED;
 		v->uncertain = true;	/* DIS took the request */
-		v->entries = putbody_entries(o->body, r->body, r->bodylen);
+		v->entries = putbody_entries(o->body, req, r->body,
+		    r->bodylen);
 		return;
 	}
 	v->action = SINKREPLY_RECORDS;
@@ -89,6 +122,12 @@ judge_request(const struct http_response *r, const struct putbody_req *req,
 	(void)codec_parse_error(r->body, r->bodylen, v->code,
 	    sizeof(v->code), v->msg, sizeof(v->msg));
 	v->retry = sinkreply_classify(r->status, v->code, o->renewing);
+	if (putbody_auto(o->body) && putbody_req_protobuf(o->body, req) &&
+	    sinkreply_refuses_protobuf(r->status, v->code, v->msg,
+	    o->protobuf_taken)) {
+		v->action = SINKREPLY_REFORMAT;
+		return;
+	}
 	switch (v->retry) {
 	case RETRY_HALT:
 	case RETRY_HARD:

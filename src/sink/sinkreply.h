@@ -38,6 +38,10 @@ enum sinkreply_action {
 				   per request from now on */
 	SINKREPLY_DEAD,		/* the same, for a request of one record:
 				   record dead_idx is a dead letter */
+	SINKREPLY_REFORMAT,	/* body.serialize.type = auto: the endpoint
+				   refused the protobuf request, which it
+				   did not take (sinkreply_refuses_protobuf):
+				   JSON from now on, this request again now */
 };
 
 /* The verdict on one record of a SINKREPLY_RECORDS reply. */
@@ -64,6 +68,8 @@ struct sinkreply_opts {
 	uint64_t	 paused_ms;	/* pausedRetrySeconds, in ms */
 	bool		 renewing;	/* temporary keys are being renewed
 					   (disapi_renewing) */
+	bool		 protobuf_taken; /* the endpoint acknowledged a
+					   protobuf request this run */
 };
 
 struct sinkreply_verdict {
@@ -112,6 +118,24 @@ void		 sinkreply_verdict_cleanup(struct sinkreply_verdict *);
  */
 enum retry_action sinkreply_classify(long status, const char *code,
 		    bool renewing);
+
+/*
+ * Whether an error reply (status, and the code and message it carries,
+ * "" when none) to a protobuf PutRecords says the endpoint takes no
+ * protobuf -- none of the request's records was stored, as with any 4xx:
+ * - 415 Unsupported Media Type, whatever its body;
+ * - a 400 whose code or message names the format ("protobuf",
+ *   "content-type", "content type", "media type");
+ * - before the endpoint ever acknowledged a protobuf request (taken
+ *   false): a 400 "invalid request" (DIS.4200, DIS.4300), or a 400 with
+ *   no DIS code at all -- what an endpoint that reads every body as JSON
+ *   answers.  Once protobuf was acknowledged, those are what the table
+ *   says (a split: the request was too large).
+ * A 200, even one that does not parse, is never a refusal: the records
+ * may have landed (SINKREPLY_UNACKED settles that).
+ */
+bool		 sinkreply_refuses_protobuf(long status, const char *code,
+		    const char *msg, bool taken);
 
 /*
  * AIMD by the share of a request's nsent records DIS throttled: most of
