@@ -1,7 +1,8 @@
 /*
  * agent.ini's dataProcessingOptions keys -> struct convert_opts, for the
  * programs that build chains from "KEY=VALUE" strings without an agent.ini
- * (tests/check_convert.c, tests/golden/chain.c).  Header-only, static.
+ * (tests/unit/records/check_convert.c, tests/golden/chain.c).
+ * Header-only, static.
  */
 #ifndef DISAGENT_CONVERT_KEYS_H
 #define DISAGENT_CONVERT_KEYS_H

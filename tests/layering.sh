@@ -2,7 +2,7 @@
 # src/ keeps its layers (src/LAYERS): every #include "folder/x.h" points to
 # the file's own folder or one LAYERS puts below it, no more than three
 # files of a folder call one another in a circle, and no file of it is
-# over 900 lines.  The check itself is
+# over 750 lines.  The check itself is
 # checked: an upward include planted in a copy of src/ must fail it, named
 # by file and line.
 set -eu
@@ -63,8 +63,9 @@ rc=0
 [ "$rc" = 1 ] && grep -q "base: escape.c log.c pool.c util.c call one another in a circle of 4 files" "$tmp/out" &&
     grep -q "escape.c -> util.c (xcalloc)" "$tmp/out" || {
 	echo "FAIL: a circle of four files is not refused" >&2; cat "$tmp/out" >&2; exit 1; }
-# And no source file grows past 900 lines (issue 22): split it by concept.
+# And no source file grows past 750 lines (issues 22, 40): split it by
+# concept, before a feature forces a split by line count.
 long=$(find "$top_srcdir/src" -name '*.[ch]' -exec wc -l {} + |
-    awk '$2 != "total" && $1 > 900 { print $2 ": " $1 " lines" }')
-[ -z "$long" ] || { echo "FAIL: over 900 lines:" >&2; echo "$long" >&2; exit 1; }
+    awk '$2 != "total" && $1 > 750 { print $2 ": " $1 " lines" }')
+[ -z "$long" ] || { echo "FAIL: over 750 lines:" >&2; echo "$long" >&2; exit 1; }
 echo "PASS: layering"

@@ -1,7 +1,8 @@
 /*
  * What every Check suite needs: the runner, a temp directory per test, and
  * whole-file reads and writes that fail the test instead of returning
- * errors.  Linked into every tests/check_* program (tests/testutil.c).
+ * errors.  Linked into every unit suite, tests/unit/LAYER/check_*
+ * (tests/testutil.c).
  */
 #ifndef DISAGENT_TESTUTIL_H
 #define DISAGENT_TESTUTIL_H

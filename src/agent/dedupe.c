@@ -1,11 +1,11 @@
 /*
- * The restart's read (dedupe.h).  One reader per partition: a GetCursor
- * after the saved sequence number, then GetRecords with each reply's next
- * cursor until the partition is read to its end or past the time the
- * crashed run's requests could land; at most MAX_ACTIVE partitions at
- * once.  Every reply is handled where it arrives: a record of ours is
- * noted in its file's registry entry, a failure retried, waited for
- * (throttling), or the end of its stream's read (fall back to resending).
+ * The restart's read (dedupe.h).  One reader per partition
+ * (dis/partread.h): after the saved sequence number to its end, or past
+ * the time the crashed run's requests could land; at most MAX_ACTIVE
+ * partitions at once.  A record of ours is noted in its file's registry
+ * entry; a reader that fails ends its stream's read (fall back to
+ * resending).  The partitions of a stream the state cannot name are
+ * probed first.
  */
 #include "config.h"
 
@@ -26,23 +26,18 @@
 #include "conf/conf.h"
 #include "dis/disapi.h"
 #include "dis/http.h"
+#include "dis/partread.h"
 #include "tail/tailer.h"
 #include "records/keyid.h"
 #include "records/partkey.h"
 #include "state/registry.h"
 #include "wire/codec.h"
 #include "wire/codec_read.h"
-#include "wire/retry.h"
 
 #define MAX_ACTIVE	8		/* partitions read at once */
-#define RETRY_MS	250		/* backoff after a failure */
-#define RETRY_MAX_MS	5000
-#define THROTTLE_MS	1000
 #define POLL_MS		300		/* at the end, before land_by */
-#define FETCH_BYTES	(1024 * 1024)
 #define MAX_RESPONSE	(64 * 1024 * 1024)
 
-static void	part_next(struct dd_part *);
 static void	start_parts(struct dedupe *);
 static void	on_finished(uv_timer_t *);
 
@@ -57,7 +52,7 @@ destroy(struct closer *c)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		for (j = 0; j < st->nparts; j++)
-			free(st->parts[j].cursor);
+			partread_cleanup(&st->parts[j].r);
 		free(st->parts);
 		for (j = 0; j < st->nfiles; j++)
 			free(st->files[j].path);
@@ -77,20 +72,34 @@ unref(struct dedupe *d)
 	return !closer_drop(&d->closer) && !d->freed;
 }
 
-/* Part j of st: partition part, read after floor (or by time). */
-static void
+static void	on_part_record(void *, const struct codec_record *,
+		    struct buf *);
+static void	on_part_end(void *, const char *);
+
+/*
+ * Part j of st: partition part, read after floor, or from the time the
+ * crashed run started when the state has none (then true).
+ */
+static bool
 make_part(struct dd_stream *st, size_t j, int32_t part, int64_t floor)
 {
 	struct dd_part	*p = &st->parts[j];
+	struct dedupe	*d = st->d;
+	struct partread_opts o;
 
 	p->st = st;
 	p->part = part;
-	p->floor = floor;
-	p->by_time = floor == REG_SEQ_NONE;
-	if (p->by_time)
-		p->floor = -1;
-	p->seen = -2;
-	uv_timer_init(st->d->loop, &p->timer);
+	o.param = st->by_id ? "stream-id" : "stream-name";
+	o.stream = st->by_id ? st->key + 3 : st->key;
+	o.part = part;
+	o.after = floor == REG_SEQ_NONE ? -1 : floor;
+	o.at_ms = floor == REG_SEQ_NONE ? d->since_ms : -1;
+	o.past_ms = d->until_ms;
+	o.wait_until = d->wait_until;
+	o.poll_ms = POLL_MS;
+	partread_init(&p->r, d->loop, d->api, &d->closer, &o,
+	    &(struct partread_cbs){ on_part_record, on_part_end, p });
+	return floor == REG_SEQ_NONE;
 }
 
 /*
@@ -129,7 +138,8 @@ make_parts(struct dedupe *d, const struct reg_run *run)
 		st->nparts = st->left = rs->n;
 		d->left += rs->n;
 		for (j = 0; j < rs->n; j++)
-			make_part(st, j, rs->seq[j].part, rs->seq[j].last);
+			(void)make_part(st, j, rs->seq[j].part,
+			    rs->seq[j].last);
 	}
 }
 
@@ -192,7 +202,8 @@ part_done(struct dd_part *p)
 	if (p->state == DD_ACTIVE)
 		d->active--;
 	p->state = DD_DONE;
-	uv_timer_stop(&p->timer);
+	d->waited_ms = MAX(d->waited_ms, partread_waited_ms(&p->r));
+	partread_stop(&p->r);
 	left_less(p->st);
 }
 
@@ -219,10 +230,7 @@ stream_fail(struct dd_stream *st, const char *why)
 		part_done(&st->parts[i]);
 }
 
-/* --- requests ----------------------------------------------------------- */
-
-static void	on_cursor(const struct http_response *, void *);
-static void	on_records(const struct http_response *, void *);
+/* --- reading the partitions ------------------------------------------- */
 
 static const char *
 stream_param(const struct dd_stream *st)
@@ -234,86 +242,6 @@ static const char *
 stream_value(const struct dd_stream *st)
 {
 	return st->by_id ? st->key + 3 : st->key;
-}
-
-static void
-part_get(struct dd_part *p, const char *path, const char *query,
-    http_done_cb cb)
-{
-	struct disapi_call c;
-	struct dedupe	*d = p->st->d;
-	char		 why[160];
-	int		 rc;
-
-	memset(&c, 0, sizeof(c));
-	c.method = "GET";
-	c.path = path;
-	c.query = query;
-	c.max_response = MAX_RESPONSE;
-	rc = disapi_send(d->api, &c, cb, p);
-	if (rc == 0) {
-		closer_hold(&d->closer);
-		return;
-	}
-	snprintf(why, sizeof(why), "cannot send %s: %s", path,
-	    rc == -EKEYEXPIRED ? disapi_key_error(d->api) : strerror(-rc));
-	stream_fail(p->st, why);
-}
-
-static void
-get_cursor(struct dd_part *p)
-{
-	struct dd_stream *st = p->st;
-	struct buf	 q;
-	int64_t		 after = p->seen >= 0 ? p->seen : p->floor;
-
-	buf_init(&q);
-	buf_printf(&q, "%s=%s&partition-id=shardId-%010" PRId32,
-	    stream_param(st), stream_value(st), p->part);
-	/* Nothing saved: from the time the crashed run started. */
-	if (after < 0 && p->by_time)
-		buf_printf(&q, "&cursor-type=AT_TIMESTAMP&timestamp=%" PRId64,
-		    st->d->since_ms);
-	/* Nothing acknowledged there yet: from its first record. */
-	else if (after < 0)
-		buf_printf(&q, "&cursor-type=AT_SEQUENCE_NUMBER"
-		    "&starting-sequence-number=0");
-	else
-		buf_printf(&q, "&cursor-type=AFTER_SEQUENCE_NUMBER"
-		    "&starting-sequence-number=%" PRId64, after);
-	part_get(p, "cursors/", q.data, on_cursor);
-	buf_cleanup(&q);
-}
-
-static void
-get_records(struct dd_part *p)
-{
-	struct buf	 q;
-
-	p->asked = wall_ms();
-	buf_init(&q);
-	buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%d", p->cursor,
-	    FETCH_BYTES);
-	part_get(p, "records/", q.data, on_records);
-	buf_cleanup(&q);
-}
-
-static void
-on_part_timer(uv_timer_t *t)
-{
-	struct dd_part	*p = container_of(t, struct dd_part, timer);
-
-	if (p->state == DD_ACTIVE && !p->st->d->freed)
-		part_next(p);
-}
-
-static void
-part_next(struct dd_part *p)
-{
-	if (p->cursor == NULL)
-		get_cursor(p);
-	else
-		get_records(p);
 }
 
 static void
@@ -332,100 +260,15 @@ start_parts(struct dedupe *d)
 				continue;
 			p->state = DD_ACTIVE;
 			d->active++;
-			part_next(p);
+			partread_start(&p->r);
 		}
 }
 
-/*
- * After a failed call of p (what names it): retry, wait, renew the cursor,
- * or give up on the stream.  Returns nothing; p goes on or is done.
- */
+/* partread_cbs: a record read back; one of ours is noted for its file. */
 static void
-part_failed(struct dd_part *p, const struct http_response *r,
-    const char *what)
-{
-	char		 code[32] = "", msg[160] = "", why[320];
-	uint64_t	 delay;
-
-	if (r->result != HTTP_OK || r->status >= 500) {
-		/* An outage is ridden out, up to the read's deadline; a
-		 * certificate does not get better by asking again. */
-		if (r->result != HTTP_ERR_TLS && r->result != HTTP_ERR_TOOBIG) {
-			delay = retry_backoff_ms(MIN(p->attempts, 8), RETRY_MS,
-			    RETRY_MAX_MS, rand_unit());
-			p->attempts++;
-			uv_timer_start(&p->timer, on_part_timer, MAX(delay, 50),
-			    0);
-			return;
-		}
-		snprintf(why, sizeof(why), "%s failed: %s", what,
-		    r->result != HTTP_OK ? (r->error ? r->error : "error") :
-		    "server error");
-		stream_fail(p->st, why);
-		return;
-	}
-	(void)codec_parse_error(r->body, r->bodylen, code, sizeof(code), msg,
-	    sizeof(msg));
-	if (r->status == 429 || strcmp(code, "DIS.4303") == 0 ||
-	    strcmp(code, "DIS.4305") == 0) {
-		uv_timer_start(&p->timer, on_part_timer, THROTTLE_MS, 0);
-		return;
-	}
-	if (strcmp(code, "DIS.4217") == 0 || strcmp(code, "DIS.4225") == 0) {
-		/* A cursor that expired: a new one after what was read. */
-		free(p->cursor);
-		p->cursor = NULL;
-		uv_timer_start(&p->timer, on_part_timer, 0, 0);
-		return;
-	}
-	if (strcmp(code, "DIS.4224") == 0 || strcmp(code, "DIS.4226") == 0)
-		snprintf(why, sizeof(why), "the stream no longer holds the "
-		    "records after sequence number %" PRId64 " of partition "
-		    "%" PRId32 " (trimmed: %s %s)", p->seen >= 0 ? p->seen :
-		    p->floor, p->part, code, msg);
-	else if (strcmp(code, "DIS.4319") == 0 ||
-	    strcmp(code, "DIS.4302") == 0)
-		snprintf(why, sizeof(why), "partition %" PRId32 " is gone "
-		    "(%s %s)", p->part, code, msg);
-	else
-		snprintf(why, sizeof(why), "%s refused: HTTP %ld %s %s (%s)",
-		    what, r->status, code, msg,
-		    retry_halt_hint(r->status, code));
-	stream_fail(p->st, why);
-}
-
-/* The request of p ended: false when p is no longer read (the dedupe was
- * freed, or its stream given up on). */
-static bool
-part_alive(struct dd_part *p)
-{
-	return unref(p->st->d) && p->state == DD_ACTIVE;
-}
-
-static void
-on_cursor(const struct http_response *r, void *arg)
+on_part_record(void *arg, const struct codec_record *rec, struct buf *data)
 {
 	struct dd_part	*p = arg;
-
-	if (!part_alive(p))
-		return;
-	if (r->result == HTTP_OK && r->status == 200 &&
-	    codec_parse_cursor(r->body, r->bodylen, &p->cursor) == 0) {
-		p->attempts = 0;
-		get_records(p);
-		return;
-	}
-	if (r->result == HTTP_OK && r->status == 200) {
-		stream_fail(p->st, "unreadable GetCursor reply");
-		return;
-	}
-	part_failed(p, r, "GetCursor");
-}
-
-/* A record read back: one of ours is noted for its file. */
-static void
-take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
-{
 	struct dd_stream *st = p->st;
 	const struct dd_file *f;
 	struct reg_entry *e;
@@ -458,98 +301,17 @@ take(struct dd_part *p, const struct codec_record *rec, struct buf *data)
 	st->ours++;
 }
 
-enum dd_next { DD_MORE, DD_END, DD_PAST };
-
-/* The records of one reply: more to read at once, the partition's end for
- * now, or records written after the crashed run's could land. */
-static enum dd_next
-take_all(struct dd_part *p, const struct codec_records *rs)
-{
-	struct codec_record rec;
-	struct buf	 data;
-	size_t		 i, n = codec_records_count(rs);
-	enum dd_next	 next = n > 0 ? DD_MORE : DD_END;
-
-	buf_init(&data);
-	for (i = 0; i < n; i++) {
-		codec_records_get(rs, i, &rec);
-		p->seen = rec.seq;
-		if (rec.timestamp >= 0 &&
-		    rec.timestamp > p->st->d->until_ms) {
-			next = DD_PAST;
-			break;
-		}
-		take(p, &rec, &data);
-	}
-	buf_cleanup(&data);
-	if (next == DD_MORE && codec_records_next(rs) == NULL)
-		next = DD_END;
-	return next;
-}
-
-/*
- * p is read to its end.  Done when the GetRecords that found it was sent
- * once no request of the crashed run could land any more; else asked
- * again after POLL_MS (a timer: the read sleeps meanwhile), from the
- * reply's next cursor.
- */
-static bool
-part_at_end(struct dd_part *p, const char *next)
-{
-	struct dedupe	*d = p->st->d;
-	int64_t		 left = d->wait_until - p->asked;
-	uint64_t	 now = mono_ms();
-
-	if (p->end_ms != 0)
-		d->waited_ms = MAX(d->waited_ms, now - p->end_ms);
-	if (left <= 0)
-		return false;
-	if (p->end_ms == 0)
-		p->end_ms = now;
-	if (next != NULL) {
-		free(p->cursor);
-		p->cursor = xstrdup(next);
-	}
-	left = d->wait_until - wall_ms();
-	uv_timer_start(&p->timer, on_part_timer,
-	    (uint64_t)MAX(MIN(left, POLL_MS), 0), 0);
-	return true;
-}
-
+/* partread_cbs: the partition is read past the landing bound, or the
+ * stream is given up on. */
 static void
-on_records(const struct http_response *r, void *arg)
+on_part_end(void *arg, const char *fail)
 {
 	struct dd_part	*p = arg;
-	struct codec_records *rs;
-	enum dd_next	 more;
-	const char	*next;
 
-	if (!part_alive(p))
-		return;
-	if (r->result != HTTP_OK || r->status != 200) {
-		part_failed(p, r, "GetRecords");
-		return;
-	}
-	if (codec_parse_records(r->body, r->bodylen, &rs) != 0) {
-		stream_fail(p->st, "unreadable GetRecords reply");
-		return;
-	}
-	p->attempts = 0;
-	more = take_all(p, rs);
-	next = codec_records_next(rs);
-	if (more == DD_PAST || (more == DD_END && !part_at_end(p, next))) {
-		codec_records_free(rs);
+	if (fail != NULL)
+		stream_fail(p->st, fail);
+	else
 		part_done(p);
-		return;
-	}
-	if (more == DD_END) {
-		codec_records_free(rs);
-		return;
-	}
-	free(p->cursor);
-	p->cursor = xstrdup(next);
-	codec_records_free(rs);
-	get_records(p);
 }
 
 /* --- the partitions of a stream the state cannot name ----------------- */
@@ -601,9 +363,8 @@ probe_over(struct dd_stream *st)
 	st->left += st->nparts;
 	d->left += st->nparts;
 	for (j = 0; j < st->nparts; j++) {
-		make_part(st, j, st->probed[j], rs != NULL ?
+		n += make_part(st, j, st->probed[j], rs != NULL ?
 		    reg_stream_get(rs, st->probed[j]) : REG_SEQ_NONE);
-		n += st->parts[j].by_time;
 	}
 	log_info("restart read of stream [%s]: %zu partition%s, %zu of them "
 	    "without a sequence number in the state file (none acknowledged "
@@ -793,7 +554,7 @@ dedupe_ready(const struct dedupe *d)
 			return false;
 		for (j = 0; j < d->streams[i].nparts; j++) {
 			p = &d->streams[i].parts[j];
-			if (p->state != DD_DONE && p->end_ms == 0)
+			if (p->state != DD_DONE && !partread_at_end(&p->r))
 				return false;
 		}
 	}
@@ -818,8 +579,7 @@ dedupe_free(struct dedupe *d)
 	for (i = 0; i < d->nstreams; i++) {
 		st = &d->streams[i];
 		for (j = 0; j < st->nparts; j++)
-			closer_close(&d->closer,
-			    (uv_handle_t *)&st->parts[j].timer);
+			partread_close(&st->parts[j].r);
 	}
 	closer_release(&d->closer);
 }

@@ -14,6 +14,7 @@
 
 #include "base/closer.h"
 #include "base/hash.h"
+#include "dis/partread.h"
 
 struct conf;
 struct disapi;
@@ -47,20 +48,12 @@ struct dd_stream;
 
 enum dd_state { DD_QUEUED, DD_ACTIVE, DD_DONE };
 
+/* One partition of a stream, read by its reader (dis/partread.h). */
 struct dd_part {
 	struct dd_stream *st;
 	int32_t		 part;
-	int64_t		 floor;		/* last sequence number saved */
-	bool		 by_time;	/* none saved: read from the time
-					   the crashed run started */
-	int64_t		 seen;		/* the last one read (-2: none) */
-	char		*cursor;	/* NULL: get one */
-	int64_t		 asked;		/* wall ms of the last GetRecords */
-	uint64_t	 end_ms;	/* mono ms it first reached the end
-					   (0: not yet) */
 	enum dd_state	 state;
-	unsigned	 attempts;	/* failures in a row */
-	uv_timer_t	 timer;		/* retries */
+	struct partread	 r;
 };
 
 struct dd_stream {

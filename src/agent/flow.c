@@ -133,16 +133,6 @@ chain_id_file(void *arg, const struct chain_rec *cr, uint64_t *kid,
 	    kid, fixed);
 }
 
-static int
-skip_delivered(struct flow *f, const struct source_rec *r, bool found)
-{
-	source_files_skip_known(source_files(f->src), r);
-	f->m.records_read++;
-	f->m.bytes_read += r->len;
-	f->m.records_skipped[found]++;
-	return 0;
-}
-
 /*
  * The most bytes of a record before the per-record codecs, so that what
  * goes on the wire stays under the stream's record cap: the framer and
@@ -237,8 +227,6 @@ batch_record(struct flow *f, const struct source_rec *r,
 	    r->off, r->end);
 	f->pass_recs++;
 	pace_record(&f->pace);
-	if (r->known)
-		source_files_passed(source_files(f->src), r);
 	chain_sent(f->chain, o->len);
 	f->m.records_read++;
 	f->m.bytes_read += r->len;
@@ -247,10 +235,10 @@ batch_record(struct flow *f, const struct source_rec *r,
 
 /*
  * source_cbs: add one record, or refuse it when the window is closed.
- * What a restart knows delivered is asked before the chain (the state
- * file's spans) and after it (found in the stream: the data as sent,
- * encoded; an encryption with a fresh IV never matches, so such a record
- * is sent again).
+ * What a restart knows delivered the source skips before it gets here
+ * (the state file's spans), or after the chain (found in the stream: the
+ * data as sent, encoded; an encryption with a fresh IV never matches, so
+ * such a record is sent again).
  */
 static int
 on_record(void *arg, const struct source_rec *r)
@@ -258,8 +246,6 @@ on_record(void *arg, const struct source_rec *r)
 	struct flow	*f = arg;
 	struct chain_out o;
 
-	if (r->known && source_files_known(source_files(f->src), r, NULL, 0))
-		return skip_delivered(f, r, false);
 	switch (chain_record(f->chain, &(struct chain_rec){ r->data, r->len,
 	    r->name, r->off, r->origin, sink_record_cap(f->sink), r }, &o)) {
 	case CHAIN_FILTERED:
@@ -271,9 +257,9 @@ on_record(void *arg, const struct source_rec *r)
 	case CHAIN_SEND:
 		break;
 	}
-	if (r->known && source_files_known(source_files(f->src), r, o.data,
+	if (r->known && source_files_found(source_files(f->src), r, o.data,
 	    o.len))
-		return skip_delivered(f, r, true);
+		return 0;
 	if (!window_takes(f, o.len))
 		return 1;
 	batch_record(f, r, &o);

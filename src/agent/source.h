@@ -51,8 +51,9 @@ struct source_rec {
 	uint64_t	 end;		/* its origin's watermark position just
 					   past it */
 	void		*at;		/* the source's own: what read it */
-	bool		 known;		/* a restart may know it delivered:
-					   ask source_files_known */
+	bool		 known;		/* a restart's read may have found it
+					   in the stream: ask
+					   source_files_found */
 };
 
 struct source_cbs {

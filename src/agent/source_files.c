@@ -46,7 +46,7 @@ struct source_files {
 	uint32_t	 kid_fplen;	/* this tailer at this fingerprint */
 	uint64_t	 kid_file;
 	bool		 skipped;	/* a record was skipped as known
-					   delivered (sf_add) */
+					   delivered (skip_known, sf_add) */
 	/* source = containers, json records: each file's metadata members
 	 * (conf/ctrconf.h), found once a file, by tailer id. */
 	struct sf_meta	*meta;
@@ -138,13 +138,23 @@ with_meta(struct source_files *sf, struct source_rec *r)
 	r->len = sf->rec.len;
 }
 
-/* framer_cb: one record of the tailer being framed, to the flow. */
+static void	skip_known(struct source_files *, const struct source_rec *,
+		    bool found);
+
+/*
+ * framer_cb: one record of the tailer being framed, to the flow -- unless
+ * a restart knows it delivered: inside the acknowledged spans the state
+ * file kept, it is skipped here and the flow never sees it.  One the
+ * restart's read found in the stream is known only by its data as sent,
+ * which the flow's chain makes: the flow asks (source_files_found).
+ */
 static int
 on_framed(void *arg, const char *data, size_t len, uint64_t start,
     uint64_t end)
 {
 	struct source_files *sf = arg;
 	struct tailer	*t = sf->reading;
+	struct skipplan	*plan = tailer_plan(t);
 	struct source_rec r;
 
 	r.data = data;
@@ -154,8 +164,12 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.off = start;
 	r.end = end;
 	r.at = t;
-	r.known = tailer_plan(t) != NULL;
+	r.known = plan != NULL;
 	with_meta(sf, &r);
+	if (plan != NULL && skipplan_acked(plan, start, end)) {
+		skip_known(sf, &r, false);
+		return 0;
+	}
 	return sf->cbs.record(sf->cbs.arg, &r);
 }
 
@@ -303,15 +317,17 @@ sf_read(struct source *s, size_t *budget, size_t max_record)
 
 /*
  * The batch's range of the file is extended only while it is the file's
- * newest: a record skipped as known delivered (source_files_skip_known)
- * is a range of its own, which ends it.  Until the first such skip none
- * can have, and the range is not asked.
+ * newest: a record skipped as known delivered (skip_known) is a range of
+ * its own, which ends it.  Until the first such skip none can have, and
+ * the range is not asked.  A restart's plan moves past r.
  */
 static bool
 sf_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
 	struct source_files *sf = sf_of(s);
 
+	if (r->known)
+		tailer_plan_passed(r->at, r->end);
 	if (*range != SOURCE_NO_RANGE && (!sf->skipped ||
 	    *range == tailer_last_range(r->at))) {
 		tailer_extend(r->at, *range, r->end);
@@ -331,37 +347,33 @@ sf_skip(struct source *s, const struct source_rec *r)
 
 /* --- what a restart knows (skipplan.h) ---------------------------------- */
 
-bool
-source_files_known(struct source_files *sf, const struct source_rec *r,
-    const char *sent, size_t sentlen)
-{
-	struct skipplan	*plan = tailer_plan(r->at);
-
-	(void)sf;
-	if (plan == NULL)
-		return false;
-	if (sent == NULL)
-		return skipplan_acked(plan, r->off, r->end);
-	return skipplan_found(plan, r->off, sent, sentlen);
-}
-
-/* Done already: a range of its own, so no batch in flight takes it along
- * (were that batch not delivered, it would be sent again). */
-void
-source_files_skip_known(struct source_files *sf, const struct source_rec *r)
+/*
+ * Done already (found: by the restart's read, else inside a span): a range
+ * of its own, so no batch in flight takes it along (were that batch not
+ * delivered, it would be sent again); counted as read and skipped.
+ */
+static void
+skip_known(struct source_files *sf, const struct source_rec *r, bool found)
 {
 	sf->skipped = true;
 	if (tailer_done_to(r->at, r->end))
 		files_commit(sf->files, r->at);
 	tailer_plan_passed(r->at, r->end);
+	sf->m->records_read++;
+	sf->m->bytes_read += r->len;
+	sf->m->records_skipped[found]++;
 }
 
-void
-source_files_passed(struct source_files *sf, const struct source_rec *r)
+bool
+source_files_found(struct source_files *sf, const struct source_rec *r,
+    const char *sent, size_t sentlen)
 {
-	(void)sf;
-	if (tailer_plan(r->at) != NULL)
-		tailer_plan_passed(r->at, r->end);
+	struct skipplan	*plan = tailer_plan(r->at);
+
+	if (plan == NULL || !skipplan_found(plan, r->off, sent, sentlen))
+		return false;
+	skip_known(sf, r, true);
+	return true;
 }
 
 /*

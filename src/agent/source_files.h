@@ -38,21 +38,17 @@ size_t		 source_files_adopt(struct source_files *,
 void		 source_files_spool(struct source_files *, struct spool *sp);
 
 /*
- * What a restart knows (issue 20; the journal's cursor resends nothing).
- * source_files_known: r was delivered before the restart -- with sent
- * NULL, inside the acknowledged spans the state file kept; else found in
- * the stream by the restart's read with the data sent[0..sentlen-1] (as
- * encoded).  source_files_skip_known: r is done without being sent, as a
- * range of its own (never an extension of a range in flight).
- * source_files_passed: r is in a batch (the plan moves on).
+ * What a restart knows (issue 20; the journal's cursor resends nothing):
+ * a record inside the acknowledged spans the state file kept is skipped
+ * before the flow sees it; one with r->known set may have been found in
+ * the stream by the restart's read, which only its data as sent
+ * (sent[0..sentlen-1], encoded by the flow's chain) tells.  Then it is
+ * skipped (committed as a range of its own, never an extension of a range
+ * in flight; counted in records_skipped[1]), and the call is true.
  */
-bool		 source_files_known(struct source_files *,
+bool		 source_files_found(struct source_files *,
 		    const struct source_rec *r, const char *sent,
 		    size_t sentlen);
-void		 source_files_skip_known(struct source_files *,
-		    const struct source_rec *r);
-void		 source_files_passed(struct source_files *,
-		    const struct source_rec *r);
 /* The file part of r's record id (keyid.h) under the agent key k into
  * *file, and whether it is the same for every later record of r's origin
  * (*fixed). */

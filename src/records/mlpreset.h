@@ -3,7 +3,7 @@
  * keep a stack trace in the record of its first line, as small state
  * machines over PCRE2 patterns.  They follow the semantics of Fluent Bit's
  * built-in multiline parsers, whose test vectors they pass
- * (tests/check_mlpreset.c); the patterns are ours.
+ * (tests/unit/records/check_mlpreset.c); the patterns are ours.
  *
  * Pure: no I/O, no clock, no buffers.  The caller frames lines (without
  * their delimiter), keeps the record being built and its flush timer, and

@@ -4,10 +4,10 @@
  * summary line a minute with the count, then one line when a request
  * succeeds again.  A WARN per failed request said the same thing ~50
  * times in 30 s and buried everything else.  The decisions are pure (the
- * caller passes the monotonic time; tests/check_sinkreply.c runs them on
- * a made-up clock); outage_tell_* write the lines with them.  struct
- * outage is embedded in its owner (the sink, its DescribeStream) and
- * zeroed to start.
+ * caller passes the monotonic time; tests/unit/sink/check_sinkreply.c
+ * runs them on a made-up clock); outage_tell_* write the lines with them.
+ * struct outage is embedded in its owner (the sink, its DescribeStream)
+ * and zeroed to start.
  */
 #ifndef DISAGENT_OUTAGE_H
 #define DISAGENT_OUTAGE_H

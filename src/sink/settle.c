@@ -1,9 +1,9 @@
 /*
  * A request in doubt settled by reading the stream (settle.h).  One reader
- * per partition, all at once (a stream has few): GetCursor after the
- * floor, GetRecords with each reply's next cursor, at the end asked again
- * on a timer until the landing bound is past.  The batch's records not
- * done are looked up by a hash of their partition key.
+ * per partition (dis/partread.h), all at once (a stream has few): after
+ * the floor to its end, asked again on a timer until the landing bound is
+ * past.  The batch's records not done are looked up by a hash of their
+ * partition key.
  */
 #include "config.h"
 
@@ -19,27 +19,20 @@
 #include "base/util.h"
 #include "conf/conf.h"
 #include "dis/disapi.h"
-#include "dis/http.h"
+#include "dis/partread.h"
 #include "sink/batch.h"
 #include "sink/seqmark.h"
 #include "sink/settle.h"
-#include "wire/codec.h"
 #include "wire/codec_read.h"
 
-#define FETCH_BYTES	(1024 * 1024)
-#define MAX_RESPONSE	(64 * 1024 * 1024)
-#define RETRY_MS	500
 #define SKEW_MS		30000		/* between our clock and DIS's */
 
 struct st_part {
 	struct settle	*st;
 	int32_t		 part;
 	int64_t		 floor;
-	char		*cursor;	/* NULL: get one */
-	int64_t		 asked;		/* wall ms of the last GetRecords */
-	unsigned	 attempts;
 	bool		 done;
-	uv_timer_t	 timer;
+	struct partread	 r;
 };
 
 /* A record of the batch not done yet, by the hash of its key. */
@@ -70,8 +63,6 @@ static const struct hash_key key_key = {
 	0x736574746c652031ULL, 0x6b65792068617368ULL,
 };
 
-static void	part_next(struct st_part *);
-
 /* --- the batch's records ------------------------------------------------ */
 
 static int
@@ -99,10 +90,15 @@ index_keys(struct settle *st)
 	qsort(st->keys, st->nkeys, sizeof(*st->keys), key_cmp);
 }
 
-/* A record read back: one of the batch's, not done yet, is done now. */
+static void	finish(struct settle *, const char *);
+
+/* partread_cbs: a record read back; one of the batch's, not done yet, is
+ * done now (and once all are, the settle is over). */
 static void
-match(struct settle *st, const struct codec_record *rec, struct buf *data)
+match(void *arg, const struct codec_record *rec, struct buf *data)
 {
+	struct st_part	*p = arg;
+	struct settle	*st = p->st;
 	struct batch	*b = st->b;
 	size_t		 lo = 0, hi = st->nkeys, mid, klen, i;
 	uint64_t	 h;
@@ -130,7 +126,8 @@ match(struct settle *st, const struct codec_record *rec, struct buf *data)
 		    data->len) != 0)
 			continue;
 		batch_mark_done(b, i);
-		st->found++;
+		if (++st->found == st->nkeys)
+			finish(st, NULL);
 		return;
 	}
 }
@@ -144,7 +141,7 @@ destroy(struct closer *c)
 	size_t		 i;
 
 	for (i = 0; i < st->nparts; i++)
-		free(st->parts[i].cursor);
+		partread_cleanup(&st->parts[i].r);
 	free(st->parts);
 	free(st->keys);
 	free(st);
@@ -159,7 +156,7 @@ wind_up(struct settle *st)
 	st->ended = true;
 	closer_close(&st->closer, (uv_handle_t *)&st->deadline);
 	for (i = 0; i < st->nparts; i++)
-		closer_close(&st->closer, (uv_handle_t *)&st->parts[i].timer);
+		partread_close(&st->parts[i].r);
 	closer_release(&st->closer);
 }
 
@@ -189,195 +186,16 @@ part_done(struct st_part *p)
 		finish(p->st, NULL);
 }
 
-/* --- requests ----------------------------------------------------------- */
-
-static void	on_cursor(const struct http_response *, void *);
-static void	on_records(const struct http_response *, void *);
-
+/* partread_cbs: p is read past the landing bound, or could not be. */
 static void
-part_get(struct st_part *p, const char *path, const char *query,
-    http_done_cb cb)
+on_part_end(void *arg, const char *fail)
 {
-	struct disapi_call c;
-	char		 why[160];
-	int		 rc;
+	struct st_part	*p = arg;
 
-	memset(&c, 0, sizeof(c));
-	c.method = "GET";
-	c.path = path;
-	c.query = query;
-	c.max_response = MAX_RESPONSE;
-	rc = disapi_send(p->st->api, &c, cb, p);
-	if (rc == 0) {
-		closer_hold(&p->st->closer);
-		return;
-	}
-	snprintf(why, sizeof(why), "cannot send %s: %s", path, strerror(-rc));
-	finish(p->st, why);
-}
-
-static void
-stream_query(const struct settle *st, struct buf *q)
-{
-	if (st->fc->stream_id[0] != '\0')
-		buf_printf(q, "stream-id=%s", st->fc->stream_id);
+	if (fail != NULL)
+		finish(p->st, fail);
 	else
-		buf_printf(q, "stream-name=%s", st->fc->stream);
-}
-
-static void
-part_next(struct st_part *p)
-{
-	struct buf	 q;
-
-	buf_init(&q);
-	if (p->cursor == NULL) {
-		stream_query(p->st, &q);
-		buf_printf(&q, "&partition-id=shardId-%010" PRId32, p->part);
-		if (p->floor < 0)
-			buf_printf(&q, "&cursor-type=AT_SEQUENCE_NUMBER"
-			    "&starting-sequence-number=0");
-		else
-			buf_printf(&q, "&cursor-type=AFTER_SEQUENCE_NUMBER"
-			    "&starting-sequence-number=%" PRId64, p->floor);
-		part_get(p, "cursors/", q.data, on_cursor);
-	} else {
-		p->asked = wall_ms();
-		buf_printf(&q, "partition-cursor=%s&max_fetch_bytes=%d",
-		    p->cursor, FETCH_BYTES);
-		part_get(p, "records/", q.data, on_records);
-	}
-	buf_cleanup(&q);
-}
-
-static void
-on_part_timer(uv_timer_t *t)
-{
-	struct st_part	*p = container_of(t, struct st_part, timer);
-
-	if (!p->st->ended && !p->done)
-		part_next(p);
-}
-
-/* The request of p ended: false when p is no longer read. */
-static bool
-part_alive(struct st_part *p)
-{
-	struct settle	*st = p->st;
-
-	if (closer_drop(&st->closer))
-		return false;
-	return !st->ended && !p->done;
-}
-
-/* A failed call: an outage or throttling is waited out (up to the
- * deadline); anything DIS refuses ends the settle. */
-static void
-part_failed(struct st_part *p, const struct http_response *r,
-    const char *what)
-{
-	char	 code[32] = "", msg[160] = "", why[256];
-
-	if (r->result == HTTP_OK && r->status < 500 && r->status != 429)
-		(void)codec_parse_error(r->body, r->bodylen, code,
-		    sizeof(code), msg, sizeof(msg));
-	if (r->result != HTTP_OK || r->status >= 500 || r->status == 429 ||
-	    strcmp(code, "DIS.4303") == 0 || strcmp(code, "DIS.4305") == 0) {
-		p->attempts++;
-		uv_timer_start(&p->timer, on_part_timer,
-		    MIN((uint64_t)RETRY_MS << MIN(p->attempts, 4), 5000), 0);
-		return;
-	}
-	if (strcmp(code, "DIS.4217") == 0 || strcmp(code, "DIS.4225") == 0) {
-		free(p->cursor);	/* expired: read again from the floor */
-		p->cursor = NULL;
-		uv_timer_start(&p->timer, on_part_timer, 0, 0);
-		return;
-	}
-	snprintf(why, sizeof(why), "%s of partition %" PRId32 " refused: "
-	    "HTTP %ld %s %s", what, p->part, r->status, code, msg);
-	finish(p->st, why);
-}
-
-static void
-on_cursor(const struct http_response *r, void *arg)
-{
-	struct st_part	*p = arg;
-
-	if (!part_alive(p))
-		return;
-	if (r->result == HTTP_OK && r->status == 200) {
-		if (codec_parse_cursor(r->body, r->bodylen, &p->cursor) != 0) {
-			finish(p->st, "unreadable GetCursor reply");
-			return;
-		}
-		p->attempts = 0;
-		part_next(p);
-		return;
-	}
-	part_failed(p, r, "GetCursor");
-}
-
-static void
-on_records(const struct http_response *r, void *arg)
-{
-	struct st_part	*p = arg;
-	struct settle	*st = p->st;
-	struct codec_records *rs;
-	struct codec_record rec;
-	struct buf	 data;
-	const char	*next;
-	size_t		 i, n;
-	int64_t		 left;
-
-	if (!part_alive(p))
-		return;
-	if (r->result != HTTP_OK || r->status != 200) {
-		part_failed(p, r, "GetRecords");
-		return;
-	}
-	if (codec_parse_records(r->body, r->bodylen, &rs) != 0) {
-		finish(st, "unreadable GetRecords reply");
-		return;
-	}
-	p->attempts = 0;
-	n = codec_records_count(rs);
-	buf_init(&data);
-	for (i = 0; i < n; i++) {
-		codec_records_get(rs, i, &rec);
-		/* Written well after the request could land: read far
-		 * enough, however busy the partition. */
-		if (rec.timestamp > st->until + SKEW_MS) {
-			p->asked = st->until;
-			n = 0;
-			break;
-		}
-		match(st, &rec, &data);
-	}
-	buf_cleanup(&data);
-	next = codec_records_next(rs);
-	if (next != NULL) {
-		free(p->cursor);
-		p->cursor = xstrdup(next);
-	}
-	codec_records_free(rs);
-	if (st->found == st->nkeys) {
-		finish(st, NULL);
-		return;
-	}
-	if (n > 0 && next != NULL) {
-		part_next(p);
-		return;
-	}
-	/* At the end: done once asked after the landing bound. */
-	left = st->until - p->asked;
-	if (left <= 0) {
 		part_done(p);
-		return;
-	}
-	left = st->until - wall_ms();
-	uv_timer_start(&p->timer, on_part_timer,
-	    (uint64_t)MAX(MIN(left, SETTLE_POLL_MS), 0), 0);
 }
 
 /* --- the start ---------------------------------------------------------- */
@@ -401,6 +219,28 @@ add_part(int32_t part, int64_t last, void *arg)
 	memset(p, 0, sizeof(*p));
 	p->part = part;
 	p->floor = last;
+}
+
+/* p's reader: after its floor (from the first record without one) until
+ * a GetRecords after the landing bound, or records written well after it
+ * (read far enough, however busy the partition). */
+static void
+part_init(struct settle *st, struct st_part *p, uv_loop_t *loop)
+{
+	struct partread_opts o;
+
+	p->st = st;
+	o.param = st->fc->stream_id[0] != '\0' ? "stream-id" : "stream-name";
+	o.stream = st->fc->stream_id[0] != '\0' ? st->fc->stream_id :
+	    st->fc->stream;
+	o.part = p->part;
+	o.after = p->floor;
+	o.at_ms = -1;
+	o.past_ms = st->until + SKEW_MS;
+	o.wait_until = st->until;
+	o.poll_ms = SETTLE_POLL_MS;
+	partread_init(&p->r, loop, st->api, &st->closer, &o,
+	    &(struct partread_cbs){ match, on_part_end, p });
 }
 
 struct settle *
@@ -432,12 +272,10 @@ settle_start(uv_loop_t *loop, struct disapi *api,
 	wait = MAX(until - wall_ms(), 0);
 	uv_timer_start(&st->deadline, on_deadline,
 	    SETTLE_MAX_MS + (uint64_t)wait, 0);
-	for (i = 0; i < st->nparts; i++) {
-		st->parts[i].st = st;
-		uv_timer_init(loop, &st->parts[i].timer);
-	}
+	for (i = 0; i < st->nparts; i++)
+		part_init(st, &st->parts[i], loop);
 	/* From timers: done is never called from inside this call. */
 	for (i = 0; i < st->nparts; i++)
-		uv_timer_start(&st->parts[i].timer, on_part_timer, 0, 0);
+		partread_start_later(&st->parts[i].r);
 	return st;
 }

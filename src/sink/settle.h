@@ -18,9 +18,11 @@
  * Only for flows whose partition keys carry ids: any other key (a file
  * name, a fixed text) could match a record of another request with the
  * same text, and then a line would be taken for delivered that was not.
- * Keys without read permission, a stream that no longer holds those
- * records, an unreadable reply or a read not done within SETTLE_MAX_MS:
- * the settle fails and everything not found is sent again, as before.
+ * Each partition is read by a dis/partread.h reader, as the restart's
+ * read does.  Keys without read permission, a stream that no longer holds
+ * those records, a certificate error, an unreadable reply or a read not
+ * done within SETTLE_MAX_MS: the settle fails and everything not found is
+ * sent again, as before.
  * The sink owns the batch meanwhile; the settle only reads its keys and
  * data and marks records done (batch_mark_done).
  */

@@ -4,7 +4,7 @@
  * verdict that sink.c applies (timers, requeues, callbacks, metrics, logs;
  * sinkrecs.c settles the records).  A pure classifier: no clock, no
  * randomness, no I/O, nothing of the sink's; a verdict is tested without
- * a loop (tests/check_sinkreply.c).
+ * a loop (tests/unit/sink/check_sinkreply.c).
  */
 #ifndef DISAGENT_SINKREPLY_H
 #define DISAGENT_SINKREPLY_H

@@ -2,11 +2,12 @@
  * Runs the DIS Agent's own converter chain (its classes, compiled from a
  * checkout by tests/golden/run) over records read from standard input and
  * prints what the DIS Agent would send for each: the expected bytes of
- * tests/check_convert.c come from here.  It does what the DIS Agent's
- * FileFlow/DISFileFlow.buildConverterChain, AbstractParser.buildRecord and
- * AbstractRecord do around the chain: fileEncoding added to every option,
- * SINGLELINE when the list is empty, the raw record when the chain throws,
- * and the trailing delimiter dropped unless isRemainRecordDelimiter.
+ * tests/unit/records/check_convert.c come from here.  It does what the
+ * DIS Agent's FileFlow/DISFileFlow.buildConverterChain,
+ * AbstractParser.buildRecord and AbstractRecord do around the chain:
+ * fileEncoding added to every option, SINGLELINE when the list is empty,
+ * the raw record when the chain throws, and the trailing delimiter dropped
+ * unless isRemainRecordDelimiter.
  *
  * java DisAgentChain OPTIONS.yml DELIM REMAIN ENCODING < records
  *   OPTIONS.yml: a YAML list, as dataProcessingOptions in agent.yml

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Print the case table of tests/check_convert.c: each case's input run
-through the DIS Agent's own converter classes (tests/golden/run, which
-needs a checkout of huaweicloud-dis-agent and Debian's Java packages), so
-the expected bytes are the DIS Agent's, not ours.
+"""Print the case table of tests/unit/records/check_convert.c: each case's
+input run through the DIS Agent's own converter classes (tests/golden/run,
+which needs a checkout of huaweicloud-dis-agent and Debian's Java
+packages), so the expected bytes are the DIS Agent's, not ours.
 
     tests/golden/make_table.py DIS_AGENT_CHECKOUT BUILD_DIR > table.inc
 
