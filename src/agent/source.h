@@ -48,8 +48,13 @@ struct source_rec {
 	const char	*origin_name;	/* the origin's name: dead letters */
 	uint64_t	 off;		/* where it starts: the file offset, the
 					   entry's time (microseconds) */
-	uint64_t	 end;		/* its origin's watermark position just
-					   past it */
+	uint64_t	 end;		/* just past it: the file offset, the
+					   journal's watermark position */
+	uint64_t	 commit;	/* its origin's watermark position just
+					   past it: end, or for a container
+					   record held back before the other
+					   stream's waiting lines (records/
+					   framer_ctr.c) where they start */
 	void		*at;		/* the source's own: what read it */
 	bool		 known;		/* a restart's read may have found it
 					   in the stream: ask

@@ -162,11 +162,15 @@ on_framed(void *arg, const char *data, size_t len, uint64_t start,
 	r.name = r.origin_name = tailer_path(t);
 	r.origin = tailer_id(t);
 	r.off = start;
-	r.end = end;
+	r.end = r.commit = end;
+	/* A record held back has an identity of its own past the held end:
+	 * its bytes, for the ids, the spans and what a restart skips. */
+	(void)framer_record_held(sf->fr, &r.off, &r.end);
 	r.at = t;
 	r.known = plan != NULL;
 	with_meta(sf, &r);
-	if (plan != NULL && skipplan_acked(plan, start, end)) {
+	if (plan != NULL && skipplan_acked_from(plan, r.commit, r.off,
+	    r.end)) {
 		skip_known(sf, &r, false);
 		return 0;
 	}
@@ -319,30 +323,38 @@ sf_read(struct source *s, size_t *budget, size_t max_record)
  * The batch's range of the file is extended only while it is the file's
  * newest: a record skipped as known delivered (skip_known) is a range of
  * its own, which ends it.  Until the first such skip none can have, and
- * the range is not asked.  A restart's plan moves past r.
+ * the range is not asked.  A restart's plan moves past r.  A container
+ * record held back enters the range at its held end; its own bytes are
+ * noted with the range (tailer_note_held), kept once it is acknowledged.
  */
 static bool
 sf_add(struct source *s, const struct source_rec *r, uint64_t *range)
 {
 	struct source_files *sf = sf_of(s);
+	bool		 opened = false;
 
 	if (r->known)
-		tailer_plan_passed(r->at, r->end);
+		tailer_plan_passed(r->at, r->commit);
 	if (*range != SOURCE_NO_RANGE && (!sf->skipped ||
-	    *range == tailer_last_range(r->at))) {
-		tailer_extend(r->at, *range, r->end);
-		return false;
+	    *range == tailer_last_range(r->at)))
+		tailer_extend(r->at, *range, r->commit);
+	else {
+		*range = tailer_push(r->at, r->commit);
+		opened = true;
 	}
-	*range = tailer_push(r->at, r->end);
-	return true;
+	if (r->end > r->commit)
+		tailer_note_held(r->at, *range, r->off, r->end);
+	return opened;
 }
 
 static void
 sf_skip(struct source *s, const struct source_rec *r)
 {
-	if (tailer_skip_to(r->at, r->end))
+	if (tailer_skip_to(r->at, r->commit))
 		files_commit(sf_of(s)->files, r->at);
-	tailer_plan_passed(r->at, r->end);
+	if (r->end > r->commit)
+		tailer_note_held(r->at, TAILER_HELD_DONE, r->off, r->end);
+	tailer_plan_passed(r->at, r->commit);
 }
 
 /* --- what a restart knows (skipplan.h) ---------------------------------- */
@@ -356,9 +368,11 @@ static void
 skip_known(struct source_files *sf, const struct source_rec *r, bool found)
 {
 	sf->skipped = true;
-	if (tailer_done_to(r->at, r->end))
+	if (tailer_done_to(r->at, r->commit))
 		files_commit(sf->files, r->at);
-	tailer_plan_passed(r->at, r->end);
+	if (r->end > r->commit)
+		tailer_note_held(r->at, TAILER_HELD_DONE, r->off, r->end);
+	tailer_plan_passed(r->at, r->commit);
 	sf->m->records_read++;
 	sf->m->bytes_read += r->len;
 	sf->m->records_skipped[found]++;
@@ -370,7 +384,8 @@ source_files_found(struct source_files *sf, const struct source_rec *r,
 {
 	struct skipplan	*plan = tailer_plan(r->at);
 
-	if (plan == NULL || !skipplan_found(plan, r->off, sent, sentlen))
+	if (plan == NULL || !skipplan_found_from(plan, r->commit, r->off, sent,
+	    sentlen))
 		return false;
 	skip_known(sf, r, true);
 	return true;

@@ -216,7 +216,7 @@ sj_read(struct source *s, size_t *budget, size_t max_record)
 		r.origin = ORIGIN;
 		r.origin_name = sj->path;
 		r.off = e.realtime;
-		r.end = sj->seq + 1;
+		r.end = r.commit = sj->seq + 1;
 		r.at = sj;
 		r.known = false;
 		if (sj->cbs.record(sj->cbs.arg, &r) != 0)

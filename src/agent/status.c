@@ -69,6 +69,7 @@ struct report {
 	struct held		*held;		/* read on first need */
 	size_t			 nheld;
 	bool			 held_read;
+	long			 agent;		/* pid holding the state file */
 };
 
 static void
@@ -136,37 +137,38 @@ is_agent(const char *pid)
 	return yes;
 }
 
-/* The regular files the disagent processes this user may look at hold. */
+/*
+ * The regular files the agent running with this state file holds open (if
+ * this user may look): only that agent's, found by the pid it wrote in the
+ * state file's lock.  Another agent on the host (another configuration, a
+ * test beside it) may hold a file that reuses the inode of one of ours.
+ */
 static void
 read_held(struct report *r)
 {
-	struct dirent	*p, *f;
+	struct dirent	*f;
 	struct stat	 st;
-	DIR		*proc, *fds;
-	char		 path[320];
+	DIR		*fds;
+	char		 pid[24], path[320];
 
 	r->held_read = true;
-	proc = opendir("/proc");
-	if (proc == NULL)
+	if (r->agent <= 0 || r->agent == (long)getpid())
 		return;
-	while ((p = readdir(proc)) != NULL) {
-		if (strspn(p->d_name, "0123456789") != strlen(p->d_name) ||
-		    (pid_t)atol(p->d_name) == getpid() || !is_agent(p->d_name))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
-		fds = opendir(path);	/* EACCES: another user's agent */
-		if (fds == NULL)
-			continue;
-		while ((f = readdir(fds)) != NULL) {
-			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
-			    p->d_name, f->d_name);
-			if (f->d_name[0] != '.' && stat(path, &st) == 0 &&
-			    S_ISREG(st.st_mode))
-				add_held(r, &st);
-		}
-		closedir(fds);
+	snprintf(pid, sizeof(pid), "%ld", r->agent);
+	if (!is_agent(pid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%s/fd", pid);
+	fds = opendir(path);	/* EACCES: another user's agent */
+	if (fds == NULL)
+		return;
+	while ((f = readdir(fds)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%s/fd/%s", pid,
+		    f->d_name);
+		if (f->d_name[0] != '.' && stat(path, &st) == 0 &&
+		    S_ISREG(st.st_mode))
+			add_held(r, &st);
 	}
-	closedir(proc);
+	closedir(fds);
 }
 
 static const struct held *
@@ -445,6 +447,7 @@ read_state(struct report *r, const struct conf *c)
 	size_t		 i, njournal = 0;
 	int		 rc;
 
+	r->agent = registry_lock_holder(c->checkpoint_file);
 	reg = registry_new(c->checkpoint_file);
 	rc = registry_peek(reg, &from_bak);
 	if (rc == 0 || rc == -ENOENT)

@@ -136,12 +136,13 @@ collect(struct files *fs, struct tailer *t, const struct files_acked *a,
 	struct skipplan	*p = tailer_plan(t);
 	size_t		 want, n, i;
 
-	want = tailer_pending(t) + na + (p != NULL ? REG_MAX_SPANS : 0) + 1;
+	want = tailer_pending(t) + tailer_nheld(t) + na +
+	    (p != NULL ? REG_MAX_SPANS : 0) + 1;
 	if (fs->nscratch < want) {
 		fs->nscratch = want;
 		fs->scratch = xrealloc(fs->scratch, want * sizeof(*fs->scratch));
 	}
-	n = tailer_spans(t, fs->scratch, tailer_pending(t));
+	n = tailer_spans(t, fs->scratch, tailer_pending(t) + tailer_nheld(t));
 	if (p != NULL)
 		n += skipplan_spans(p, tailer_committed(t), fs->scratch + n,
 		    REG_MAX_SPANS);
@@ -185,6 +186,7 @@ files_publish(struct files *fs, const struct files_acked *acked, size_t n)
 		for (j = i; j < n && acked[j].file == tailer_id(k->t); j++)
 			;
 		if (j == i && !k->spans_saved && tailer_pending(k->t) == 0 &&
+		    tailer_nheld(k->t) == 0 &&
 		    tailer_plan(k->t) == NULL)
 			continue;
 		publish_one(fs, k, acked + i, j - i);

@@ -191,6 +191,17 @@ int	framer_flush(struct framer *, struct framer_state *, framer_cb cb,
  * container format, shipped as it is (not the json record).
  */
 bool	framer_record_raw(const struct framer *);
+/*
+ * Container flows, asked from the callback: the record's start and end
+ * are held back before the other stream's waiting lines (records/
+ * framer_ctr.c), and its own bytes, none of another stream's between
+ * them, are [*start, *end) of the file.  False when the call's start and
+ * end are the record's, or when its bytes are not contiguous (lines of the
+ * other stream came between its lines): then it has no identity of its
+ * own past the held end.
+ */
+bool	framer_record_held(const struct framer *, uint64_t *start,
+	    uint64_t *end);
 /* Container flows whose records are json (containerRecord = json). */
 bool	framer_container_json(const struct framer *);
 

@@ -15,9 +15,13 @@
  * committed offset pass their start, and a restart would lose them.  Such
  * a record's end is therefore held at the start of the other stream's
  * first waiting line or open multi-line record (and its start no
- * later): the watermark cannot say that these bytes were delivered, and
- * a restart in that window sends them again rather than lose the other
- * stream's lines.
+ * later): the watermark cannot say that these bytes were delivered.
+ * Its own bytes, when no other line came between its lines, are told to
+ * the callback (framer_record_held): they are its identity past the held
+ * end (its record id, the span kept once it is acknowledged), so that a
+ * restart in that window does not send it again.  One with a gap (a
+ * partial sequence or trace interleaved with the other stream's lines)
+ * has none: a span of it would cover a line not delivered.
  */
 #include "config.h"
 
@@ -93,21 +97,42 @@ build_json(struct framer *fr, size_t max, const char *time, int stream,
 	}
 }
 
+/*
+ * Deliver a record of bytes [start, end) of stream s (-1: a line in no
+ * format), its start and end held back for the other streams' waiting
+ * lines; a held record whose bytes are its own alone (!gap) says where
+ * they are (framer_record_held).
+ */
+static int
+deliver_held(struct feed *fd, int s, const char *data, size_t len,
+    uint64_t start, uint64_t end, bool cut, bool gap)
+{
+	struct framer	*fr = fd->fr;
+	uint64_t	 held = held_end(fd->st, s, end);
+	int		 rc;
+
+	fr->ctr_held = held < end && !gap && start < end;
+	fr->ctr_start = start;
+	fr->ctr_end = end;
+	rc = framer_deliver(fd, data, len, MIN(start, held), held, cut);
+	fr->ctr_held = false;
+	return rc;
+}
+
 /* One record of a stream, its end held back for the other's partials. */
 static int
 emit(struct feed *fd, const char *time, int stream, const char *text,
-    size_t len, uint64_t start, uint64_t end, bool cut)
+    size_t len, uint64_t start, uint64_t end, bool cut, bool gap)
 {
 	struct framer	*fr = fd->fr;
 
-	end = held_end(fd->st, stream, end);
-	start = MIN(start, end);
 	if (fr->ctr_record == CTRLOG_MESSAGE)
-		return framer_deliver(fd, text, len, start, end, cut);
+		return deliver_held(fd, stream, text, len, start, end, cut,
+		    gap);
 	if (build_json(fr, fd->max, time, stream, text, len))
 		cut = true;
-	return framer_deliver(fd, fr->ctr_out.data, fr->ctr_out.len, start,
-	    end, cut);
+	return deliver_held(fd, stream, fr->ctr_out.data, fr->ctr_out.len,
+	    start, end, cut, gap);
 }
 
 /* --- multiLinePreset, per stream ----------------------------------------- */
@@ -121,6 +146,7 @@ struct logical {
 	uint64_t	 start;
 	uint64_t	 end;
 	bool		 cut;
+	bool		 gap;	/* other lines came between its own */
 };
 
 /* Add text to a record buffer (after '\n' when join), within max. */
@@ -132,6 +158,8 @@ ml_add(struct framer_ml *m, size_t max, const struct logical *x, bool join)
 
 	if (n > left || x->cut)
 		m->cut = true;
+	if (join && (x->gap || x->start != m->end))
+		m->gap = true;
 	n = MIN(n, left);
 	if (join && n > 0) {
 		buf_addc(&m->b, '\n');
@@ -151,7 +179,7 @@ ml_close(struct feed *fd, int s)
 	if (!m->open)
 		return 0;
 	rc = emit(fd, m->time, s, m->b.data, m->b.len, m->start, m->end,
-	    m->cut);
+	    m->cut, m->gap);
 	if (rc != 0)
 		return rc;
 	m->open = false;
@@ -172,6 +200,7 @@ ml_open(struct feed *fd, const struct logical *x)
 	m->open = true;
 	m->start = x->start;
 	m->cut = false;
+	m->gap = x->gap;
 	memcpy(m->time, x->time, sizeof(m->time));
 	buf_reset(&m->b);
 	ml_add(m, fd->max, x, false);
@@ -186,7 +215,7 @@ ml_last(struct feed *fd, const struct logical *x)
 	struct framer_ml *m = &fd->st->pending->ml[x->s];
 	size_t		 len = m->b.len;
 	uint64_t	 end = m->end;
-	bool		 cut = m->cut;
+	bool		 cut = m->cut, gap = m->gap;
 	int		 rc;
 
 	ml_add(m, fd->max, x, true);
@@ -195,6 +224,7 @@ ml_last(struct feed *fd, const struct logical *x)
 	buf_setlen(&m->b, len);		/* offered again, as it was */
 	m->end = end;
 	m->cut = cut;
+	m->gap = gap;
 	return rc;
 }
 
@@ -212,13 +242,13 @@ logical(struct feed *fd, const struct logical *x)
 
 	if (fd->fr->mlp == NULL)
 		return emit(fd, x->time, x->s, x->text, x->len, x->start,
-		    x->end, x->cut);
+		    x->end, x->cut, x->gap);
 	m = &framer_pending_get(fd->st)->ml[x->s];
 	switch (mlpreset_line(fd->fr->mlp, &m->at, x->text, x->len, &next)) {
 	case MLPRESET_ALONE:
 		if ((rc = ml_close(fd, x->s)) == 0)
 			rc = emit(fd, x->time, x->s, x->text, x->len,
-			    x->start, x->end, x->cut);
+			    x->start, x->end, x->cut, x->gap);
 		break;
 	case MLPRESET_START:
 		if ((rc = ml_close(fd, x->s)) == 0)
@@ -229,7 +259,7 @@ logical(struct feed *fd, const struct logical *x)
 		if (!m->open) {
 			mlpreset_state_init(&next);
 			rc = emit(fd, x->time, x->s, x->text, x->len,
-			    x->start, x->end, x->cut);
+			    x->start, x->end, x->cut, x->gap);
 		} else if (mlpreset_state_open(&next)) {
 			ml_add(m, fd->max, x, true);
 			fd->st->pending->max = fd->max;
@@ -255,9 +285,11 @@ part_add(struct feed *fd, const struct ctrlog_line *c, const struct line *l)
 		p->on = true;
 		p->start = l->start;
 		p->cut = false;
+		p->gap = false;
 		buf_reset(&p->b);
 		memcpy(p->time, c->time, sizeof(p->time));
-	}
+	} else if (l->start != p->end)
+		p->gap = true;
 	if (p->b.len + n > fd->max || l->cut) {
 		p->cut = true;
 		n = p->b.len < fd->max ? MIN(n, fd->max - p->b.len) : 0;
@@ -297,7 +329,7 @@ join(struct feed *fd, const struct ctrlog_line *c, const struct line *l)
 	}
 	buf_add(&p->b, c->text, n);
 	x = (struct logical){ c->stream, p->time, p->b.data, p->b.len,
-	    p->start, l->end, cut };
+	    p->start, l->end, cut, p->gap || l->start != p->end };
 	rc = logical(fd, &x);
 	if (rc != 0) {
 		buf_setlen(&p->b, had);	/* offered again, as it was */
@@ -320,9 +352,8 @@ framer_ctr_line(struct feed *fd, const struct line *l)
 	if (ctrlog_decode(fr->ctr_fmt, l->p, l->len, &fr->ctr_text, &c) != 0) {
 		/* Shipped as it is: whatever wrote it, it is data. */
 		fr->ctr_raw = true;
-		rc = framer_deliver(fd, l->p, l->len, MIN(l->start,
-		    held_end(st, -1, l->end)), held_end(st, -1, l->end),
-		    l->cut);
+		rc = deliver_held(fd, -1, l->p, l->len, l->start, l->end,
+		    l->cut, false);
 		fr->ctr_raw = false;
 		if (rc == 0)
 			st->malformed++;
@@ -337,7 +368,7 @@ framer_ctr_line(struct feed *fd, const struct line *l)
 	if (st->pending != NULL && st->pending->part[c.stream].on)
 		return join(fd, &c, l);
 	x = (struct logical){ c.stream, c.time, c.text, c.len, l->start,
-	    l->end, l->cut };
+	    l->end, l->cut, false };
 	return logical(fd, &x);
 }
 
@@ -363,7 +394,7 @@ framer_ctr_flush(struct feed *fd)
 		p = &st->pending->part[first];
 		if (p->on) {
 			x = (struct logical){ first, p->time, p->b.data,
-			    p->b.len, p->start, p->end, p->cut };
+			    p->b.len, p->start, p->end, p->cut, p->gap };
 			if ((rc = logical(fd, &x)) != 0)
 				return rc;
 			st->joined++;
@@ -379,6 +410,16 @@ bool
 framer_record_raw(const struct framer *fr)
 {
 	return fr->ctr_raw;
+}
+
+bool
+framer_record_held(const struct framer *fr, uint64_t *start, uint64_t *end)
+{
+	if (!fr->ctr_held)
+		return false;
+	*start = fr->ctr_start;
+	*end = fr->ctr_end;
+	return true;
 }
 
 bool

@@ -37,6 +37,10 @@ struct framer {
 	struct buf		 ctr_out;	/* a record being built */
 	bool			 ctr_raw;	/* the record being delivered is
 						   a line shipped as it is */
+	bool			 ctr_held;	/* ... is held back, its own
+						   bytes ctr_start, ctr_end */
+	uint64_t		 ctr_start;
+	uint64_t		 ctr_end;
 };
 
 /* A container stream's partial lines, waiting for their last one. */
@@ -47,6 +51,8 @@ struct framer_part {
 	char			 time[CTRLOG_TIME_MAX];	/* the first's */
 	bool			 on;		/* lines are waiting */
 	bool			 cut;		/* bytes were dropped */
+	bool			 gap;		/* another stream's lines came
+						   between them */
 };
 
 /* A container stream's multi-line record (multiLinePreset), open. */
@@ -58,6 +64,7 @@ struct framer_ml {
 	struct mlpreset_state	 at;		/* the preset's state */
 	bool			 open;
 	bool			 cut;		/* bytes were dropped */
+	bool			 gap;		/* other lines came between */
 };
 
 /* A multi-line record being assembled (framer_state.pending). */

@@ -105,6 +105,23 @@ holder_of(int fd)
 	return strtol(buf, NULL, 10);
 }
 
+long
+registry_lock_holder(const char *path)
+{
+	char	*lock = registry_lock_path(path);
+	long	 pid = 0;
+	int	 fd;
+
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(lock);
+	if (fd == -1)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK)
+		pid = holder_of(fd);
+	close(fd);		/* lets go of the shared lock, if it got it */
+	return pid > 0 ? pid : 0;
+}
+
 int
 registry_lock(struct registry *reg, long *holder)
 {

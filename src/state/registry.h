@@ -236,6 +236,12 @@ char		*registry_lock_path(const char *path);
  * no lock file or it cannot be opened.
  */
 bool		 registry_lock_held(const char *path);
+/*
+ * The pid of the process that holds the lock of the state file at path
+ * (the agent running with it), as it wrote it in the lock file; 0 when
+ * none holds it or the pid is not known.
+ */
+long		 registry_lock_holder(const char *path);
 
 /*
  * Read the state file.  A missing file (and missing .bak) is an empty

@@ -58,31 +58,73 @@ skipplan_free(struct skipplan *p)
 bool
 skipplan_acked(struct skipplan *p, uint64_t start, uint64_t end)
 {
-	while (p->si < p->nspans && p->spans[p->si].end <= start)
+	return skipplan_acked_from(p, start, start, end);
+}
+
+bool
+skipplan_acked_from(struct skipplan *p, uint64_t from, uint64_t start,
+    uint64_t end)
+{
+	size_t	 i;
+
+	from = MIN(from, start);
+	while (p->si < p->nspans && p->spans[p->si].end <= from)
 		p->si++;
+	for (i = p->si; i < p->nspans && p->spans[i].end <= start; i++)
+		;
 	/* An empty record (a container line held back before the other
-	 * stream's partial lines, records/framer_ctr.c) says nothing of
-	 * what was delivered: it is sent again rather than lost. */
-	return start < end && p->si < p->nspans &&
-	    p->spans[p->si].start <= start && end <= p->spans[p->si].end;
+	 * stream's partial lines whose bytes are not its own alone,
+	 * records/framer_ctr.c) says nothing of what was delivered: it is
+	 * sent again rather than lost.  A record held back with its own
+	 * bytes is skipped only by a span that starts past where it is held:
+	 * one over that point is a record's or a range's that takes the held
+	 * bytes along without their record (the other stream's line joined
+	 * across it, the watermark's range after it), not its own. */
+	return start < end && i < p->nspans &&
+	    p->spans[i].start <= start && end <= p->spans[i].end &&
+	    (from == start || p->spans[i].start > from);
 }
 
 bool
 skipplan_found(struct skipplan *p, uint64_t start, const void *data,
     size_t len)
 {
-	const struct reg_found *f;
+	return skipplan_found_from(p, start, start, data, len);
+}
 
-	while (p->fi < p->nfound && p->found[p->fi].off < start)
+bool
+skipplan_found_from(struct skipplan *p, uint64_t from, uint64_t start,
+    const void *data, size_t len)
+{
+	const struct reg_found *f;
+	struct reg_found hit;
+	uint64_t	 hash = 0;
+	size_t		 i;
+	bool		 hashed = false;
+
+	from = MIN(from, start);
+	while (p->fi < p->nfound && p->found[p->fi].off < from)
 		p->fi++;
-	if (p->fi == p->nfound)
-		return false;
-	f = &p->found[p->fi];
-	if (f->off != start || f->len != len ||
-	    f->hash != keyid_data(data, len))
-		return false;
-	p->fi++;
-	return true;
+	for (i = p->fi; i < p->nfound && p->found[i].off < start; i++)
+		;
+	for (; i < p->nfound && (f = &p->found[i])->off == start; i++) {
+		if (f->len != len)
+			continue;
+		if (!hashed) {
+			hash = keyid_data(data, len);
+			hashed = true;
+		}
+		if (f->hash != hash)
+			continue;
+		/* Forgotten (one skip each): the ones before it move up,
+		 * so that what is left stays in order. */
+		hit = *f;
+		memmove(p->found + p->fi + 1, p->found + p->fi,
+		    (i - p->fi) * sizeof(*p->found));
+		p->found[p->fi++] = hit;
+		return true;
+	}
+	return false;
 }
 
 bool

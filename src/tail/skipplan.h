@@ -43,6 +43,19 @@ bool		 skipplan_acked(struct skipplan *, uint64_t start, uint64_t end);
  */
 bool		 skipplan_found(struct skipplan *, uint64_t start,
 		    const void *data, size_t len);
+/*
+ * The same for a record that may come before others that start earlier
+ * (a container record held back, records/framer_ctr.c: its end in the
+ * commit watermark is from, before its start): only what ends (spans) or
+ * starts (found) before from is forgotten, and a span skips it only when
+ * it starts past from (a span over from may take its bytes along without
+ * it having been delivered).  skipplan_acked and skipplan_found are these
+ * with from = start.
+ */
+bool		 skipplan_acked_from(struct skipplan *, uint64_t from,
+		    uint64_t start, uint64_t end);
+bool		 skipplan_found_from(struct skipplan *, uint64_t from,
+		    uint64_t start, const void *data, size_t len);
 
 /* Nothing is left to skip at or after off. */
 bool		 skipplan_done(const struct skipplan *, uint64_t off);

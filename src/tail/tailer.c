@@ -22,6 +22,7 @@
 #include "tail/tailer_int.h"
 #include "tail/watermark.h"
 #include "tail/zsource.h"
+#include "state/registry.h"
 
 static struct tailer_rare *
 rare(struct tailer *t)
@@ -38,7 +39,8 @@ rare_drop_if_empty(struct tailer *t)
 	struct tailer_rare *r = t->rare;
 
 	if (r != NULL && r->epoch == 0 && r->z == NULL && r->plan == NULL &&
-	    !r->framing) {
+	    !r->framing && r->nheld == 0) {
+		free(r->held);
 		free(r);
 		t->rare = NULL;
 	}
@@ -246,6 +248,7 @@ tailer_free(struct tailer *t)
 		skipplan_free(t->rare->plan);
 		if (t->rare->framing)
 			framer_state_cleanup(&t->rare->fs);
+		free(t->rare->held);
 		free(t->rare);
 	}
 	if (t->fd >= 0)
@@ -531,6 +534,7 @@ tailer_restart(struct tailer *t, const struct framer *fr)
 	t->stalled = false;
 	fs_reset(t, fr, true);
 	wm_reset(&t->wm, 0);
+	t->rare->nheld = 0;	/* the old content's */
 	t->fp_len = 0;
 	tailer_refresh_fingerprint(t);
 	/* What was delivered was the old content's. */
@@ -550,10 +554,70 @@ tailer_extend(struct tailer *t, uint64_t id, uint64_t end)
 	wm_extend(&t->wm, id, end);
 }
 
+/* Forget the held records the committed offset passed. */
+static void
+held_prune(struct tailer *t)
+{
+	struct tailer_rare *r = t->rare;
+	uint32_t	 i, m = 0;
+
+	if (r == NULL || r->nheld == 0)
+		return;
+	for (i = 0; i < r->nheld; i++)
+		if (r->held[i].end > t->wm.committed)
+			r->held[m++] = r->held[i];
+	r->nheld = m;
+	if (m == 0) {
+		free(r->held);
+		r->held = NULL;
+		r->capheld = 0;
+		rare_drop_if_empty(t);
+	}
+}
+
 bool
 tailer_ack(struct tailer *t, uint64_t id)
 {
-	return wm_ack(&t->wm, id);
+	bool	 moved = wm_ack(&t->wm, id);
+
+	if (moved)
+		held_prune(t);
+	return moved;
+}
+
+void
+tailer_note_held(struct tailer *t, uint64_t id, uint64_t start,
+    uint64_t end)
+{
+	struct tailer_rare *r;
+
+	if (end <= t->wm.committed)
+		return;
+	r = rare(t);
+	if (r->nheld > 0 && r->held[r->nheld - 1].range == id &&
+	    r->held[r->nheld - 1].end == start) {
+		r->held[r->nheld - 1].end = end;	/* the next line */
+		return;
+	}
+	if (r->nheld == TAILER_MAX_HELD) {
+		held_prune(t);
+		if ((r = t->rare) == NULL)
+			r = rare(t);
+		if (r->nheld == TAILER_MAX_HELD)
+			return;
+	}
+	if (r->nheld == r->capheld) {
+		r->capheld = r->capheld ? 2 * r->capheld : 4;
+		r->held = xrealloc(r->held, r->capheld * sizeof(*r->held));
+	}
+	r->held[r->nheld++] = (struct tailer_held){ .range = id,
+	    .start = start, .end = end };
+}
+
+size_t
+tailer_nheld(const struct tailer *t)
+{
+	return t->rare != NULL ? t->rare->nheld : 0;
 }
 
 bool
@@ -569,7 +633,8 @@ tailer_memory(const struct tailer *t)
 
 	return wm_memory(&t->wm) + (r == NULL ? 0 : sizeof(*r) +
 	    (r->framing ? framer_state_memory(&r->fs) : 0) +
-	    (r->plan != NULL ? skipplan_memory(r->plan) : 0));
+	    (r->plan != NULL ? skipplan_memory(r->plan) : 0) +
+	    r->capheld * sizeof(*r->held));
 }
 
 uint64_t
@@ -587,7 +652,18 @@ tailer_done_to(struct tailer *t, uint64_t end)
 size_t
 tailer_spans(const struct tailer *t, struct reg_span *out, size_t max)
 {
-	return wm_spans(&t->wm, out, max);
+	const struct tailer_held *h;
+	size_t		 n = wm_spans(&t->wm, out, max);
+	uint32_t	 i;
+
+	for (i = 0; i < tailer_nheld(t) && n < max; i++) {
+		h = &t->rare->held[i];
+		if (h->end > t->wm.committed && (h->range ==
+		    TAILER_HELD_DONE || wm_acked(&t->wm, h->range)))
+			out[n++] = (struct reg_span){ .start = h->start,
+			    .end = h->end };
+	}
+	return n;
 }
 
 void

@@ -174,9 +174,27 @@ uint64_t	 tailer_last_range(const struct tailer *);
  * when the committed offset moved.
  */
 bool		 tailer_done_to(struct tailer *, uint64_t end);
-/* The acknowledged ranges past the committed offset (wm_spans). */
+/*
+ * The acknowledged ranges past the committed offset (wm_spans), then the
+ * held records acknowledged (tailer_note_held): not sorted.
+ */
 size_t		 tailer_spans(const struct tailer *, struct reg_span *out,
 		    size_t max);
+/*
+ * A container record held back (records/framer_ctr.c: its watermark end
+ * is before its bytes, [start, end)) went in range id, or was done
+ * without one (TAILER_HELD_DONE: skipped as delivered, or by the chain):
+ * once range id is acknowledged, its bytes are among tailer_spans until
+ * the committed offset passes them, so that a save keeps them and a
+ * restart does not send the record again.  At most TAILER_MAX_HELD are
+ * kept (the rest are sent again after a restart, as before).
+ */
+#define TAILER_HELD_DONE	UINT64_MAX
+#define TAILER_MAX_HELD		8192
+void		 tailer_note_held(struct tailer *, uint64_t id,
+		    uint64_t start, uint64_t end);
+/* How many held records tailer_spans may add. */
+size_t		 tailer_nheld(const struct tailer *);
 
 /* --- what a restart skips (skipplan.h) -------------------------------- */
 

@@ -22,10 +22,20 @@ struct zsource;
  * it is not idle (a header to skip, a multi-line record pending, the tail
  * of a cut line being discarded).
  */
+/* A held record's bytes and its range (TAILER_HELD_DONE: done). */
+struct tailer_held {
+	uint64_t	 range;
+	uint64_t	 start;
+	uint64_t	 end;
+};
+
 struct tailer_rare {
 	uint64_t	 epoch;		/* restarts from 0 so far */
 	struct zsource	*z;		/* a compressed file: read through it */
 	struct skipplan	*plan;		/* what a restart skips, or NULL */
+	struct tailer_held *held;	/* records held back (tailer_note_held) */
+	uint32_t	 nheld;
+	uint32_t	 capheld;
 	bool		 framing;	/* fs is in use (else idle) */
 	struct framer_state fs;		/* records across reads */
 };

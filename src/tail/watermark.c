@@ -187,6 +187,14 @@ wm_spans(const struct watermark *w, struct reg_span *out, size_t max)
 	return n;
 }
 
+bool
+wm_acked(const struct watermark *w, uint64_t id)
+{
+	if (id < w->base)
+		return true;
+	return id < w->base + count(w) && at(w, id - w->base)->done;
+}
+
 size_t
 wm_pending(const struct watermark *w)
 {

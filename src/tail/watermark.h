@@ -72,6 +72,8 @@ bool		wm_done_to(struct watermark *, uint64_t end);
 
 /* The id of the newest range, or UINT64_MAX with none pending. */
 uint64_t	wm_last_id(const struct watermark *);
+/* Range id was acknowledged (or done); false for one still in flight. */
+bool		wm_acked(const struct watermark *, uint64_t id);
 
 /*
  * The acknowledged ranges past the committed offset (behind one that is

@@ -1,15 +1,16 @@
 #!/bin/sh
-# Request-level failures: with 5% of PutRecords answered 500, 2% answered
-# 429 and 2% of all requests dropped without a reply (all before any record
-# is stored, so none is ambiguous), 50,000 lines all arrive exactly once,
+# Request-level failures: with 10% of PutRecords answered 500, 4% answered
+# 429 and 4% of all requests dropped without a reply (all before any record
+# is stored, so none is ambiguous), 25,000 lines all arrive exactly once,
 # and the endpoint's counters prove each fault really happened (100-record
-# requests, so ~500 of them make every fault near-certain to occur).
+# requests, so ~250 of them, ~10 of each of the rarer faults, make every
+# fault near-certain to occur).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-start_server --stream s1 --req-500 0.05 --drop 0.02 --req-429 0.02
+start_server --stream s1 --req-500 0.1 --drop 0.04 --req-429 0.04
 mkdir -p "$TMP/logs"
-write_lines "$TMP/logs/one.log" q1 0 30000
-write_lines "$TMP/logs/two.log" q2 0 20000
+write_lines "$TMP/logs/one.log" q1 0 15000
+write_lines "$TMP/logs/two.log" q2 0 10000
 
 write_conf "$TMP/agent.ini"
 add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
@@ -18,7 +19,7 @@ add_flow "$TMP/agent.ini" app s1 "$TMP/logs/*.log" \
 "$DISAGENT" -t -c "$TMP/agent.ini" >/dev/null
 
 start_agent "$TMP/agent.ini"
-wait_for 120 "50,000 records on s1" count_at_least s1 50000
+wait_for 120 "25,000 records on s1" count_at_least s1 25000
 stop_agent
 
 records verify --records "$TMP/records.jsonl" --stream s1 \

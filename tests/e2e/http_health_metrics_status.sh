@@ -158,7 +158,8 @@ for i in range(300):
         s.shutdown(socket.SHUT_WR)
         while s.recv(65536):
             pass
-    except (ConnectionResetError, BrokenPipeError):
+    # Reset, or already closed by the agent (ENOTCONN from shutdown).
+    except OSError:
         pass
     s.close()
 # A slow client (half a request line, then nothing) is cut off.
@@ -185,9 +186,9 @@ cpu_cs() {
 	    "/proc/$1/stat"
 }
 sleep 1		# the last acknowledgement's save
-a=$(cpu_cs "$AGENT_PID"); sleep 4; b=$(cpu_cs "$AGENT_PID")
-echo "idle with httpListen: $((b - a)) cs of CPU in 4 s"
-[ $((b - a)) -le 20 ] || fail "idle agent used $((b - a)) cs in 4 s"
+a=$(cpu_cs "$AGENT_PID"); sleep 2; b=$(cpu_cs "$AGENT_PID")
+echo "idle with httpListen: $((b - a)) cs of CPU in 2 s"
+[ $((b - a)) -le 10 ] || fail "idle agent used $((b - a)) cs in 2 s"
 
 # The state cannot be saved: /healthz is 503 after healthStallSeconds,
 # saying why, and 200 again once it can.

@@ -59,11 +59,14 @@ pass() { E2E_OK=1; echo "PASS: $E2E_NAME"; }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
 wait_for() {
-	_deadline=$(( $(date +%s) + $1 )); _what=$2; shift 2
+	_start=$(date +%s); _deadline=$((_start + $1)); _what=$2; shift 2
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$(date +%s)" -lt "$_deadline" ] || fail "timed out waiting for $_what"
 		sleep 0.1
 	done
+	# The long waits, in the test's log: where its wall time goes.
+	_waited=$(( $(date +%s) - _start ))
+	[ "$_waited" -lt 3 ] || echo "waited $_waited s for $_what"
 }
 
 # start_server [dis_server.py options...]: streams default to s1, s2.

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The soak test (tests/soak) for two minutes: the real agent against the
+# The soak test (tests/soak) for two minutes (one in the sanitizer build
+# and package builds): the real agent against the
 # test endpoint with injected faults, logrotate-style rotation, and SIGKILL
 # or SIGTERM every 5-15 s; every line written must arrive, and duplicates
 # stay within the bound the soak computes.  SOAK_SECONDS and SOAK_SEED

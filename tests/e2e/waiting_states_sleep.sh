@@ -8,8 +8,8 @@
 # second, so the bound is wide and holds on a loaded machine.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib.sh"
 
-WINDOW_S=4
-LIMIT_CS=20	# centiseconds over WINDOW_S: 0.05 CPU-s/s
+WINDOW_S=2
+LIMIT_CS=10	# centiseconds over WINDOW_S: 0.05 CPU-s/s
 TICK=$(getconf CLK_TCK)
 
 # cpu_cs PID: utime + stime of PID in centiseconds.

@@ -21,8 +21,10 @@
 #include "conf/ctrconf.h"
 #include "records/ctrlog.h"
 #include "records/framer.h"
+#include "records/keyid.h"
 #include "state/registry.h"
 #include "tail/skipplan.h"
+#include "tail/tailer.h"
 #include "testutil.h"
 
 #define T	"2026-12-07T10:00:00.123456789Z"
@@ -126,6 +128,9 @@ struct rec {
 	uint64_t	 start;
 	uint64_t	 end;
 	bool		 raw;
+	bool		 held;		/* framer_record_held: its own bytes */
+	uint64_t	 own_start;
+	uint64_t	 own_end;
 };
 
 struct col {
@@ -153,6 +158,7 @@ collect(void *arg, const char *data, size_t len, uint64_t start,
 	r->start = start;
 	r->end = end;
 	r->raw = framer_record_raw(c->fr);
+	r->held = framer_record_held(c->fr, &r->own_start, &r->own_end);
 	c->n++;
 	return 0;
 }
@@ -237,10 +243,56 @@ START_TEST(interleaved_streams_hold_back)
 	ck_assert_str_eq(c.r[0].data, "an error");
 	ck_assert_uint_eq(c.r[0].end, 100);	/* held at the partial */
 	ck_assert_uint_eq(c.r[0].start, 100);
+	/* ... and says where its own bytes are, its identity */
+	ck_assert(c.r[0].held);
+	ck_assert_uint_eq(c.r[0].own_start, 100 + la);
+	ck_assert_uint_eq(c.r[0].own_end, 100 + la + lb);
 	ck_assert_str_eq(c.r[1].data, "first half second half");
 	ck_assert_uint_eq(c.r[1].start, 100);
 	ck_assert_uint_eq(c.r[1].end, 100 + n);
 	ck_assert_uint_gt(c.r[1].end, la + lb);
+	ck_assert(!c.r[1].held);
+	framer_state_cleanup(&st);
+	framer_free(c.fr);
+}
+END_TEST
+
+/*
+ * A held record whose lines have another stream's line between them (its
+ * bytes are not its own alone) has no identity past the held end: a span
+ * of it would say the line between was delivered.  Whole lines of its
+ * own that follow one another keep theirs.
+ */
+START_TEST(held_record_with_a_gap_has_no_own_bytes)
+{
+	const char	*in =
+	    T " stdout P o1 \n"		/* stdout waits from 0 */
+	    T " stderr P e1 \n"
+	    T " stdout P o2 \n"
+	    T " stderr F e2\n"		/* e1 e2: stdout's o2 between */
+	    T " stderr P e3 \n"
+	    T " stderr F e4\n"		/* e3 e4: contiguous */
+	    T " stdout F o3\n";
+	const char	*l1 = T " stdout P o1 \n";
+	struct framer_state st;
+	struct col	 c = { 0 };
+	size_t		 n = strlen(in), ll = strlen(l1);
+
+	c.fr = ctr_framer(CTRLOG_MESSAGE, 0);
+	framer_state_init(&st, c.fr, true);
+	ck_assert_uint_eq(framer_feed(c.fr, &st, in, n, 0, 1000, collect, &c),
+	    n);
+	ck_assert_uint_eq(c.n, 3);
+	ck_assert_str_eq(c.r[0].data, "e1 e2");
+	ck_assert_uint_eq(c.r[0].end, 0);
+	ck_assert(!c.r[0].held);
+	ck_assert_str_eq(c.r[1].data, "e3 e4");
+	ck_assert_uint_eq(c.r[1].end, 0);
+	ck_assert(c.r[1].held);
+	ck_assert_uint_eq(c.r[1].own_start, 4 * ll - 1);
+	ck_assert_uint_eq(c.r[1].own_end, 6 * ll - 2);
+	ck_assert_str_eq(c.r[2].data, "o1 o2 o3");
+	ck_assert(!c.r[2].held);
 	framer_state_cleanup(&st);
 	framer_free(c.fr);
 }
@@ -407,8 +459,9 @@ END_TEST
 /*
  * After a crash, the stdout record that joined the partials landed (its
  * span [100, 300) acknowledged) and the stderr record held back before
- * them did not: the restart reads it again as the empty record [100, 100),
- * which lies inside the span and must still be sent.
+ * them did not: the restart reads it again as the empty record [100, 100)
+ * (its lines have a gap) or with its own bytes [150, 200) held at 100,
+ * which lie inside the span and must still be sent.
  */
 START_TEST(held_record_not_skipped_by_span)
 {
@@ -417,8 +470,79 @@ START_TEST(held_record_not_skipped_by_span)
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert(!skipplan_acked(p, 100, 100));
+	/* Nor with its own bytes [150, 200): the span is the joined
+	 * record's, which takes them along. */
+	ck_assert(!skipplan_acked_from(p, 100, 150, 200));
 	ck_assert(skipplan_acked(p, 100, 300));
 	skipplan_free(p);
+}
+END_TEST
+
+/*
+ * A held record has its own bytes [150, 200) past the committed offset
+ * 100 where stdout's partials start: a clean stop saved them as a span,
+ * and the restart's read found the record by its own offset.  Skipped by
+ * either, it forgets nothing the record after it (stdout's, starting at
+ * 100) still needs.
+ */
+START_TEST(held_record_skipped_by_its_own_bytes)
+{
+	struct reg_span	 sp = { 150, 200 };
+	struct reg_found *f = calloc(2, sizeof(*f));
+	struct skipplan	*p;
+
+	ck_assert_ptr_nonnull(f);
+	f[0] = (struct reg_found){ 100, keyid_data("o1 o2", 5), 5 };
+	f[1] = (struct reg_found){ 150, keyid_data("err", 3), 3 };
+	p = skipplan_new(&sp, 1, f, 2, 100);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(skipplan_acked_from(p, 100, 150, 200));
+	ck_assert(!skipplan_acked_from(p, 100, 100, 300));
+	ck_assert(skipplan_found_from(p, 100, 150, "err", 3));
+	ck_assert(!skipplan_found_from(p, 100, 150, "err", 3));	/* once */
+	ck_assert(skipplan_found_from(p, 300, 100, "o1 o2", 5));
+	ck_assert(!skipplan_found_left(p));
+	skipplan_free(p);
+}
+END_TEST
+
+/*
+ * The tailer keeps a held record's own bytes among its spans once the
+ * range it went in is acknowledged (before: nothing is known delivered),
+ * and one skipped as delivered at once; until the committed offset
+ * passes them.
+ */
+START_TEST(tailer_keeps_held_bytes_once_acknowledged)
+{
+	struct framer	*fr = ctr_framer(CTRLOG_MESSAGE, 0);
+	struct reg_span	 s[4];
+	struct stat	 st;
+	struct tailer	*t;
+	uint64_t	 a, b;
+
+	memset(&st, 0, sizeof(st));
+	t = tailer_new_parked("/nonexistent/0.log", &st, 100, 0, fr);
+	a = tailer_push(t, 100);		/* held at 100 */
+	tailer_note_held(t, a, 150, 200);
+	tailer_note_held(t, a, 200, 230);	/* the next line: one span */
+	ck_assert_uint_eq(tailer_nheld(t), 1);
+	ck_assert_uint_eq(tailer_spans(t, s, 4), 0);
+	tailer_note_held(t, TAILER_HELD_DONE, 300, 340);
+	ck_assert_uint_eq(tailer_spans(t, s, 4), 1);
+	ck_assert_uint_eq(s[0].start, 300);
+	(void)tailer_ack(t, a);
+	ck_assert_uint_eq(tailer_committed(t), 100);
+	ck_assert_uint_eq(tailer_spans(t, s, 4), 2);
+	ck_assert_uint_eq(s[0].start, 150);
+	ck_assert_uint_eq(s[0].end, 230);
+	b = tailer_push(t, 320);		/* the partials' record */
+	ck_assert(tailer_ack(t, b));
+	ck_assert_uint_eq(tailer_committed(t), 320);
+	ck_assert_uint_eq(tailer_nheld(t), 1);
+	ck_assert_uint_eq(tailer_spans(t, s, 4), 1);
+	ck_assert_uint_eq(s[0].start, 300);
+	tailer_free(t);
+	framer_free(fr);
 }
 END_TEST
 
@@ -528,6 +652,9 @@ ctrlog_suite(void)
 	tcase_add_test(tc, streams_selected_and_flush);
 	tcase_add_test(tc, joined_capped);
 	tcase_add_test(tc, held_record_not_skipped_by_span);
+	tcase_add_test(tc, held_record_with_a_gap_has_no_own_bytes);
+	tcase_add_test(tc, held_record_skipped_by_its_own_bytes);
+	tcase_add_test(tc, tailer_keeps_held_bytes_once_acknowledged);
 	tcase_add_test(tc, preset_per_stream);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("paths");
