@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -427,13 +428,16 @@ END_TEST
 /*
  * A child named "disagent" (as the agent's comm is) that holds path open
  * until its pipe closes: what a running agent does with a file it still
- * reads.  Its pid; *wfd is the pipe's write end, to close to end it.
+ * reads.  With lock, it also holds the state file's lock with its pid in
+ * it, as the agent running with that state file does (registry_lock);
+ * status looks only at that agent's descriptors.  Its pid; *wfd is the
+ * pipe's write end, to close to end it.
  */
 static pid_t
-hold_open(const char *path, int *wfd)
+hold_open(const char *path, bool lock, int *wfd)
 {
-	int	 p[2], q[2], fd;
-	char	 c;
+	int	 p[2], q[2], fd, lfd, n;
+	char	 c, lk[PATH_MAX * 2], pidbuf[24];
 	pid_t	 pid;
 
 	ck_assert_int_eq(pipe(p), 0);
@@ -445,6 +449,15 @@ hold_open(const char *path, int *wfd)
 		close(q[0]);
 		fd = open(path, O_RDONLY);
 		(void)prctl(PR_SET_NAME, "disagent", 0, 0, 0);
+		if (lock) {
+			snprintf(lk, sizeof(lk), "%s.lock", state_path);
+			n = snprintf(pidbuf, sizeof(pidbuf), "%ld\n",
+			    (long)getpid());
+			lfd = open(lk, O_RDWR | O_CREAT, 0644);
+			if (lfd < 0 || flock(lfd, LOCK_EX) != 0 ||
+			    pwrite(lfd, pidbuf, (size_t)n, 0) != n)
+				_exit(1);
+		}
 		if (fd < 0 || write(q[1], "r", 1) != 1)
 			_exit(1);
 		(void)read(p[0], &c, 1);	/* until the parent closes */
@@ -463,7 +476,8 @@ hold_open(const char *path, int *wfd)
  * agent still holds open (deleted while it reads) by its size now, one
  * nobody holds by the size the state file saved after its offset.
  */
-START_TEST(gone_files_still_count_their_bytes_behind)
+static void
+gone_files(bool lock)
 {
 	struct registry	*reg;
 	struct reg_entry *e;
@@ -484,12 +498,12 @@ START_TEST(gone_files_still_count_their_bytes_behind)
 	ck_assert_int_eq(registry_save(reg, true), 0);
 	registry_free(reg);
 	snprintf(p, sizeof(p), "%s/held.log", dir);
-	pid = hold_open(p, &wfd);
+	pid = hold_open(p, lock, &wfd);
 	ck_assert_int_eq(unlink(p), 0);
 	ck_assert_int_eq(run_status(&text), 0);
 	close(wfd);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	want = expand(
+	want = expand(lock ?
 	    "configuration: @/agent.ini\n"
 	    "state file:    @/state.json (2 files)\n"
 	    "metrics file:  none (metricsFile is not set)\n"
@@ -501,10 +515,38 @@ START_TEST(gone_files_still_count_their_bytes_behind)
 	    "              40            100             60  @/held.log "
 	    "(deleted; still open, being read)\n"
 	    "\n"
+	    "[flow:web] stream id ID42 (disabled): 0 files, 0 bytes behind\n" :
+	    "configuration: @/agent.ini\n"
+	    "state file:    @/state.json (2 files)\n"
+	    "metrics file:  none (metricsFile is not set)\n"
+	    "\n"
+	    "[flow:app] stream s1: 2 files, 100 bytes behind\n"
+	    "          OFFSET           SIZE         BEHIND  PATH\n"
+	    "               7            107            100  @/gone.log "
+	    "(missing; size as last saved)\n"
+	    "              40              -              -  @/held.log "
+	    "(missing)\n"
+	    "\n"
 	    "[flow:web] stream id ID42 (disabled): 0 files, 0 bytes behind\n");
 	ck_assert_str_eq(text, want);
 	free(text);
 	free(want);
+}
+
+START_TEST(gone_files_still_count_their_bytes_behind)
+{
+	gone_files(true);
+}
+END_TEST
+
+/*
+ * A disagent process that does not hold this state file's lock (another
+ * configuration's agent) holding the deleted file open: not ours, so the
+ * file is missing, as with nobody holding it.
+ */
+START_TEST(held_by_another_agent_is_not_ours)
+{
+	gone_files(false);
 }
 END_TEST
 
@@ -520,6 +562,7 @@ status_suite(void)
 	tcase_add_test(tc, report_lists_flows_files_and_last_error);
 	tcase_add_test(tc, no_state_file_yet_is_not_an_error);
 	tcase_add_test(tc, gone_files_still_count_their_bytes_behind);
+	tcase_add_test(tc, held_by_another_agent_is_not_ours);
 	tcase_add_test(tc, corrupt_state_uses_the_bak_and_changes_nothing);
 	tcase_add_test(tc, unreadable_state_exits_1_with_a_message);
 	tcase_add_test(tc, bad_configuration_exits_1_with_file_and_line);
