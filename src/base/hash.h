@@ -33,4 +33,17 @@ hash_mix(uint64_t v)
 	return v;
 }
 
+/*
+ * The slot of a file's (device, inode) in an open-addressed table of cap
+ * slots (a power of 2): Fibonacci hashing of the pair, its high bits.
+ */
+static inline size_t
+hash_devino(uint64_t dev, uint64_t ino, size_t cap)
+{
+	uint64_t	 h = (ino ^ (dev << 32 | dev >> 32)) *
+	    0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/util.h"
 #include "files/dircache.h"
 
@@ -30,21 +31,13 @@ struct dircache {
 	struct dirlist	*rec;		/* the read under way, or NULL */
 };
 
-static size_t
-slot_of(uint64_t dev, uint64_t ino, size_t cap)
-{
-	uint64_t	 h = (ino ^ (dev << 32 | dev >> 32)) *
-	    0x9E3779B97F4A7C15ULL;
-
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
 static struct dirlist *
 slot(struct dirlist *v, size_t cap, uint64_t dev, uint64_t ino)
 {
 	size_t	 i;
 
-	for (i = slot_of(dev, ino, cap); v[i].used; i = (i + 1) & (cap - 1))
+	for (i = hash_devino(dev, ino, cap); v[i].used;
+	    i = (i + 1) & (cap - 1))
 		if (v[i].dev == dev && v[i].ino == ino)
 			break;
 	return &v[i];

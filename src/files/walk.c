@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/pattern.h"
 #include "conf/conf.h"
@@ -65,21 +66,13 @@ struct idset {
 #define SEEN_FOUND	0x1
 #define SEEN_OTHER	0x2
 
-static size_t
-id_hash(uint64_t dev, uint64_t ino, size_t cap)
-{
-	uint64_t	 h = (ino ^ (dev << 32 | dev >> 32)) *
-	    0x9E3779B97F4A7C15ULL;
-
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
 static struct ident *
 id_slot(struct ident *v, size_t cap, uint64_t dev, uint64_t ino)
 {
 	size_t	 i;
 
-	for (i = id_hash(dev, ino, cap); v[i].used; i = (i + 1) & (cap - 1))
+	for (i = hash_devino(dev, ino, cap); v[i].used;
+	    i = (i + 1) & (cap - 1))
 		if (v[i].dev == dev && v[i].ino == ino)
 			break;
 	return &v[i];
