@@ -74,23 +74,6 @@ registry_lock_path(const char *path)
 	return xasprintf("%s.lock", path);
 }
 
-bool
-registry_lock_held(const char *path)
-{
-	char	*lock = registry_lock_path(path);
-	int	 fd;
-	bool	 held = false;
-
-	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	free(lock);
-	if (fd == -1)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == -1)
-		held = errno == EWOULDBLOCK;
-	close(fd);		/* lets go of the shared lock */
-	return held;
-}
-
 /* The pid the holder wrote into the lock file, or 0. */
 static long
 holder_of(int fd)
@@ -105,21 +88,45 @@ holder_of(int fd)
 	return strtol(buf, NULL, 10);
 }
 
-long
-registry_lock_holder(const char *path)
+/*
+ * Whether a process holds the lock of the state file at path, tried with
+ * a shared lock let go at once; its pid (as it wrote it) into *pid, 0 when
+ * unknown.
+ */
+static bool
+probe_lock(const char *path, long *pid)
 {
 	char	*lock = registry_lock_path(path);
-	long	 pid = 0;
+	bool	 held = false;
 	int	 fd;
 
+	*pid = 0;
 	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	free(lock);
 	if (fd == -1)
-		return 0;
-	if (flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK)
-		pid = holder_of(fd);
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK) {
+		held = true;
+		*pid = holder_of(fd);
+	}
 	close(fd);		/* lets go of the shared lock, if it got it */
-	return pid > 0 ? pid : 0;
+	return held;
+}
+
+bool
+registry_lock_held(const char *path)
+{
+	long	 pid;
+
+	return probe_lock(path, &pid);
+}
+
+long
+registry_lock_holder(const char *path)
+{
+	long	 pid;
+
+	return probe_lock(path, &pid) && pid > 0 ? pid : 0;
 }
 
 int
