@@ -50,7 +50,7 @@ struct source_files {
 	/* source = containers, json records: each file's metadata members
 	 * (conf/ctrconf.h), found once a file, by tailer id. */
 	struct sf_meta	*meta;
-	size_t		 nmeta;
+	size_t		 nmeta, meta_last;
 	struct buf	 rec;		/* a record with them */
 };
 
@@ -102,9 +102,15 @@ meta_of(struct source_files *sf, struct tailer *t)
 	size_t		 i;
 	char		*json;
 
+	/* Records come a file at a time: the last one found first. */
+	if (sf->meta_last < sf->nmeta &&
+	    sf->meta[sf->meta_last].tailer == tailer_id(t))
+		return sf->meta[sf->meta_last].json;
 	for (i = sf->nmeta; i > 0; i--)
-		if (sf->meta[i - 1].tailer == tailer_id(t))
+		if (sf->meta[i - 1].tailer == tailer_id(t)) {
+			sf->meta_last = i - 1;
 			return sf->meta[i - 1].json;
+		}
 	if (sf->nmeta == META_KEEP)
 		meta_clear(sf);
 	buf_init(&b);
@@ -115,6 +121,7 @@ meta_of(struct source_files *sf, struct tailer *t)
 	sf->meta = xrealloc(sf->meta, (sf->nmeta + 1) * sizeof(*sf->meta));
 	sf->meta[sf->nmeta].tailer = tailer_id(t);
 	sf->meta[sf->nmeta].json = json;
+	sf->meta_last = sf->nmeta;
 	return sf->meta[sf->nmeta++].json;
 }
 

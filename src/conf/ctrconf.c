@@ -187,15 +187,28 @@ ctrconf_wants(const struct conf_flow *fc, const struct ctrconf_meta *m)
 }
 
 bool
-ctrconf_picks(const struct conf_flow *fc, const char *path)
+ctrconf_picks_path(const struct conf_flow *fc, const char *path,
+    bool *stable)
 {
 	struct ctrconf_meta m;
 	size_t		 n = strlen(path);
 
+	*stable = true;
 	/* The files themselves; rotated ones are followed, not found. */
 	if (n < 4 || strcmp(path + n - 4, ".log") != 0)
 		return false;
-	return ctrconf_meta_of(fc->ctr_dir, path, &m) && ctrconf_wants(fc, &m);
+	if (!ctrconf_meta_of(fc->ctr_dir, path, &m))
+		return false;
+	*stable = !m.docker;
+	return ctrconf_wants(fc, &m);
+}
+
+bool
+ctrconf_picks(const struct conf_flow *fc, const char *path)
+{
+	bool	 stable;
+
+	return ctrconf_picks_path(fc, path, &stable);
 }
 
 /* One member "key":"value", value cut to cap bytes. */

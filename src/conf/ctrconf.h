@@ -53,6 +53,10 @@ bool	ctrconf_wants(const struct conf_flow *, const struct ctrconf_meta *);
 
 /* Whether path is a log file of one of the flow's containers. */
 bool	ctrconf_picks(const struct conf_flow *, const char *path);
+/* The same, and in *stable whether the answer rests on path alone, as
+ * kubelet's names do (not Docker's: a container's config names it). */
+bool	ctrconf_picks_path(const struct conf_flow *, const char *path,
+	    bool *stable);
 
 /*
  * The metadata members of a json record, appended to b: ,"kubernetes":{

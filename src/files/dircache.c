@@ -1,8 +1,9 @@
 /*
  * The listings of a walk's directories (dircache.h): an open-addressing
  * table by (device, inode), rebuilt without the directories a whole walk
- * did not reach.  A listing is one block: for each name its kind byte,
- * then the name and its NUL.
+ * did not reach.  A listing is one block: for each name its kind byte
+ * (with the walk's verdict in its high bits, DIRCACHE_V_*), then the name
+ * and its NUL.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@ struct dirlist {
 	int64_t		 size;
 	uint64_t	 read_ns;	/* when the read began */
 	char		*names;		/* kind, name, NUL; ... */
+	char		*path;		/* the directory's, at the read */
 	size_t		 len, cap;
 	bool		 good;		/* a whole read, kept */
 	bool		 used;		/* slot taken */
@@ -29,6 +31,7 @@ struct dircache {
 	struct dirlist	*v;
 	size_t		 cap, n;	/* cap: 0 or a power of 2 */
 	struct dirlist	*rec;		/* the read under way, or NULL */
+	size_t		 last;		/* its last name's offset, or SIZE_MAX */
 };
 
 static struct dirlist *
@@ -69,6 +72,7 @@ rehash(struct dircache *c, size_t cap, bool reached_only)
 			continue;
 		if (reached_only && !old[i].reached) {
 			free(old[i].names);
+			free(old[i].path);
 			continue;
 		}
 		old[i].reached = false;
@@ -91,8 +95,10 @@ dircache_free(struct dircache *c)
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->cap; i++)
+	for (i = 0; i < c->cap; i++) {
 		free(c->v[i].names);
+		free(c->v[i].path);
+	}
 	free(c->v);
 	free(c);
 }
@@ -134,20 +140,31 @@ dircache_get(struct dircache *c, const struct stat *st, uint64_t now_ns)
 }
 
 const char *
-dirlist_next(const struct dirlist *l, size_t *off, enum dirkind *kind)
+dirlist_path(const struct dirlist *l)
+{
+	return l->path != NULL ? l->path : "";
+}
+
+const char *
+dirlist_next(const struct dirlist *l, size_t *off, enum dirkind *kind,
+    int *verdict)
 {
 	const char	*name;
+	unsigned char	 b;
 
 	if (*off >= l->len)
 		return NULL;
-	*kind = (enum dirkind)(unsigned char)l->names[*off];
+	b = (unsigned char)l->names[*off];
+	*kind = (enum dirkind)(b & DIRCACHE_KIND_MASK);
+	*verdict = !(b & DIRCACHE_V_KNOWN) ? -1 : (b & DIRCACHE_V_YES) != 0;
 	name = l->names + *off + 1;
 	*off += strlen(name) + 2;
 	return name;
 }
 
 void
-dircache_begin(struct dircache *c, const struct stat *st, uint64_t start_ns)
+dircache_begin(struct dircache *c, const struct stat *st, uint64_t start_ns,
+    const char *path)
 {
 	struct dirlist	*l;
 
@@ -168,7 +185,12 @@ dircache_begin(struct dircache *c, const struct stat *st, uint64_t start_ns)
 	l->ctime = st->st_ctim;
 	l->size = (int64_t)st->st_size;
 	l->read_ns = start_ns;
+	if (l->path == NULL || strcmp(l->path, path) != 0) {
+		free(l->path);
+		l->path = xstrdup(path);
+	}
 	c->rec = l;
+	c->last = SIZE_MAX;
 }
 
 void
@@ -179,6 +201,7 @@ dircache_add(struct dircache *c, const char *name, enum dirkind kind)
 
 	if (l == NULL)
 		return;
+	c->last = SIZE_MAX;
 	if (l->len + n > DIRCACHE_MAX_NAMES) {
 		free(l->names);		/* too many: read each time */
 		l->names = NULL;
@@ -192,7 +215,20 @@ dircache_add(struct dircache *c, const char *name, enum dirkind kind)
 	}
 	l->names[l->len] = (char)kind;
 	memcpy(l->names + l->len + 1, name, n - 1);
+	c->last = l->len;
 	l->len += n;
+}
+
+void
+dircache_verdict(struct dircache *c, bool yes)
+{
+	struct dirlist	*l = c->rec;
+
+	if (l == NULL || c->last == SIZE_MAX)
+		return;
+	l->names[c->last] = (char)((unsigned char)l->names[c->last] |
+	    DIRCACHE_V_KNOWN | (yes ? DIRCACHE_V_YES : 0));
+	c->last = SIZE_MAX;
 }
 
 void

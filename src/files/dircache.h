@@ -17,6 +17,11 @@
  * each name again (sizes change without the directory changing), and
  * a name whose kind is not the cached one makes the walk read the
  * directory again (dircache_forget).
+ *
+ * With each name, the walk may keep its verdict (dircache_verdict): the
+ * pattern's answer for the name's path, a pure function of that path,
+ * so valid only while the directory is reached by the path it was read
+ * under (dirlist_path); the walk asks the pattern again otherwise.
  */
 #ifndef DISAGENT_DIRCACHE_H
 #define DISAGENT_DIRCACHE_H
@@ -36,6 +41,10 @@ enum dirkind {
 	DIRKIND_DIR,
 	DIRKIND_LINK,
 };
+/* A kind byte: the kind, and the verdict's bits. */
+#define DIRCACHE_KIND_MASK	0x0f
+#define DIRCACHE_V_KNOWN	0x10
+#define DIRCACHE_V_YES		0x20
 
 struct dircache;
 struct dirlist;
@@ -49,19 +58,24 @@ void		 dircache_free(struct dircache *);
  */
 const struct dirlist *dircache_get(struct dircache *, const struct stat *st,
 		    uint64_t now_ns);
-/* The entry after *off (0 first): its name, or NULL at the end. */
+/* The entry after *off (0 first): its name, or NULL at the end; its
+ * verdict in *verdict (1 yes, 0 no, -1 none kept). */
 const char	*dirlist_next(const struct dirlist *, size_t *off,
-		    enum dirkind *kind);
+		    enum dirkind *kind, int *verdict);
+/* The path of the directory when it was read. */
+const char	*dirlist_path(const struct dirlist *);
 
 /*
- * A read of directory st (fstat of the open directory, before its
- * entries are read), begun at start_ns: the names dircache_add gives
+ * A read of directory st at path (fstat of the open directory, before
+ * its entries are read), begun at start_ns: the names dircache_add gives
  * until dircache_end, which keeps them when ok.
  */
 void		 dircache_begin(struct dircache *, const struct stat *st,
-		    uint64_t start_ns);
+		    uint64_t start_ns, const char *path);
 void		 dircache_add(struct dircache *, const char *name,
 		    enum dirkind);
+/* The verdict on the name just added (none: -1 when read again). */
+void		 dircache_verdict(struct dircache *, bool yes);
 void		 dircache_end(struct dircache *, bool ok);
 
 /* The listing of st is wrong: read it the next time. */

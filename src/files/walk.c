@@ -18,7 +18,11 @@
  * listing (dircache.h) gives the names, each stat'ed by its path as the
  * read would; one that is not what the listing says makes the walk read
  * the directory after all.  Links are listed by name only, judged and
- * followed again at each walk.
+ * followed again at each walk.  The listing keeps the verdict on each
+ * other name (whether the pattern, and a containers flow, take it), which
+ * rests on its path alone: replayed under the path it was read by, the
+ * directory's names are not matched again (a pass every
+ * readCoalesceMillis matched each path of kubelet's tree, issue 38).
  */
 #include "config.h"
 
@@ -107,6 +111,10 @@ id_get(struct idset *s, const struct stat *st, bool add)
 	return e;
 }
 
+/* Emptied; a table of up to ID_KEEP slots is kept for the next walk,
+ * which would grow it again. */
+#define ID_KEEP		4096
+
 static void
 id_clear(struct idset *s)
 {
@@ -114,6 +122,19 @@ id_clear(struct idset *s)
 
 	for (i = 0; i < s->cap; i++)
 		free(s->v[i].path);
+	if (s->cap > 0 && s->cap <= ID_KEEP) {
+		memset(s->v, 0, s->cap * sizeof(*s->v));
+		s->n = 0;
+		return;
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+id_free(struct idset *s)
+{
+	id_clear(s);
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
@@ -147,6 +168,8 @@ struct walker {
 	struct idset	 files;		/* reported; SEEN_* */
 	size_t		 ndirs, nlisted;
 	int		 err;
+	char		*pbuf;		/* join's */
+	size_t		 pcap;
 	/* Across walks. */
 	struct dircache	*cache;
 	uint64_t	(*clock)(void);
@@ -287,15 +310,41 @@ above(const char *dir, const char *path)
 	    (path[n] == '/' || path[n] == '\0' || strcmp(dir, "/") == 0);
 }
 
+/* Whether directory path, an entry of q, can hold matches. */
+static bool
+dir_ok(const struct walker *k, const struct qdir *q, const char *path)
+{
+	return q->depth + 1 <= MAX_DEPTH &&
+	    pattern_dir_may_match(k->pattern, path);
+}
+
+/*
+ * Whether the flow takes file path (name its last component); *stable
+ * says whether that rests on the path alone, to be kept with a listing:
+ * not a Docker container's (ctrconf_picks_path).
+ */
+static bool
+file_ok(const struct walker *k, const char *path, const char *name,
+    bool *stable)
+{
+	const struct conf_flow *fc = k->fc;
+
+	*stable = true;
+	return pattern_match(k->pattern, path) &&
+	    !pattern_skipped_name(k->name_glob, name, fc->file_suffix) &&
+	    !pattern_excluded(fc->exclude_pattern, path) &&
+	    (fc->source != SOURCE_CONTAINERS ||
+	    ctrconf_picks_path(fc, path, stable));
+}
+
 static void
 dir_entry(struct walker *k, const struct qdir *q, const char *path,
-    const struct stat *st)
+    const struct stat *st, bool ok)
 {
 	struct ident	*e;
 	char		*key;
 
-	if (q->depth + 1 > MAX_DEPTH ||
-	    !pattern_dir_may_match(k->pattern, path))
+	if (!ok)
 		return;
 	if ((e = id_get(&k->dirs, st, false)) == NULL) {
 		enqueue(k, path, q->depth + 1, st);
@@ -310,19 +359,13 @@ dir_entry(struct walker *k, const struct qdir *q, const char *path,
 	free(key);
 }
 
+/* A regular file at path; picked: whether the flow takes it (file_ok). */
 static void
-file_entry(struct walker *k, const char *path, const char *name,
-    const struct stat *st)
+file_entry(struct walker *k, const char *path, const struct stat *st,
+    bool picked)
 {
-	const struct conf_flow *fc = k->fc;
 	struct ident	*e;
 	unsigned	 flag;
-	bool		 picked;
-
-	picked = pattern_match(k->pattern, path) &&
-	    !pattern_skipped_name(k->name_glob, name, fc->file_suffix) &&
-	    !pattern_excluded(fc->exclude_pattern, path) &&
-	    (fc->source != SOURCE_CONTAINERS || ctrconf_picks(fc, path));
 	if (!picked && k->cbs.other == NULL)
 		return;
 	flag = picked ? SEEN_FOUND : SEEN_OTHER;
@@ -336,24 +379,57 @@ file_entry(struct walker *k, const char *path, const char *name,
 		k->cbs.other(k->cbs.arg, path, st);
 }
 
-static char *
-join(const struct qdir *q, const char *name)
+/* The path of entry name of q, in the walker's buffer (a walk's
+ * callbacks copy what they keep). */
+static const char *
+join(struct walker *k, const struct qdir *q, const char *name)
 {
-	return strcmp(q->path, "/") == 0 ? xasprintf("/%s", name) :
-	    xasprintf("%s/%s", q->path, name);
+	size_t	 dl = strcmp(q->path, "/") == 0 ? 0 : strlen(q->path);
+	size_t	 nl = strlen(name), need = dl + nl + 2;
+
+	if (need > k->pcap) {
+		k->pcap = MAX(need, 2 * k->pcap);
+		k->pbuf = xrealloc(k->pbuf, k->pcap);
+	}
+	memcpy(k->pbuf, q->path, dl);
+	k->pbuf[dl] = '/';
+	memcpy(k->pbuf + dl + 1, name, nl + 1);
+	return k->pbuf;
 }
 
-/* Entry name of q, at path, whose lstat is st. */
-static void
+/*
+ * Entry name of q, at path, whose lstat is st; v: the pattern's verdict
+ * on it kept from a read of q (-1: none).  Returns the verdict on a
+ * directory or regular file that is no link, else -1.
+ */
+static int
 judge(struct walker *k, const struct qdir *q, const char *path,
-    const char *name, struct stat *st)
+    const char *name, struct stat *st, int v)
 {
-	if (!S_ISLNK(st->st_mode) || follow_link(k, path, st)) {
+	bool	 ok, stable;
+
+	if (S_ISLNK(st->st_mode)) {
+		if (!follow_link(k, path, st))
+			return -1;
 		if (S_ISDIR(st->st_mode))
-			dir_entry(k, q, path, st);
+			dir_entry(k, q, path, st, dir_ok(k, q, path));
 		else if (S_ISREG(st->st_mode))
-			file_entry(k, path, name, st);
+			file_entry(k, path, st, file_ok(k, path, name,
+			    &stable));
+		return -1;
 	}
+	if (S_ISDIR(st->st_mode)) {
+		ok = v >= 0 ? v != 0 : dir_ok(k, q, path);
+		dir_entry(k, q, path, st, ok);
+		return ok;
+	}
+	if (S_ISREG(st->st_mode)) {
+		stable = true;
+		ok = v >= 0 ? v != 0 : file_ok(k, path, name, &stable);
+		file_entry(k, path, st, ok);
+		return stable ? ok : -1;
+	}
+	return -1;
 }
 
 static enum dirkind
@@ -369,7 +445,8 @@ entry(struct walker *k, const struct qdir *q, int dfd, const char *name,
     unsigned char type, bool links)
 {
 	struct stat	 st;
-	char		*path;
+	enum dirkind	 kind;
+	int		 v;
 
 	if ((type == DT_LNK) != links && type != DT_UNKNOWN)
 		return;
@@ -378,11 +455,11 @@ entry(struct walker *k, const struct qdir *q, int dfd, const char *name,
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    S_ISLNK(st.st_mode) != links)
 		return;
-	if (kind_of(st.st_mode) != 0)
-		dircache_add(k->cache, name, kind_of(st.st_mode));
-	path = join(q, name);
-	judge(k, q, path, name, &st);
-	free(path);
+	if ((kind = kind_of(st.st_mode)) != 0)
+		dircache_add(k->cache, name, kind);
+	v = judge(k, q, join(k, q, name), name, &st, -1);
+	if (kind != 0 && v >= 0)
+		dircache_verdict(k->cache, v != 0);
 }
 
 /*
@@ -395,24 +472,24 @@ replay(struct walker *k, const struct qdir *q, const struct dirlist *l,
 {
 	enum dirkind	 kind;
 	struct stat	 st;
-	const char	*name;
-	char		*path;
+	const char	*name, *path;
 	size_t		 off = 0;
 	bool		 same = true;
+	bool		 kept = strcmp(dirlist_path(l), q->path) == 0;
+	int		 v;
 
-	while (same && (name = dirlist_next(l, &off, &kind)) != NULL) {
+	while (same && (name = dirlist_next(l, &off, &kind, &v)) != NULL) {
 		(*n)++;
-		path = join(q, name);
-		if (kind == DIRKIND_DIR && (q->depth + 1 > MAX_DEPTH ||
-		    !pattern_dir_may_match(k->pattern, path))) {
-			free(path);
+		if (!kept)
+			v = -1;		/* judged under another path */
+		path = join(k, q, name);
+		if (kind == DIRKIND_DIR &&
+		    !(v >= 0 ? v != 0 : dir_ok(k, q, path)))
 			continue;	/* as the read: stat'ed, not queued */
-		}
 		if (lstat(path, &st) != 0 || kind_of(st.st_mode) != kind)
 			same = false;
 		else
-			judge(k, q, path, name, &st);
-		free(path);
+			(void)judge(k, q, path, name, &st, v);
 	}
 	return same;
 }
@@ -448,7 +525,7 @@ read_dir(struct walker *k, const struct qdir *q, uint64_t start_ns)
 	k->nlisted++;
 	if (k->cbs.dir != NULL)
 		k->cbs.dir(k->cbs.dir_arg, q->path);
-	dircache_begin(k->cache, &st, start_ns);
+	dircache_begin(k->cache, &st, start_ns, q->path);
 	for (pass = 0; pass < 2; pass++) {
 		rewinddir(d);
 		for (;;) {
@@ -645,7 +722,10 @@ walker_free(struct walker *k)
 	if (k == NULL)
 		return;
 	walk_drop(k);
+	id_free(&k->dirs);
+	id_free(&k->files);
 	dircache_free(k->cache);
+	free(k->pbuf);
 	while ((n = k->notes) != NULL) {
 		k->notes = n->next;
 		free(n->key);

@@ -349,6 +349,7 @@ START_TEST(a_directory_changed_in_the_tick_of_its_read_is_read_again)
 	enum dirkind	 kind;
 	uint64_t	 t;
 	size_t		 off = 0, bytes;
+	int		 v;
 	char		*p = at("d");
 
 	ck_assert_int_eq(mkdir(p, 0755), 0);
@@ -358,24 +359,33 @@ START_TEST(a_directory_changed_in_the_tick_of_its_read_is_read_again)
 	/* Read 1 ms after its last change: a change right after, in the
 	 * same tick, leaves the same stamps, so its listing is not
 	 * trusted, however long after. */
-	dircache_begin(c, &st, t + 1000000);
+	dircache_begin(c, &st, t + 1000000, p);
 	dircache_add(c, "a.log", DIRKIND_FILE);
 	dircache_end(c, true);
 	ck_assert_ptr_null(dircache_get(c, &st, t + 2000000));
 	ck_assert_ptr_null(dircache_get(c, &st, t + 3000000000ULL));
 	/* Read well after: trusted while the stamps stay, not past its
 	 * age limit, nor when the clock went back. */
-	dircache_begin(c, &st, t + DIRCACHE_MARGIN_NS + 1);
+	dircache_begin(c, &st, t + DIRCACHE_MARGIN_NS + 1, p);
 	dircache_add(c, "a.log", DIRKIND_FILE);
+	dircache_verdict(c, true);
 	dircache_add(c, "sub", DIRKIND_DIR);
+	dircache_add(c, "b.txt", DIRKIND_FILE);
+	dircache_verdict(c, false);
 	dircache_end(c, true);
 	l = dircache_get(c, &st, t + DIRCACHE_MARGIN_NS + 2);
 	ck_assert_ptr_nonnull(l);
-	ck_assert_str_eq(dirlist_next(l, &off, &kind), "a.log");
+	ck_assert_str_eq(dirlist_path(l), p);
+	ck_assert_str_eq(dirlist_next(l, &off, &kind, &v), "a.log");
 	ck_assert_int_eq(kind, DIRKIND_FILE);
-	ck_assert_str_eq(dirlist_next(l, &off, &kind), "sub");
+	ck_assert_int_eq(v, 1);
+	ck_assert_str_eq(dirlist_next(l, &off, &kind, &v), "sub");
 	ck_assert_int_eq(kind, DIRKIND_DIR);
-	ck_assert_ptr_null(dirlist_next(l, &off, &kind));
+	ck_assert_int_eq(v, -1);
+	ck_assert_str_eq(dirlist_next(l, &off, &kind, &v), "b.txt");
+	ck_assert_int_eq(kind, DIRKIND_FILE);
+	ck_assert_int_eq(v, 0);
+	ck_assert_ptr_null(dirlist_next(l, &off, &kind, &v));
 	ck_assert_ptr_null(dircache_get(c, &st, t + DIRCACHE_MARGIN_NS +
 	    DIRCACHE_MAX_AGE_NS + 2));
 	ck_assert_ptr_null(dircache_get(c, &st, t));
@@ -471,6 +481,44 @@ START_TEST(a_linked_directory_is_looked_at_through_its_link)
 	ck_assert_uint_eq(walk_again(), 2);
 	ck_assert_uint_eq(h.nfound, 1);
 	ck_assert(found("pods/ctr/2.log"));
+	drop_walker();
+}
+END_TEST
+
+START_TEST(a_listing_is_judged_again_under_another_path)
+{
+	char	*p, *extra;
+
+	/* The names of a listing keep the pattern's verdict on their path:
+	 * reached by another path, the directory's names are judged again
+	 * (here an excludePattern that names the new path only). */
+	mkdir_at("pods");
+	mkdir_at("elsewhere");
+	file_at("elsewhere/0.log", "a\n");
+	link_at("pods/a", "../elsewhere", getuid());
+	extra = xasprintf("followSymlinks = always\n"
+	    "excludePattern = %s/pods/b/*\n", h.dir);
+	keep_walker(flow("pods/**/*.log", extra), LATER);
+	ck_assert_uint_eq(walk_again(), 2);
+	ck_assert_uint_eq(walk_again(), 0);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/a/0.log"));
+	p = at("pods/a");
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	link_at("pods/b", "../elsewhere", getuid());
+	/* pods read again, elsewhere from its listing: 0.log excluded. */
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 0);
+	/* And back: found again, the listing still not read. */
+	p = at("pods/b");
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	link_at("pods/a", "../elsewhere", getuid());
+	ck_assert_uint_eq(walk_again(), 1);
+	ck_assert_uint_eq(h.nfound, 1);
+	ck_assert(found("pods/a/0.log"));
+	free(extra);
 	drop_walker();
 }
 END_TEST
@@ -699,6 +747,7 @@ walk_suite(void)
 	tcase_add_test(tc, a_directory_changed_lately_is_read_at_each_walk);
 	tcase_add_test(tc, a_replaced_directory_is_read_again);
 	tcase_add_test(tc, a_linked_directory_is_looked_at_through_its_link);
+	tcase_add_test(tc, a_listing_is_judged_again_under_another_path);
 	suite_add_tcase(s, tc);
 	return s;
 }
