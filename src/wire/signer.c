@@ -548,6 +548,14 @@ v11_secret(const struct sign_key *k, const char *day, char out[65])
 	OPENSSL_cleanse(okm, sizeof(okm));
 }
 
+/* Append the NULL-terminated list of strings v to out. */
+static void
+join(struct buf *out, const char *const *v)
+{
+	for (; *v != NULL; v++)
+		buf_addstr(out, *v);
+}
+
 /*
  * The DIS-scoped signature (6.2) with secret in place of SK.  For V11 the
  * secret is the hex derived key and the chain still starts with "SDK":
@@ -567,16 +575,19 @@ sign_scoped(const char *alg, const char *secret, const struct sign_key *k,
 
 	memcpy(day, date, 8);
 	day[8] = '\0';
+	/* Strings joined, not printf'ed: this runs for every request. */
 	buf_init(&scope);
-	buf_printf(&scope, "%s/%s/%s/%s", day, k->region, k->service,
-	    TERMINATOR);
+	join(&scope, (const char *[]){ day, "/", k->region, "/", k->service,
+	    "/", TERMINATOR, NULL });
 	buf_init(&sts);
-	buf_printf(&sts, "%s\n%s\n%s\n%s", alg, date, scope.data, chash);
+	join(&sts, (const char *[]){ alg, "\n", date, "\n", scope.data, "\n",
+	    chash, NULL });
 	scoped_key(secret, day, k, key);
 	hmac_sha256(key, sizeof(key), sts.data, sts.len, sig);
 	hex_encode(sig, sizeof(sig), sighex);
-	buf_printf(out, "%s Credential=%s/%s, SignedHeaders=%s, Signature=%s",
-	    alg, k->ak, scope.data, signed_hdrs, sighex);
+	join(out, (const char *[]){ alg, " Credential=", k->ak, "/",
+	    scope.data, ", SignedHeaders=", signed_hdrs, ", Signature=",
+	    sighex, NULL });
 	OPENSSL_cleanse(key, sizeof(key));
 	buf_cleanup(&sts);
 	buf_cleanup(&scope);
