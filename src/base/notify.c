@@ -68,6 +68,9 @@ send_datagram(const struct sockaddr_un *sa, socklen_t salen,
 	return r;
 }
 
+/* The error of the last message, 0 when it went. */
+static int	 failed;
+
 int
 notify_send(const char *state)
 {
@@ -82,9 +85,15 @@ notify_send(const char *state)
 	r = notify_addr(name, &sa, &salen);
 	if (r == 0)
 		r = send_datagram(&sa, salen, state);
-	if (r < 0)
-		log_warn("cannot notify the service manager at %s: %s", name,
-		    strerror(-r));
+	/* Status and watchdog messages go every second or so: a failure is
+	 * said once, until it changes or notifying works again. */
+	if (r < 0 && r != failed)
+		log_warn("cannot notify the service manager at %s: %s (said "
+		    "once until it changes)", name, strerror(-r));
+	else if (r == 0 && failed != 0)
+		log_info("notifying the service manager at %s works again",
+		    name);
+	failed = r;
 	return r;
 }
 

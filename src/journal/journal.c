@@ -46,6 +46,8 @@ struct journal {
 	bool		 checking;	/* the first entry after a seek to the
 					   committed cursor */
 	char		*saved;		/* that cursor */
+	bool		 woken;		/* a change, and no entry read since */
+	char		*again;		/* re-read from this entry: skip it */
 	/* The entry peeked at. */
 	char		*cursor;
 	uint64_t	 realtime;
@@ -142,8 +144,10 @@ process(struct journal *jr)
 		log_warn("[%s] %s: sd_journal_process: %s", jr->fc->name,
 		    what(jr->fc), strerror(-r));
 	arm_timer(jr);
-	if (r != SD_JOURNAL_NOP)
+	if (r != SD_JOURNAL_NOP) {
+		jr->woken = true;
 		jr->cb(jr->arg);
+	}
 }
 
 static void
@@ -291,6 +295,7 @@ release(struct closer *c)
 
 	S->close(jr->j);
 	free(jr->saved);
+	free(jr->again);
 	free(jr->cursor);
 	free(jr->fields);
 	buf_cleanup(&jr->rec);
@@ -478,6 +483,34 @@ build(struct journal *jr, size_t max)
 	return 0;
 }
 
+/*
+ * A change woke the flow and it found no entry: read again from where it
+ * is.  The writer links an entry into the file's list (the header counts
+ * it) before its fields' lists; a reader with a match that looks between
+ * the two finds nothing for its match, and sd-journal, which remembers
+ * the header's count as read, finds nothing more in that file until the
+ * count grows again -- after the next entry logged, which for a quiet
+ * unit may be never.  A seek forgets that count.  The entry the flow is
+ * on is found again first, and skipped.
+ */
+static int
+reread(struct journal *jr)
+{
+	char	*at = NULL;
+
+	free(jr->again);
+	jr->again = NULL;
+	if (S->get_cursor(jr->j, &at) >= 0) {
+		jr->again = at;
+		return S->seek_cursor(jr->j, at);
+	}
+	/* On no entry yet: from the committed cursor, else the head (what
+	 * the match selects now all came after the start). */
+	if (jr->checking)
+		return S->seek_cursor(jr->j, jr->saved);
+	return S->seek_head(jr->j);
+}
+
 /* Move to the next entry to send: 1, 0 (none now), or -errno. */
 static int
 next_entry(struct journal *jr)
@@ -486,8 +519,22 @@ next_entry(struct journal *jr)
 
 	for (;;) {
 		r = S->next(jr->j);
+		if (r == 0 && jr->woken) {
+			jr->woken = false;
+			if ((r = reread(jr)) < 0)
+				return r;
+			continue;
+		}
 		if (r <= 0)
 			return r;
+		jr->woken = false;
+		if (jr->again != NULL) {
+			r = S->test_cursor(jr->j, jr->again);
+			free(jr->again);
+			jr->again = NULL;
+			if (r > 0)
+				continue;
+		}
 		if (!jr->checking)
 			return 1;
 		jr->checking = false;

@@ -10,6 +10,7 @@ set -eu
 . "$top_srcdir/tests/e2e/tools.sh"
 
 E2E_NAME=$(basename "$0" .sh)
+E2E_T0=$(date +%s)
 E2E_AK=E2EACCESSKEY
 E2E_SK=e2e-Secret-Key-0123456789abcdefXYZ
 E2E_PID=0123456789abcdef0123456789abcdef
@@ -55,7 +56,14 @@ trap e2e_cleanup EXIT
 trap 'exit 1' INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { E2E_OK=1; echo "PASS: $E2E_NAME"; }
+# The wall time and the CPU time of the test's waited-for processes (the
+# agent, the endpoint, the tools), for the harness's log: what makes
+# make check long.
+pass() {
+	E2E_OK=1
+	times >"$TMP/.times"
+	echo "PASS: $E2E_NAME ($(( $(date +%s) - E2E_T0 )) s; CPU: $(tail -n 1 "$TMP/.times"))"
+}
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
 wait_for() {

@@ -13,6 +13,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -210,6 +211,58 @@ START_TEST(bad_addresses_return_negative_errno)
 }
 END_TEST
 
+/* The lines of the file log that contain needle. */
+static int
+count_log_lines(const char *log, const char *needle)
+{
+	char	 line[1024];
+	FILE	*f;
+	int	 n = 0;
+
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+START_TEST(a_failure_is_warned_once_until_it_works_again)
+{
+	char	 log[PATH_MAX];
+	int	 fd, saved, i;
+
+	log_setup(LOG_LVL_INFO, false);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	/* Nobody listens yet: status every second, one WARN. */
+	snprintf(sock_path, sizeof(sock_path), "%s/notify", dir);
+	setenv("NOTIFY_SOCKET", sock_path, 1);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(notify_status("tick %d", i), -ENOENT);
+	/* The manager is there: one INFO, and the datagram arrives. */
+	listen_path();
+	ck_assert_int_eq(notify_status("tick"), 0);
+	ck_assert_int_eq(notify_status("tick"), 0);
+	ck_assert_str_eq(receive(), "STATUS=tick");
+	/* Gone again: a WARN again, once. */
+	close(sock_fd);
+	sock_fd = -1;
+	unlink(sock_path);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(notify_ready(), -ENOENT);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(count_log_lines(log, "cannot notify"), 2);
+	ck_assert_int_eq(count_log_lines(log, "works again"), 1);
+}
+END_TEST
+
 START_TEST(watchdog_usec_is_read_from_the_environment)
 {
 	char	 pid[32];
@@ -267,6 +320,7 @@ notify_suite(void)
 	tcase_add_test(tc, reloading_carries_the_monotonic_clock_in_usec);
 	tcase_add_test(tc, unset_or_empty_socket_is_a_noop);
 	tcase_add_test(tc, bad_addresses_return_negative_errno);
+	tcase_add_test(tc, a_failure_is_warned_once_until_it_works_again);
 	tcase_add_test(tc, watchdog_usec_is_read_from_the_environment);
 	tcase_add_test(tc, watchdog_for_another_pid_or_garbage_is_off);
 	suite_add_tcase(s, tc);
