@@ -374,10 +374,11 @@ signed_names(struct buf *out, const struct shdr *h, size_t n)
 	}
 }
 
-void
-signer_canonical(const struct sign_request *req, struct buf *out)
+/* The canonical request with the headers h (shdr_prepare'd from req). */
+static void
+canonical(const struct sign_request *req, const struct shdr *h,
+    struct buf *out)
 {
-	struct shdr	*h;
 	char		 hash[65];
 	size_t		 i;
 
@@ -387,7 +388,6 @@ signer_canonical(const struct sign_request *req, struct buf *out)
 	buf_addc(out, '\n');
 	signer_query(req->query, out);
 	buf_addc(out, '\n');
-	h = shdr_prepare(req);
 	for (i = 0; i < req->nheaders; i++) {
 		buf_addstr(out, h[i].name);
 		buf_addc(out, ':');
@@ -397,7 +397,6 @@ signer_canonical(const struct sign_request *req, struct buf *out)
 	/* Each header line ends in "\n", so this leaves a blank line. */
 	buf_addc(out, '\n');
 	signed_names(out, h, req->nheaders);
-	shdr_free(h, req->nheaders);
 	buf_addc(out, '\n');
 	if (req->body_sha256 != NULL)
 		buf_addstr(out, req->body_sha256);
@@ -405,6 +404,16 @@ signer_canonical(const struct sign_request *req, struct buf *out)
 		signer_sha256_hex(req->body, req->bodylen, hash);
 		buf_addstr(out, hash);
 	}
+}
+
+void
+signer_canonical(const struct sign_request *req, struct buf *out)
+{
+	struct shdr	*h;
+
+	h = shdr_prepare(req);
+	canonical(req, h, out);
+	shdr_free(h, req->nheaders);
 }
 
 static int
@@ -452,12 +461,13 @@ valid_args(enum sign_dialect d, const struct sign_key *k,
 
 /* hex(SHA256(canonical request)). */
 static void
-canonical_hash(const struct sign_request *req, char out[65])
+canonical_hash(const struct sign_request *req, const struct shdr *h,
+    char out[65])
 {
 	struct buf	 c;
 
 	buf_init(&c);
-	signer_canonical(req, &c);
+	canonical(req, h, &c);
 	signer_sha256_hex(c.data, c.len, out);
 	buf_cleanup(&c);
 }
@@ -621,8 +631,9 @@ signer_authorization(enum sign_dialect dialect, const struct sign_key *k,
 
 	if (!valid_args(dialect, k, sdk_date, req))
 		return -EINVAL;
-	canonical_hash(req, chash);
+	/* The headers lowercased and sorted once, for both uses. */
 	h = shdr_prepare(req);
+	canonical_hash(req, h, chash);
 	buf_init(&names);
 	buf_addstr(&names, "");	/* names.data is a string even when empty */
 	signed_names(&names, h, req->nheaders);
