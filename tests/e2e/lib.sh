@@ -61,7 +61,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # make check long.
 pass() {
 	E2E_OK=1
-	times >"$TMP/.times"
+	command times >"$TMP/.times"
 	echo "PASS: $E2E_NAME ($(( $(date +%s) - E2E_T0 )) s; CPU: $(tail -n 1 "$TMP/.times"))"
 }
 
