@@ -242,6 +242,8 @@ pristine_package() {
 	fi
 	_user=${DISAGENT_BUILD_USER:-root}
 	say "building the $_kind in a bare Debian 12 root, as user $_user ($*)"
+	# parallel= twice the CPUs, as scripts/test runs make check: the
+	# tests mostly wait.
 	# --as-pid2: a stub init reaps what the tests leave to PID 1.  /tmp,
 	# where the build and the tests run, on the host's disk: nspawn's
 	# tmpfs never reuses an inode number, which one test needs.
@@ -267,7 +269,7 @@ pristine_package() {
 		home=/home/$user
 	fi
 	$as env -i HOME="$home" LANG=C.UTF-8 PATH="$PATH" \
-	    DEB_BUILD_OPTIONS="parallel=$(nproc)" \
+	    DEB_BUILD_OPTIONS="parallel=$(( $(nproc) * 2 ))" \
 	    sh scripts/package "$kind" --outdir /srv/build/out "$@"' \
 	    sh "$_user" "$_kind" "$@" </dev/null >"$tmp/pristine-$_kind.log" 2>&1 || {
 		cp "$_b"/out/* "$_out/" 2>/dev/null || true

@@ -307,6 +307,19 @@ headers(const struct disapi *d, const struct disapi_call *c,
 	return n;
 }
 
+/* "name: value", allocated. */
+static char *
+header_line(const char *name, const char *value)
+{
+	size_t	 nl = strlen(name), vl = strlen(value);
+	char	*l = xmalloc(nl + vl + 3);
+
+	memcpy(l, name, nl);
+	memcpy(l + nl, ": ", 2);
+	memcpy(l + nl + 2, value, vl + 1);
+	return l;
+}
+
 /* Header lines "Name: value" of hdrs plus Authorization, into lines. */
 static size_t
 header_lines(const struct sign_header *hdrs, size_t n, const char *auth,
@@ -314,9 +327,10 @@ header_lines(const struct sign_header *hdrs, size_t n, const char *auth,
 {
 	size_t	 i;
 
+	/* Joined, not printf'ed: five a request. */
 	for (i = 0; i < n; i++)
-		lines[i] = xasprintf("%s: %s", hdrs[i].name, hdrs[i].value);
-	lines[n] = xasprintf("Authorization: %s", auth);
+		lines[i] = header_line(hdrs[i].name, hdrs[i].value);
+	lines[n] = header_line("Authorization", auth);
 	return n + 1;
 }
 
@@ -350,7 +364,8 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	buf_init(&path);
 	buf_init(&url);
 	buf_init(&auth);
-	buf_printf(&path, "%s%s", d->prefix, c->path);
+	buf_addstr(&path, d->prefix);
+	buf_addstr(&path, c->path != NULL ? c->path : "");
 	memset(&sr, 0, sizeof(sr));
 	sr.method = c->method;
 	sr.path = path.data;
@@ -366,7 +381,8 @@ disapi_send(struct disapi *d, const struct disapi_call *c, http_done_cb cb,
 	rc = signer_authorization(SIGN_DIS, &key, date, &sr, &auth);
 	if (rc != 0)
 		goto out;
-	buf_printf(&url, "%s%s", d->base, path.data);
+	buf_addstr(&url, d->base);
+	buf_addstr(&url, path.data);
 	if (c->query != NULL && c->query[0] != '\0') {
 		buf_addc(&url, '?');
 		signer_query(c->query, &url);

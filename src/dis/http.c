@@ -10,17 +10,25 @@
  * poller, two more and an ioctl).  Every socket_action is followed by draining
  * curl_multi_info_read, and finished transfers are reported from
  * http_finish(), outside any curl callback, so done callbacks may submit
- * again.  Memory of a uv handle is freed only in its close callback, and
- * the client's once its timer and every poller are closed (base/closer.h).
+ * again.  The pass that sends a large request corks the idle pooled
+ * connections it may go on (cork_idle), so that its TLS records leave as
+ * one segment.  Memory of a uv handle is freed only in its close callback,
+ * and the client's once its timer and every poller are closed
+ * (base/closer.h).
  * With httpreq.c (one request's easy handle) and http_int.h, which they
  * share, the only files that include <curl/curl.h>.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 #include <uv.h>
@@ -280,13 +288,67 @@ on_curl_timer(CURLM *multi, long ms, void *userp)
 	return 0;
 }
 
+#ifdef TCP_CORK
+/*
+ * The pass after a submit sends its request on a pooled connection: each
+ * idle one is corked for the pass, so that a request's TLS records (16 KiB
+ * each, one send each) leave at its end as one segment, not one segment
+ * and one wake-up of the peer each.  The pass ends by uncorking them, so
+ * nothing waits longer than the pass.  Only for a body of more than one
+ * record (CORK_BODY): a smaller request is one send anyway.  On loopback
+ * at a 20 ms endpoint (bench paced-20) it cut the agent's preemptions by
+ * 2/3, and its CPU by 2-7% (8 interleaved runs: 2%).  Returns how many
+ * fds it corked into fds.
+ */
+#define CORK_MAX	16
+#define CORK_BODY	(16 * 1024)	/* TLS's largest record */
+
+static size_t
+cork_idle(struct http *h, curl_socket_t *fds)
+{
+	struct http_sock	*s;
+	size_t			 n = 0;
+	int			 on = 1;
+
+	for (s = h->socks; s != NULL && n < CORK_MAX; s = s->next)
+		if (!s->assigned && setsockopt(s->fd, IPPROTO_TCP, TCP_CORK,
+		    &on, sizeof(on)) == 0)
+			fds[n++] = s->fd;
+	return n;
+}
+
+/* A corked fd curl closed in the pass has no poller left (its number may
+ * be a new socket's: uncorking that one changes nothing). */
+static void
+uncork(struct http *h, const curl_socket_t *fds, size_t n)
+{
+	size_t	 i;
+	int	 off = 0;
+
+	for (i = 0; i < n; i++)
+		if (sock_find(h, fds[i]) != NULL)
+			(void)setsockopt(fds[i], IPPROTO_TCP, TCP_CORK, &off,
+			    sizeof(off));
+}
+#else
+#define CORK_MAX	1
+#define CORK_BODY	SIZE_MAX
+#define cork_idle(h, fds)	((void)(fds), (size_t)0)
+#define uncork(h, fds, n)	((void)0)
+#endif
+
 static void
 on_asap(uv_idle_t *i)
 {
 	struct http	*h = container_of(i, struct http, asap);
+	curl_socket_t	 fds[CORK_MAX];
+	size_t		 n;
 
 	uv_idle_stop(i);
+	n = h->cork_next ? cork_idle(h, fds) : 0;
+	h->cork_next = false;
 	http_drive(h, CURL_SOCKET_TIMEOUT, 0);
+	uncork(h, fds, n);
 }
 
 static void
@@ -571,6 +633,8 @@ http_submit(struct http *h, const struct http_request *req, http_done_cb done,
 		goto fail;
 	}
 	req_link(h, r);
+	if (req->bodylen > CORK_BODY)
+		h->cork_next = true;
 	return 0;
 
 fail:

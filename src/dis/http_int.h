@@ -47,6 +47,8 @@ struct http {
 	CURLM			*multi;
 	uv_timer_t		 timer;
 	uv_idle_t		 asap;		/* curl's 0 ms timeout: this loop pass */
+	bool			 cork_next;	/* that pass sends a body of
+						   several TLS records */
 	int			 running;
 	char			*ca_file;
 	bool			 ssl_verify;
