@@ -31,6 +31,7 @@ n=$(grep -c 'PutRecords to \[s1\] failed' "$TMP/agent.log" || true)
 grep -q 'WARN .*PutRecords to \[s1\] failed: .*; retrying in [0-9]* ms' \
     "$TMP/agent.log" || fail "the first failure is not said in full"
 
+d=$(( $(stat_of dropped) - n0 ))
 faults '{"outage": false}'
 wait_for 60 "all 40 records" count_at_least s1 40
 wait_for 30 "the recovery line" grep -q \
@@ -38,7 +39,11 @@ wait_for 30 "the recovery line" grep -q \
     "$TMP/agent.log"
 k=$(sed -n 's/.*works again, after \([0-9]*\) failed requests.*/\1/p' \
     "$TMP/agent.log")
-[ "$k" -ge 20 ] || fail "the recovery line counts $k failed requests"
+# Each failure the agent counts is a dropped connection; curl sends a
+# request again once by itself when the pooled connection it took turns
+# out dropped, so one failure may be two drops.
+[ "$k" -ge $(( d / 2 )) ] && [ "$k" -le $(( d + 4 )) ] ||
+	fail "the recovery line counts $k failed requests; $d+ were dropped"
 stop_agent
 records verify --records "$TMP/records.jsonl" --stream s1 \
     --expect "$TMP/logs/a.log" || fail "records differ from the lines"
